@@ -1,0 +1,130 @@
+"""Typed catalog entries. Every entry carries `source` and `date`; unknown keys are errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PricePoint = Literal["low", "default", "high"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Range(Strict):
+    """A value with a low/default/high range for sensitivity analysis (low/high default to it)."""
+
+    low: float | None = Field(default=None, ge=0)
+    default: float = Field(ge=0)
+    high: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if self.low is not None and self.low > self.default:
+            raise ValueError(f"low ({self.low}) must not exceed default ({self.default})")
+        if self.high is not None and self.high < self.default:
+            raise ValueError(f"high ({self.high}) must not be below default ({self.default})")
+        return self
+
+    def at(self, point: PricePoint) -> float:
+        """The value at a price point; a missing low/high falls back to the default."""
+        value = {"low": self.low, "default": self.default, "high": self.high}[point]
+        return self.default if value is None else value
+
+
+class Entry(Strict):
+    id: str
+    name: str = ""
+    source: str = Field(min_length=3, description="Where the numbers come from")
+    date: str = Field(description="When the source was published or read (YYYY, YYYY-MM or YYYY-MM-DD)")
+    confidence: Literal["A", "B", "C"] | None = None
+    notes: str | None = None
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: object) -> object:
+        if isinstance(value, (dt.date, int)):
+            return str(value)
+        return value
+
+
+class Switch(Entry):
+    family: Literal["ethernet", "infiniband"]
+    asic: str
+    capacity_tbps: float = Field(gt=0)
+    ports_by_speed_gbps: dict[int, int] = Field(description="Radix at each port speed (breakout)")
+    logical_ports_per_cage: dict[int, int] = Field(default_factory=dict)
+    port_to_port_latency_ns: float = Field(gt=0)
+    power_w: float = Field(ge=0, description="Chassis power excluding optics")
+    rack_units: int = Field(default=1, gt=0)
+    price_usd: Range
+
+    def radix_at(self, speed_gbps: int) -> int | None:
+        return self.ports_by_speed_gbps.get(speed_gbps)
+
+
+class Nic(Entry):
+    families: list[Literal["ethernet", "infiniband"]]
+    speed_gbps: int = Field(gt=0)
+    rdma: bool = True
+    power_w: float = Field(ge=0)
+    price_usd: Range
+
+
+class Optic(Entry):
+    kind: Literal["transceiver", "cable", "fibre"]
+    speed_gbps: int = Field(gt=0)
+    logical_ports: int = Field(default=1, gt=0, description="Logical links one module serves")
+    reach_m: float = Field(gt=0)
+    power_w: float = Field(ge=0)
+    price_usd: Range
+
+
+class Gpu(Entry):
+    architecture: str
+    peak_dense_tflops: dict[str, float | None]
+    hbm_gbytes: float = Field(gt=0)
+    hbm_bandwidth_tbytes_per_s: float | None = Field(default=None, gt=0)
+    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
+    power_w: float = Field(gt=0)
+
+
+class Server(Entry):
+    gpu: str
+    gpus_per_server: int = Field(gt=0)
+    includes_nics: bool = True
+    power_w: float = Field(gt=0)
+    price_usd: Range
+
+
+class FabricHardware(Strict):
+    switch: str
+    nic: str
+    switch_optic: str
+    nic_optic: str
+    interswitch_optic: str
+    host_dac: str | None = None
+    fibre: str | None = None
+
+
+class FabricProfile(Entry):
+    family: Literal["ethernet", "infiniband"]
+    transport: Literal["tcp", "rdma"]
+    link_rate_gbps: int = Field(gt=0)
+    effective_bandwidth_gbytes_per_s: float = Field(gt=0, description="Per-NIC achievable bandwidth")
+    flow_control: Literal["none", "pfc", "credit"]
+    congestion_control: Literal["tcp", "dcqcn", "ib_cc", "none"]
+    routing: Literal["ecmp", "adaptive"]
+    lossless: bool
+    in_network_reduction: bool
+    host_stack_latency_us: float = Field(gt=0)
+    hardware: FabricHardware
+    ops_fte_multiplier: float = Field(default=1.0, gt=0)
+
+
+class Parameter(Entry):
+    value: Range
+    unit: str

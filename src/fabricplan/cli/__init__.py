@@ -1,0 +1,1 @@
+"""Command-line interface: parses, calls the library, prints. No modelling happens here."""

@@ -1,0 +1,145 @@
+"""Planning commands: schema, init, catalog, topology and cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from fabricplan.catalog import SECTIONS, load_catalog
+from fabricplan.cli.common import emit_json, stdout
+from fabricplan.cost import cost as cost_spec
+from fabricplan.errors import InputError
+from fabricplan.report.tables import cost_tables, topology_table
+from fabricplan.spec import ClusterSpec, load_spec
+from fabricplan.spec.example import EXAMPLE_SPEC_YAML
+
+CatalogOption = Annotated[
+    Optional[list[Path]],
+    typer.Option("--catalog", help="A YAML/JSON file layered over the bundled catalog (repeatable)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+SpecArgument = Annotated[Path, typer.Argument(help="Cluster spec (YAML or JSON).", show_default=False)]
+
+catalog_app = typer.Typer(help="List and show catalog entries (hardware, fabrics, prices, parameters).",
+                          no_args_is_help=True)
+
+
+def schema(json_output: JsonOption = False) -> None:
+    """Print the JSON Schema of the cluster spec (always JSON; --json is accepted for symmetry)."""
+    print(json.dumps(ClusterSpec.model_json_schema(), indent=2))
+
+
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the example spec.")] = Path("cluster.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a commented example cluster spec to start from."""
+    if path.exists() and not force:
+        raise InputError("file exists; pass --force to overwrite it", location=str(path))
+    path.write_text(EXAMPLE_SPEC_YAML, encoding="utf-8")
+    if json_output:
+        emit_json({"written": str(path)})
+    else:
+        stdout.print(f"wrote {path}; edit it, then run: fabricplan cost {path}")
+
+
+@catalog_app.command("list")
+def catalog_list(
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(SECTIONS)}")] = None,
+    catalog: CatalogOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List catalog entries with their source date."""
+    cat = load_catalog(catalog or [])
+    names = [section] if section else list(SECTIONS)
+    for name in names:
+        cat.section(name)  # unknown section -> clear error
+    if json_output:
+        emit_json({name: {i: e.model_dump(mode="json") for i, e in cat.section(name).items()} for name in names})
+        return
+    for name in names:
+        table = Table(title=name, title_justify="left")
+        for column in ("id", "name", "date", "origin"):
+            table.add_column(column)
+        for entry_id, entry in cat.section(name).items():
+            table.add_row(entry_id, entry.name, entry.date, cat.origins[name][entry_id])
+        stdout.print(table)
+
+
+@catalog_app.command("show")
+def catalog_show(
+    entry_id: Annotated[str, typer.Argument(help="Entry id, e.g. sw_ib_qm9700")],
+    catalog: CatalogOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show one catalog entry with every field and its source."""
+    cat = load_catalog(catalog or [])
+    for name in SECTIONS:
+        if entry_id in cat.section(name):
+            entry = cat.section(name)[entry_id]
+            if json_output:
+                emit_json({"section": name, "origin": cat.origins[name][entry_id],
+                           "entry": entry.model_dump(mode="json")})
+                return
+            table = Table(title=f"{name}: {entry_id} ({cat.origins[name][entry_id]})", show_header=False,
+                          title_justify="left")
+            table.add_column("field", style="bold")
+            table.add_column("value", overflow="fold")
+            for key, value in entry.model_dump(mode="json").items():
+                table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+            stdout.print(table)
+            return
+    known = sorted(i for name in SECTIONS for i in cat.section(name))
+    raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)}")
+
+
+def _load(spec_path: Path, catalog_paths: list[Path] | None):
+    cat = load_catalog(catalog_paths or [])
+    return load_spec(spec_path, cat), cat
+
+
+def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output: JsonOption = False) -> None:
+    """Size the topology (switches per tier, links) for each fabric in the spec."""
+    spec, cat = _load(spec_path, catalog)
+    report = cost_spec(spec, cat)
+    if json_output:
+        emit_json({"spec": spec.name, "gpus": spec.cluster.gpus,
+                   "fabrics": {f.fabric: {"switch_id": f.switch_id, "port_speed_gbps": f.port_speed_gbps,
+                                          **f.topology.model_dump(mode="json")} for f in report.fabrics}})
+        return
+    stdout.print(topology_table(report))
+
+
+def cost(
+    spec_path: SpecArgument,
+    catalog: CatalogOption = None,
+    price_point: Annotated[Optional[str], typer.Option(
+        "--price-point", help="Price every item at its low, default or high catalog price.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Bill of materials, power, operations and TCO for each fabric in the spec."""
+    spec, cat = _load(spec_path, catalog)
+    if price_point is not None:
+        if price_point not in ("low", "default", "high"):
+            raise InputError(f"--price-point must be low, default or high (got '{price_point}')")
+        spec = spec.model_copy(update={"economics": spec.economics.model_copy(update={"price_point": price_point})})
+    report = cost_spec(spec, cat)
+    if json_output:
+        emit_json(report)
+        return
+    for renderable in cost_tables(report):
+        stdout.print(renderable)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the planning commands to the app."""
+    app.command()(init)
+    app.command()(schema)
+    app.add_typer(catalog_app, name="catalog")
+    app.command()(topology)
+    app.command()(cost)

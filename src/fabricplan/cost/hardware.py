@@ -1,0 +1,66 @@
+"""Resolve a fabric choice into concrete catalog hardware at a port speed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
+from fabricplan.errors import InputError
+from fabricplan.spec import ClusterSpec, FabricChoice
+
+
+@dataclass(frozen=True)
+class FabricHardware:
+    """The parts one fabric is built from, and the port speed and radix they run at."""
+
+    profile: FabricProfile
+    switch: Switch
+    nic: Nic
+    switch_optic: Optic
+    nic_optic: Optic
+    interswitch_optic: Optic
+    host_dac: Optic | None
+    fibre: Optic | None
+    port_speed_gbps: int
+    radix: int
+
+
+def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> FabricHardware:
+    """Pick each part from the spec's override or the profile's default, and check they fit."""
+    profile = catalog.fabric(choice.profile)
+    where = f"fabrics[{choice.profile}]"
+    default = profile.hardware
+
+    def pick(name: str) -> str:
+        value = getattr(choice, name)
+        return value if value is not None else getattr(default, name)
+
+    switch = catalog.switch(pick("switch"), field=f"{where}.switch")
+    nic = catalog.nic(pick("nic"), field=f"{where}.nic")
+    speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
+    radix = switch.radix_at(speed)
+    if radix is None:
+        speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+        raise InputError(
+            f"switch '{switch.id}' has no {speed}G ports (it offers {speeds}); set "
+            f"cluster.nic_speed_gbps to one of those or choose another switch", location=where)
+    if switch.family != profile.family:
+        raise InputError(f"switch '{switch.id}' is {switch.family}, but fabric '{profile.id}' is "
+                         f"{profile.family}", location=f"{where}.switch")
+    if profile.family not in nic.families:
+        raise InputError(f"NIC '{nic.id}' does not support {profile.family}", location=f"{where}.nic")
+    if nic.speed_gbps < speed:
+        raise InputError(f"NIC '{nic.id}' runs at {nic.speed_gbps}G, below the {speed}G port speed",
+                         location=f"{where}.nic")
+    return FabricHardware(
+        profile=profile,
+        switch=switch,
+        nic=nic,
+        switch_optic=catalog.optic(pick("switch_optic"), field=f"{where}.switch_optic"),
+        nic_optic=catalog.optic(pick("nic_optic"), field=f"{where}.nic_optic"),
+        interswitch_optic=catalog.optic(pick("interswitch_optic"), field=f"{where}.interswitch_optic"),
+        host_dac=catalog.optic(default.host_dac) if default.host_dac else None,
+        fibre=catalog.optic(default.fibre) if default.fibre else None,
+        port_speed_gbps=speed,
+        radix=radix,
+    )

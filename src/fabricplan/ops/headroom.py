@@ -1,0 +1,406 @@
+"""PFC headroom (XOFF/XON) models: pure functions, one per published formula.
+
+Three models, each returning a :class:`HeadroomResult` with the size of every term:
+
+* :func:`generic_headroom` — the vendor-neutral IEEE 802.1Qbb accounting (frames in flight on
+  both sides, the PFC frame, the round-trip wire delay, the peer's response time).
+* :func:`sonic_headroom` — SONiC's dynamic buffer calculation for NVIDIA Spectrum ASICs
+  (``buffer_headroom_mellanox.lua``), bit for bit, including its KB/1024 rounding.
+* :func:`mlx5_headroom` — the ConnectX NIC driver's ``calculate_xoff()`` in integer arithmetic and
+  the minimum lossless buffer size the driver accepts.
+
+Every constant comes from ``catalog/data/ops_defaults.yaml`` (``headroom.*``), with its source.
+Speeds are in Mb/s as SONiC's ``PORT.speed`` and the kernel use them (100G = 100000).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricplan.errors import InputError
+from fabricplan.ops import defaults
+
+MODELS = ("generic", "sonic", "mlx5")
+
+
+@dataclass(frozen=True)
+class HeadroomTerm:
+    """One additive term of a headroom computation."""
+
+    name: str
+    bytes: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class HeadroomResult:
+    """Result of one headroom model.
+
+    ``xoff_bytes`` is the headroom that must remain free above the XOFF threshold,
+    ``xon_bytes`` the model's XON value (``None`` when the model defines none) and
+    ``size_bytes`` the buffer (or PG reservation) the model asks for. ``terms`` add up to the
+    unrounded XOFF before the model's own rounding/scaling, explained in ``notes``.
+    """
+
+    model: str
+    xoff_bytes: int
+    xon_bytes: int | None
+    size_bytes: int
+    terms: tuple[HeadroomTerm, ...]
+    inputs: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    references: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _ceil(x: float, step: int = 1) -> int:
+    """Round up to a multiple of ``step``, ignoring float noise below 1e-9 of a byte."""
+    return int(math.ceil(x / step - 1e-9)) * step
+
+
+def pause_quanta(speed_mbps: int) -> int | None:
+    """Peer response time in pause quanta for a port speed, or ``None`` if the table lacks it.
+
+    Parameters
+    ----------
+    speed_mbps : int
+        Port speed [Mb/s].
+
+    References
+    ----------
+    sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua`` pause-quanta table, citing
+    IEEE 802.3 31B.3.7 (``ops_defaults.yaml: headroom.pause_quanta_by_speed_mbps``).
+    """
+    table = defaults.value("headroom.pause_quanta_by_speed_mbps")
+    return table.get(int(speed_mbps))
+
+
+def _check_common(speed_mbps: float, cable_m: float, mtu_bytes: int) -> None:
+    if not (speed_mbps > 0):
+        raise InputError(f"speed must be positive, got {speed_mbps} Mb/s", location="speed")
+    if not (cable_m >= 0) or not math.isfinite(cable_m):
+        raise InputError(f"cable length must be >= 0 m, got {cable_m}", location="cable")
+    if not (mtu_bytes > 0):
+        raise InputError(f"MTU must be positive, got {mtu_bytes}", location="mtu")
+
+
+def generic_headroom(
+    speed_mbps: int,
+    cable_m: float,
+    mtu_bytes: int,
+    peer_mtu_bytes: int | None = None,
+    ns_per_m: float | None = None,
+) -> HeadroomResult:
+    """Vendor-neutral lower bound of PFC headroom (IEEE 802.1Qbb accounting).
+
+    ``headroom = MTU_local + MTU_peer + PFC frame + 2 * cable * ns_per_m * rate / 8
+    + pause_quanta(speed) * 512 / 8``. Interface (D-Intf), gearbox and FEC latencies are not
+    included: the result is a lower bound.
+
+    Parameters
+    ----------
+    speed_mbps : int
+        Link speed [Mb/s].
+    cable_m : float
+        Cable length [m].
+    mtu_bytes : int
+        Largest frame the local port may be sending when it emits PFC [bytes].
+    peer_mtu_bytes : int, optional
+        Largest frame the peer may have started [bytes]; default ``mtu_bytes``.
+    ns_per_m : float, optional
+        One-way propagation delay [ns/m]; default ``headroom.generic.ns_per_m`` (5.0).
+
+    Returns
+    -------
+    HeadroomResult
+        ``xoff_bytes`` = ``size_bytes`` = the headroom [bytes]; ``xon_bytes`` is ``None``.
+
+    References
+    ----------
+    .. [1] Cisco, "Priority Flow Control: Build Reliable Layer 2 Infrastructure", white paper,
+       pp. 2-3 (the five terms).
+    .. [2] Cisco Press, "Congestion management in Ethernet storage networks", ch. 7 (bit-time
+       terms; PFC frame 672 bit times).
+    .. [3] IEEE 802.3 Annex 31B (pause quanta), via the sonic-swss pause-quanta table.
+    """
+    _check_common(speed_mbps, cable_m, mtu_bytes)
+    peer_mtu = mtu_bytes if peer_mtu_bytes is None else peer_mtu_bytes
+    ns = defaults.value("headroom.generic.ns_per_m") if ns_per_m is None else ns_per_m
+    pfc_frame = defaults.value("headroom.generic.pfc_frame_bytes")
+    quanta = pause_quanta(speed_mbps)
+    if quanta is None:
+        raise InputError(
+            f"no pause-quanta entry for {speed_mbps} Mb/s; known speeds: "
+            + ", ".join(str(s) for s in sorted(defaults.value("headroom.pause_quanta_by_speed_mbps"))),
+            location="speed",
+        )
+    bits_per_quantum = defaults.value("headroom.bits_per_pause_quantum")
+    # ns * Mb/s = 1e-3 bit, so bytes = ns * Mb/s / 8000 (kept in this order to stay exact).
+    cable_bytes = 2 * cable_m * ns * speed_mbps / 8000
+    peer_response = quanta * bits_per_quantum / 8
+    terms = (
+        HeadroomTerm("local_frame_in_flight", mtu_bytes, "MTU[R]: frame the receiver is already sending"),
+        HeadroomTerm("peer_frame_in_flight", peer_mtu, "MTU[S]: frame the sender had started"),
+        HeadroomTerm("pfc_frame", pfc_frame, "PFC frame + IFG + preamble"),
+        HeadroomTerm("cable_round_trip", cable_bytes, f"2 x {cable_m:g} m x {ns:g} ns/m at {speed_mbps} Mb/s"),
+        HeadroomTerm("peer_response", peer_response, f"{quanta} pause quanta x {bits_per_quantum} bits"),
+    )
+    total = _ceil(sum(t.bytes for t in terms))
+    return HeadroomResult(
+        model="generic",
+        xoff_bytes=total,
+        xon_bytes=None,
+        size_bytes=total,
+        terms=terms,
+        inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "mtu_bytes": mtu_bytes,
+                "peer_mtu_bytes": peer_mtu, "ns_per_m": ns},
+        notes=("lower bound: interface, gearbox and FEC delays are not included",),
+        references=(defaults.source("headroom.generic.ns_per_m"),
+                    defaults.source("headroom.pause_quanta_by_speed_mbps")),
+    )
+
+
+def sonic_headroom(
+    speed_mbps: int,
+    cable_m: float,
+    port_mtu_bytes: int | None = None,
+    lossless_mtu_bytes: int | None = None,
+    asic: str | None = None,
+    small_packet_percentage: float | None = None,
+    gearbox_delay: float = 0.0,
+    eight_lanes: bool = False,
+    shared_headroom_pool: bool = False,
+) -> HeadroomResult:
+    """SONiC's dynamic PFC headroom for NVIDIA Spectrum ASICs (``buffer_headroom_mellanox.lua``).
+
+    ``xoff = ceil_1024(lossless_mtu + (port_mtu + cable + 2*gearbox + mac_phy + peer_response)
+    * cell_occupancy)``, ``xon = ceil_1024(pipeline_latency)``, ``size = ceil_1024(xon)`` with a
+    shared headroom pool, else ``ceil_1024(xoff + xon + speed_overhead)``.
+
+    Parameters
+    ----------
+    speed_mbps : int
+        Port speed [Mb/s] (``PORT.speed``).
+    cable_m : float
+        Cable length [m] (``CABLE_LENGTH|AZURE``).
+    port_mtu_bytes : int, optional
+        Port MTU [bytes] (``PORT.mtu``); default 9100.
+    lossless_mtu_bytes : int, optional
+        ``LOSSLESS_TRAFFIC_PATTERN|AZURE.mtu`` [bytes]; default 1024.
+    asic : str, optional
+        ``spectrum``, ``spectrum-2`` or ``spectrum-3`` (ASIC_TABLE constants); default spectrum-2.
+    small_packet_percentage : float, optional
+        ``LOSSLESS_TRAFFIC_PATTERN|AZURE.small_packet_percentage`` [%]; default 100.
+    gearbox_delay : float
+        ``PERIPHERAL_TABLE`` gearbox delay, in SONiC's unit (the plugin adds
+        ``speed_mbps * gearbox_delay / 8192`` bytes per crossing); 0 = no gearbox.
+    eight_lanes : bool
+        8-lane port: pipeline latency doubled minus 1 KB, one port MTU of speed overhead.
+    shared_headroom_pool : bool
+        ``BUFFER_POOL|ingress_lossless_pool.xoff`` != 0 or ``over_subscribe_ratio`` != 0.
+
+    Returns
+    -------
+    HeadroomResult
+        xoff, xon and size [bytes], each a multiple of 1024.
+
+    References
+    ----------
+    .. [1] sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua`` (commit 18913fa3).
+    .. [2] sonic-net/SONiC ``doc/qos/dynamically-headroom-calculation.md``.
+    .. [3] SONiC ASIC_TABLE template (Spectrum constants).
+    """
+    port_mtu = defaults.value("headroom.sonic.default_port_mtu_bytes") if port_mtu_bytes is None else port_mtu_bytes
+    _check_common(speed_mbps, cable_m, port_mtu)
+    lossless_mtu = defaults.value("headroom.sonic.lossless_mtu_bytes") if lossless_mtu_bytes is None else lossless_mtu_bytes
+    small_pct = defaults.value("headroom.sonic.small_packet_percentage") if small_packet_percentage is None else small_packet_percentage
+    asic_name = (asic or defaults.value("headroom.sonic.default_asic")).lower()
+    asics = defaults.group("headroom.sonic.asic")
+    if asic_name not in asics:
+        raise InputError(f"unknown ASIC {asic_name!r}; known: {', '.join(sorted(asics))}", location="asic")
+    constants = asics[asic_name]["value"]
+    kb = defaults.value("headroom.sonic.kb_bytes")
+    step = defaults.value("headroom.sonic.rounding_bytes")
+    light = defaults.value("headroom.sonic.speed_of_light_m_per_s")
+    minimal_packet = defaults.value("headroom.sonic.minimal_packet_size_bytes")
+    bits_per_quantum = defaults.value("headroom.bits_per_pause_quantum")
+
+    cell = constants["cell_size_bytes"]
+    pipeline_latency = constants["pipeline_latency_kb"] * kb
+    mac_phy_delay = constants["mac_phy_delay_kb"] * kb
+    quanta = pause_quanta(speed_mbps)
+    if quanta is not None:
+        peer_response = quanta * bits_per_quantum / 8
+        peer_detail = f"{quanta} pause quanta x {bits_per_quantum} bits"
+    else:
+        peer_response = constants["peer_response_time_kb"] * kb
+        peer_detail = f"ASIC peer_response_time {constants['peer_response_time_kb']} KB"
+    speed_overhead = 0
+    if eight_lanes:
+        pipeline_latency = pipeline_latency * 2 - kb
+        speed_overhead = port_mtu
+
+    worst_case_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
+    cell_occupancy = (100 - small_pct + small_pct * worst_case_factor) / 100
+    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / (8 * kb)
+    # The plugin's cable term: round trip, Mb/s * 1e9 / c / 8192 (about bytes * 1000/1024).
+    bytes_on_cable = 2 * cable_m * speed_mbps * 1e9 / light / (8 * kb)
+
+    propagation_terms = (
+        HeadroomTerm("port_mtu", port_mtu, "frame in flight (PORT.mtu)"),
+        HeadroomTerm("cable_round_trip", bytes_on_cable, f"2 x {cable_m:g} m at {speed_mbps} Mb/s, c = {light} m/s"),
+        HeadroomTerm("gearbox", 2 * bytes_on_gearbox, "2 x bytes on gearbox"),
+        HeadroomTerm("mac_phy_delay", mac_phy_delay, f"{constants['mac_phy_delay_kb']} KB ({asic_name})"),
+        HeadroomTerm("peer_response", peer_response, peer_detail),
+    )
+    propagation = sum(t.bytes for t in propagation_terms)
+    scaled = propagation * cell_occupancy
+    terms = (
+        HeadroomTerm("lossless_mtu", lossless_mtu, "LOSSLESS_TRAFFIC_PATTERN mtu"),
+        *propagation_terms,
+        HeadroomTerm("cell_occupancy_overhead", scaled - propagation,
+                     f"propagation x (cell occupancy {cell_occupancy:.4g} - 1), cell {cell} B, small packets {small_pct:g} %"),
+    )
+    xoff = _ceil(lossless_mtu + scaled, step)
+    xon = _ceil(pipeline_latency, step)
+    size = _ceil(xon, step) if shared_headroom_pool else _ceil(xoff + xon + speed_overhead, step)
+    return HeadroomResult(
+        model="sonic",
+        xoff_bytes=xoff,
+        xon_bytes=xon,
+        size_bytes=size,
+        terms=terms,
+        inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "port_mtu_bytes": port_mtu,
+                "lossless_mtu_bytes": lossless_mtu, "asic": asic_name,
+                "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
+                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool},
+        notes=(f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up",
+               "size = xon (shared headroom pool)" if shared_headroom_pool else "size = xoff + xon (no shared headroom pool)"),
+        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s"),
+                    asics[asic_name]["source"]),
+    )
+
+
+def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int) -> int:
+    """XOFF headroom of the ConnectX (mlx5) driver, integer arithmetic as in ``calculate_xoff()``.
+
+    ``xoff = (301 + 216 * cable_len / 100) * max(speed, 40000) / 1000 + 272 * mtu / 100``.
+
+    Parameters
+    ----------
+    speed_mbps : int
+        Link speed [Mb/s]; floored at 40000.
+    cable_len_m : int
+        Cable length the driver knows (``mlnx_qos --cable_len``, default 7) [m].
+    mtu_bytes : int
+        Netdev MTU [bytes].
+
+    Returns
+    -------
+    int
+        Headroom above the XOFF threshold [bytes].
+
+    References
+    ----------
+    .. [1] Linux ``drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c``, ``calculate_xoff()``.
+    """
+    _check_common(speed_mbps, cable_len_m, mtu_bytes)
+    base = defaults.value("headroom.mlx5.base_term")
+    per_cable = defaults.value("headroom.mlx5.cable_term_per_100m")
+    mtu_factor = defaults.value("headroom.mlx5.mtu_factor_percent")
+    speed = max(int(speed_mbps), defaults.value("headroom.mlx5.min_speed_mbps"))
+    cable = int(cable_len_m)
+    mtu = int(mtu_bytes)
+    return (base + per_cable * cable // 100) * speed // 1000 + mtu_factor * mtu // 100
+
+
+def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
+                  max_mtu_bytes: int | None = None, cell_size_bytes: int | None = None) -> HeadroomResult:
+    """ConnectX NIC receive-buffer headroom: XOFF and the smallest lossless buffer the driver accepts.
+
+    ``size_min = xoff + max_mtu + cell``; the driver then sets ``xoff_threshold = size - xoff`` and
+    ``xon_threshold = xoff_threshold - max_mtu`` (so ``xon_bytes`` here is the XOFF-XON gap).
+
+    Parameters
+    ----------
+    speed_mbps : int
+        Link speed [Mb/s].
+    cable_len_m : int
+        ``Cable len`` known to the driver [m].
+    mtu_bytes : int
+        Netdev MTU [bytes].
+    max_mtu_bytes : int, optional
+        ``max(netdev max_mtu, 9216)`` [bytes]; default 9216.
+    cell_size_bytes : int, optional
+        Port-buffer cell [bytes]; default 128.
+
+    References
+    ----------
+    .. [1] Linux ``mlx5/core/en/port_buffer.c``: ``calculate_xoff()``, ``update_xoff_threshold()``,
+       ``MINIMUM_MAX_MTU``; ``port_buffer.h``: ``MLX5E_DEFAULT_CABLE_LEN``.
+    """
+    xoff = mlx5_xoff(speed_mbps, cable_len_m, mtu_bytes)
+    max_mtu = defaults.value("headroom.mlx5.max_mtu_bytes") if max_mtu_bytes is None else max_mtu_bytes
+    cell = defaults.value("headroom.mlx5.cell_size_bytes") if cell_size_bytes is None else cell_size_bytes
+    base = defaults.value("headroom.mlx5.base_term")
+    per_cable = defaults.value("headroom.mlx5.cable_term_per_100m")
+    mtu_factor = defaults.value("headroom.mlx5.mtu_factor_percent")
+    speed = max(int(speed_mbps), defaults.value("headroom.mlx5.min_speed_mbps"))
+    rate_part = base * speed // 1000
+    mtu_part = mtu_factor * int(mtu_bytes) // 100
+    terms = (
+        HeadroomTerm("rate_term", rate_part, f"{base} B per Gb/s at {speed} Mb/s"),
+        HeadroomTerm("cable_term", xoff - rate_part - mtu_part,
+                     f"{per_cable} x {int(cable_len_m)} m / 100 B per Gb/s (integer arithmetic)"),
+        HeadroomTerm("mtu_term", mtu_part, f"{mtu_factor} % of MTU {int(mtu_bytes)}"),
+    )
+    return HeadroomResult(
+        model="mlx5",
+        xoff_bytes=xoff,
+        xon_bytes=max_mtu,
+        size_bytes=xoff + max_mtu + cell,
+        terms=terms,
+        inputs={"speed_mbps": speed_mbps, "cable_len_m": cable_len_m, "mtu_bytes": mtu_bytes,
+                "max_mtu_bytes": max_mtu, "cell_size_bytes": cell},
+        notes=(f"speed floored at {defaults.value('headroom.mlx5.min_speed_mbps')} Mb/s",
+               "xon = gap between XOFF and XON thresholds (max_mtu)",
+               "size = smallest lossless buffer: xoff + max_mtu + one cell"),
+        references=(defaults.source("headroom.mlx5.base_term"),),
+    )
+
+
+def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, **options: Any) -> HeadroomResult:
+    """Dispatch to one model by name (``generic``, ``sonic`` or ``mlx5``)."""
+    if model == "generic":
+        return generic_headroom(speed_mbps, cable_m, mtu_bytes, **options)
+    if model == "sonic":
+        return sonic_headroom(speed_mbps, cable_m, mtu_bytes, **options)
+    if model == "mlx5":
+        return mlx5_headroom(speed_mbps, int(math.ceil(cable_m)), mtu_bytes, **options)
+    raise InputError(f"unknown headroom model {model!r}; choose one of {', '.join(MODELS)}", location="model")
+
+
+_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([gGmM]?)(?:b(?:ps|/s)?|bit/s)?\s*$")
+_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m)?\s*$", re.IGNORECASE)
+
+
+def parse_speed_mbps(text: str, location: str = "speed") -> int:
+    """``"400G"``, ``"400Gbps"``, ``"100000"`` (Mb/s, as SONiC writes it) -> Mb/s."""
+    match = _SPEED.match(str(text))
+    if not match:
+        raise InputError(f"speed {text!r} is not like 400G or 400000", location=location)
+    number, unit = float(match.group(1)), match.group(2).lower()
+    mbps = number * 1000 if unit == "g" else number
+    if mbps <= 0 or mbps != int(mbps):
+        raise InputError(f"speed {text!r} must be a positive whole number of Mb/s", location=location)
+    return int(mbps)
+
+
+def parse_length_m(text: str, location: str = "cable") -> float:
+    """``"30m"`` or ``"30"`` -> 30.0 m."""
+    match = _LENGTH.match(str(text))
+    if not match:
+        raise InputError(f"cable length {text!r} is not like 30m", location=location)
+    return float(match.group(1))

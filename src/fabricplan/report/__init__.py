@@ -1,0 +1,1 @@
+"""Rendering of results: rich tables (terminal), JSON, Markdown and HTML."""

@@ -1,0 +1,100 @@
+"""Rich tables for the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fabricplan.cost import CostReport
+from fabricplan.cost.bom import CATEGORIES
+
+
+def usd(value: float | None) -> str:
+    """Money in a compact, readable form: $1.23M, $456k, $789."""
+    if value is None:
+        return "-"
+    magnitude = abs(value)
+    if magnitude >= 1e9:
+        return f"${value / 1e9:,.2f}B"
+    if magnitude >= 1e6:
+        return f"${value / 1e6:,.2f}M"
+    if magnitude >= 1e4:
+        return f"${value / 1e3:,.0f}k"
+    return f"${value:,.0f}"
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _fabric_table(title: str, report: CostReport) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("", style="bold")
+    for fabric in report.fabrics:
+        table.add_column(fabric.fabric, justify="right")
+    return table
+
+
+def topology_table(report: CostReport) -> RenderableType:
+    table = _fabric_table(f"Topology: {report.spec_name}, {report.gpus:,} GPUs on {report.nodes:,} nodes", report)
+    fabrics = report.fabrics
+    rows = [
+        ("switch (radix @ speed)", [f"{f.switch_id} ({f.topology.radix} @ {f.port_speed_gbps}G)" for f in fabrics]),
+        ("style", [f.topology.style for f in fabrics]),
+        ("tiers", [str(f.topology.tiers) for f in fabrics]),
+        ("leaf switches", [f"{f.topology.leaf_switches:,}" for f in fabrics]),
+        ("spine switches", [f"{f.topology.spine_switches:,}" for f in fabrics]),
+        ("core switches", [f"{f.topology.core_switches:,}" for f in fabrics]),
+        ("total switches", [f"{f.topology.total_switches:,}" for f in fabrics]),
+        ("host links", [f"{f.topology.host_links:,}" for f in fabrics]),
+        ("leaf-spine links", [f"{f.topology.leaf_spine_links:,}" for f in fabrics]),
+        ("spine-core links", [f"{f.topology.spine_core_links:,}" for f in fabrics]),
+        ("max endpoints at this design", [f"{f.topology.max_endpoints:,}" for f in fabrics]),
+    ]
+    for label, values in rows:
+        table.add_row(label, *values)
+    notes = [Text(f"{f.fabric}: {note}", style="dim") for f in fabrics for note in f.topology.notes]
+    return Group(table, *notes)
+
+
+def cost_tables(report: CostReport) -> list[RenderableType]:
+    """A summary table across fabrics and a BOM table per fabric."""
+    fabrics = report.fabrics
+    horizon = report.assumptions.horizon_years
+    summary = _fabric_table(
+        f"Cost: {report.spec_name}, {report.gpus:,} GPUs, {horizon:g}-year horizon "
+        f"({report.assumptions.price_point} prices)", report)
+    rows: list[tuple[str, list[str]]] = [
+        ("topology", [f"{f.topology.tiers}-tier {f.topology.style}, {f.topology.total_switches:,} switches"
+                      for f in fabrics]),
+    ]
+    rows += [(f"capex: {c}", [usd(f.capex_usd[c]) for f in fabrics]) for c in CATEGORIES]
+    rows += [
+        ("network capex", [usd(f.network_capex_usd) for f in fabrics]),
+        ("network power", [f"{f.network_power_w / 1000:,.1f} kW" for f in fabrics]),
+        ("opex/yr: energy", [usd(f.opex_usd_per_year.energy_usd) for f in fabrics]),
+        ("opex/yr: colocation", [usd(f.opex_usd_per_year.colocation_usd) for f in fabrics]),
+        ("opex/yr: support", [usd(f.opex_usd_per_year.support_usd) for f in fabrics]),
+        ("opex/yr: operations", [f"{usd(f.opex_usd_per_year.operations_usd)} ({f.ops_fte:.1f} FTE)"
+                                 for f in fabrics]),
+        ("network TCO", [usd(f.network_tco_usd) for f in fabrics]),
+        ("network capex per GPU", [usd(f.network_capex_per_gpu_usd) for f in fabrics]),
+        ("network TCO per GPU", [usd(f.network_tco_per_gpu_usd) for f in fabrics]),
+        ("server capex (excl. NICs)", [usd(f.servers.capex_usd if f.servers else None) for f in fabrics]),
+        ("network share of cluster capex", [percent(f.network_share_of_cluster_capex) for f in fabrics]),
+        ("cluster TCO", [usd(f.cluster_tco_usd) for f in fabrics]),
+    ]
+    for label, values in rows:
+        summary.add_row(label, *values)
+    out: list[RenderableType] = [summary]
+    for fabric in fabrics:
+        bom = Table(title=f"Bill of materials: {fabric.fabric}", title_justify="left")
+        for column, justify in (("category", "left"), ("item", "left"), ("role", "left"),
+                                ("qty", "right"), ("unit", "right"), ("total", "right"), ("power", "right")):
+            bom.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for line in fabric.bom:
+            bom.add_row(line.category, line.item_id, line.role, f"{line.quantity:,}", usd(line.unit_price_usd),
+                        usd(line.price_usd), f"{line.power_w / 1000:,.2f} kW")
+        out.append(bom)
+    return out

@@ -1,0 +1,66 @@
+"""What a training job is: model, parallelism, batch and its share of the cluster's time."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+
+
+class ModelDims(BaseModel):
+    """A transformer described by its dimensions instead of a preset name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "custom"
+    layers: PositiveInt
+    hidden: PositiveInt = Field(description="Model (embedding) dimension h")
+    heads: PositiveInt
+    kv_heads: PositiveInt | None = Field(default=None, description="Grouped-query KV heads; None = heads")
+    ffn_hidden: PositiveInt | None = Field(default=None, description="FFN inner size; None = 4h")
+    vocab: PositiveInt
+    experts: PositiveInt = Field(default=1, description="MoE experts per layer (1 = dense)")
+    experts_per_token: PositiveInt = Field(default=1, description="MoE top-k routing")
+    gated_ffn: bool = Field(default=False, description="SwiGLU-style FFN with three matrices")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelDims:
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            raise ValueError(f"heads ({self.heads}) must be divisible by kv_heads ({self.kv_heads})")
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds experts ({self.experts})")
+        return self
+
+
+class JobSpec(BaseModel):
+    """One training job of the workload mix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    model: str | ModelDims = Field(description="A model preset id (e.g. llama3-70b) or inline dimensions")
+    gpus: PositiveInt | None = Field(default=None, description="GPUs the job runs on; None = the whole cluster")
+    tp: PositiveInt = Field(default=1, description="Tensor parallel size (inside the scale-up domain)")
+    pp: PositiveInt = Field(default=1, description="Pipeline parallel stages")
+    dp: PositiveInt | None = Field(default=None, description="Data parallel size; None = gpus / (tp*pp*cp)")
+    ep: PositiveInt = Field(default=1, description="Expert parallel size (MoE)")
+    cp: PositiveInt = Field(default=1, description="Context parallel size")
+    zero_stage: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage; 3 = FSDP")
+    global_batch_sequences: PositiveInt
+    micro_batch_sequences: PositiveInt = 1
+    seq_len_tokens: PositiveInt
+    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
+    recompute: Literal["none", "selective", "full"] = "selective"
+    sequence_parallel: bool = True
+    share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
+    token_budget: float | None = Field(default=None, gt=0, description="Tokens to train, for GPU-hours")
+
+    @model_validator(mode="after")
+    def _batch(self) -> JobSpec:
+        if self.global_batch_sequences % self.micro_batch_sequences:
+            raise ValueError(
+                f"global_batch_sequences ({self.global_batch_sequences}) must be a multiple of "
+                f"micro_batch_sequences ({self.micro_batch_sequences})")
+        return self

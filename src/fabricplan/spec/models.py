@@ -1,0 +1,149 @@
+"""The cluster spec: what the user writes in cluster.yaml."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+
+from fabricplan.spec.job import JobSpec
+
+TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree"]
+Maturity = Literal["none", "basic", "experienced", "expert"]
+DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GpuInline(Strict):
+    """A GPU not in the catalog, described inline."""
+
+    id: str = "custom-gpu"
+    architecture: str = "hopper"
+    peak_dense_tflops: dict[str, float | None] = Field(description="e.g. {bf16: 989, fp8: 1979}")
+    hbm_gbytes: float = Field(gt=0)
+    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
+    power_w: float = Field(gt=0)
+
+
+class Cluster(Strict):
+    gpu: str | GpuInline = Field(description="Catalog GPU id (fabricplan catalog list gpus) or inline numbers")
+    gpus: PositiveInt = Field(description="Total GPUs")
+    gpus_per_node: PositiveInt = 8
+    scale_up_domain: PositiveInt | None = Field(
+        default=None, description="GPUs in one NVLink island; None = gpus_per_node")
+    nics_per_node: PositiveInt = Field(default=8, description="Backend (scale-out) NICs per node")
+    nic_speed_gbps: Literal[100, 200, 400, 800] | None = Field(
+        default=None, description="Per-NIC port speed; None = each fabric's own link rate")
+    server: str | None = Field(default=None, description="Catalog server id; None = the one for the GPU")
+    include_servers: bool = Field(default=True, description="Price servers to report the network share")
+
+    @model_validator(mode="after")
+    def _shape(self) -> Cluster:
+        if self.gpus % self.gpus_per_node:
+            raise ValueError(
+                f"gpus ({self.gpus}) must be a multiple of gpus_per_node ({self.gpus_per_node})")
+        domain = self.scale_up_domain
+        if domain is not None:
+            if domain % self.gpus_per_node:
+                raise ValueError(f"scale_up_domain ({domain}) must be a multiple of gpus_per_node "
+                                 f"({self.gpus_per_node})")
+            if domain > self.gpus:
+                raise ValueError(f"scale_up_domain ({domain}) exceeds gpus ({self.gpus})")
+        return self
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // self.gpus_per_node
+
+    @property
+    def scale_up_gpus(self) -> int:
+        return self.scale_up_domain or self.gpus_per_node
+
+
+class Topology(Strict):
+    style: TopologyStyle = "rail_optimized"
+    tiers: Literal["auto", 1, 2, 3] = "auto"
+    oversubscription: list[float] = Field(
+        default_factory=lambda: [1.0, 1.0],
+        description="Down:up ratio per tier, [leaf, spine]; 1.0 = non-blocking", min_length=1, max_length=2)
+    reserved_leaf_ports: int = Field(default=0, ge=0, description="Leaf ports kept for management/UFM")
+
+    @model_validator(mode="after")
+    def _ratios(self) -> Topology:
+        for index, ratio in enumerate(self.oversubscription):
+            if ratio < 1.0:
+                raise ValueError(f"oversubscription[{index}] must be >= 1.0 (down:up), got {ratio}")
+        return self
+
+
+class FabricChoice(Strict):
+    """A fabric profile with optional hardware overrides (catalog ids)."""
+
+    profile: str
+    switch: str | None = None
+    nic: str | None = None
+    switch_optic: str | None = None
+    nic_optic: str | None = None
+    interswitch_optic: str | None = None
+
+
+class Economics(Strict):
+    horizon_years: float = Field(default=4.0, gt=0, le=20)
+    price_point: Literal["low", "default", "high"] = "default"
+    energy_usd_per_kwh: float | None = Field(default=None, ge=0, description="None = catalog default")
+    pue: float | None = Field(default=None, ge=1.0, le=3.0)
+    colo_usd_per_kw_month: float | None = Field(default=None, ge=0)
+    include_colocation: bool = True
+    support_fraction_per_year: float | None = Field(default=None, ge=0, le=1)
+    fte_cost_usd_per_year: float | None = Field(default=None, ge=0)
+
+
+class Operations(Strict):
+    maturity: Maturity = Field(default="basic", description="The team's lossless-Ethernet / RDMA skill")
+    existing_ethernet: bool = Field(default=False, description="An Ethernet estate and team already exist")
+    topology_aware_scheduling: bool = False
+
+
+class Constraints(Strict):
+    latency_sla_us: float | None = Field(default=None, gt=0, description="Small-message latency SLA")
+
+
+class ClusterSpec(Strict):
+    """A cluster to plan: hardware, topology, fabrics to compare, economics, operations and jobs."""
+
+    name: str = "cluster"
+    cluster: Cluster
+    topology: Topology = Field(default_factory=Topology)
+    fabrics: list[str | FabricChoice] = Field(default_factory=lambda: list(DEFAULT_FABRICS), min_length=1)
+    economics: Economics = Field(default_factory=Economics)
+    operations: Operations = Field(default_factory=Operations)
+    constraints: Constraints = Field(default_factory=Constraints)
+    jobs: list[JobSpec] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_sections(cls, data: object) -> object:
+        # A YAML section left with only comments parses as null: treat it as "all defaults".
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items()
+                    if not (v is None and k in ("topology", "economics", "operations", "constraints", "jobs"))}
+        return data
+
+    @model_validator(mode="after")
+    def _jobs_fit(self) -> ClusterSpec:
+        for job in self.jobs:
+            if job.gpus is not None and job.gpus > self.cluster.gpus:
+                raise ValueError(f"job '{job.name}' asks for {job.gpus} GPUs; the cluster has {self.cluster.gpus}")
+        total = sum(job.share for job in self.jobs)
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"job shares add up to {total:.3g}; they must not exceed 1")
+        names = [choice if isinstance(choice, str) else choice.profile for choice in self.fabrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"fabrics lists a profile twice: {names}")
+        return self
+
+    def fabric_choices(self) -> list[FabricChoice]:
+        return [FabricChoice(profile=c) if isinstance(c, str) else c for c in self.fabrics]

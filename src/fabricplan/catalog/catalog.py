@@ -6,9 +6,9 @@ import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from fabricplan.catalog.files import load_data_file
 from fabricplan.catalog.models import (
@@ -24,18 +24,19 @@ from fabricplan.catalog.models import (
 from fabricplan.errors import CatalogError
 from fabricplan.io import format_validation_error, read_document
 
-# section name -> (bundled file, entry model)
-SECTIONS: dict[str, tuple[str, type[Entry]]] = {
-    "switches": ("switches.yaml", Switch),
-    "nics": ("nics.yaml", Nic),
-    "optics": ("optics.yaml", Optic),
-    "gpus": ("gpus.yaml", Gpu),
-    "servers": ("servers.yaml", Server),
-    "fabrics": ("fabrics.yaml", FabricProfile),
-    "parameters": ("parameters.yaml", Parameter),
+# section name -> (bundled files, entry model)
+SECTIONS: dict[str, tuple[tuple[str, ...], type[Entry]]] = {
+    "switches": (("switches.yaml",), Switch),
+    "nics": (("nics.yaml",), Nic),
+    "optics": (("optics.yaml",), Optic),
+    "gpus": (("gpus.yaml",), Gpu),
+    "servers": (("servers.yaml",), Server),
+    "fabrics": (("fabrics.yaml",), FabricProfile),
+    "parameters": (("parameters.yaml", "decision.yaml"), Parameter),
 }
 
-E = TypeVar("E", bound=BaseModel)
+SINGULAR = {"switches": "switch", "nics": "NIC", "optics": "optic or cable", "gpus": "GPU",
+            "servers": "server", "fabrics": "fabric profile", "parameters": "parameter"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Catalog:
     def get(self, section: str, entry_id: str, *, field: str | None = None) -> Entry:
         items = self.section(section)
         if entry_id not in items:
-            singular = section.rstrip("s")
+            singular = SINGULAR.get(section, section)
             known = ", ".join(sorted(items))
             raise CatalogError(f"unknown {singular} '{entry_id}'; known: {known}", location=field)
         return items[entry_id]
@@ -89,9 +90,11 @@ class Catalog:
 
 def _bundled_raw() -> dict[str, dict[str, dict[str, Any]]]:
     raw: dict[str, dict[str, dict[str, Any]]] = {}
-    for section, (filename, _model) in SECTIONS.items():
-        items = load_data_file(filename)[section]
-        raw[section] = {item["id"]: copy.deepcopy(item) for item in items}
+    for section, (filenames, _model) in SECTIONS.items():
+        raw[section] = {}
+        for filename in filenames:
+            for item in load_data_file(filename)[section]:
+                raw[section][item["id"]] = copy.deepcopy(item)
     return raw
 
 
@@ -140,7 +143,7 @@ def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
     for overlay in overlays:
         _apply_overlay(raw, origins, Path(overlay))
     entries: dict[str, dict[str, Entry]] = {}
-    for section, (_filename, model) in SECTIONS.items():
+    for section, (_filenames, model) in SECTIONS.items():
         entries[section] = {}
         for entry_id, item in raw[section].items():
             try:

@@ -90,6 +90,12 @@ class Gpu(Entry):
     hbm_bandwidth_tbytes_per_s: float | None = Field(default=None, gt=0)
     nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
     power_w: float = Field(gt=0)
+    # Optional performance-model fields (perf); sources in the entry's `source` text.
+    compute_capability: int | None = Field(
+        default=None, gt=0, description="CUDA compute capability x10 (80 = sm80), for NCCL's tuner tables")
+    nvlink_links: int | None = Field(default=None, ge=0, description="NVLink links per GPU")
+    achievable_fraction_of_peak: float | None = Field(
+        default=None, gt=0, le=1, description="Sustained share of peak dense FLOPs in transformer training")
 
 
 class Server(Entry):

@@ -23,6 +23,8 @@ def _register_all() -> None:
     from fabricplan.cli import plan_cmds
 
     plan_cmds.register(app)
+    from fabricplan.cli import ops_cmds; ops_cmds.register(app)  # noqa: E702
+    from fabricplan.cli import perf_cmds; perf_cmds.register(app)  # noqa: E702
 
 
 _register_all()

@@ -110,7 +110,7 @@ def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output
     if json_output:
         emit_json({"spec": spec.name, "gpus": spec.cluster.gpus,
                    "fabrics": {f.fabric: {"switch_id": f.switch_id, "port_speed_gbps": f.port_speed_gbps,
-                                          **f.topology.model_dump(mode="json")} for f in report.fabrics}})
+                                          **f.model_dump(mode="json")["topology"]} for f in report.fabrics}})
         return
     stdout.print(topology_table(report))
 

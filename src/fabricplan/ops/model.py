@@ -103,11 +103,12 @@ class BufferProfile:
     xoff_bytes: int | None
     dynamic_th: int | None
     static_th: int | None
+    computed: bool = False  # "NULL": the dynamic buffer model computes the headroom itself
 
     @property
     def lossless(self) -> bool:
-        """A PG profile is lossless when it reserves XOFF headroom."""
-        return self.xoff_bytes is not None and self.xoff_bytes > 0
+        """A PG profile is lossless when it reserves XOFF headroom (or SONiC computes it)."""
+        return self.computed or (self.xoff_bytes is not None and self.xoff_bytes > 0)
 
 
 @dataclass(slots=True)
@@ -158,6 +159,11 @@ class SwitchPortQos:
 
     def where(self, key: str) -> str:
         return self.locations.get(key, self.source)
+
+    def map_entry(self, attr: str, key: int) -> str:
+        """Location of one entry of a resolved map, e.g. ``map_entry("dscp_to_tc", 26)``."""
+        base = self.locations.get(f"{attr}[]")
+        return f"{base}['{key}']" if base else self.where(attr)
 
     def queue_of_priority(self, priority: int) -> int:
         """Queue paused by PFC priority ``priority`` (MAP_PFC_PRIORITY_TO_QUEUE, else identity)."""

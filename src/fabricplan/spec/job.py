@@ -54,6 +54,10 @@ class JobSpec(BaseModel):
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     recompute: Literal["none", "selective", "full"] = "selective"
     sequence_parallel: bool = True
+    dp_overlap: bool = Field(
+        default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")
+    tp_overlap: bool = Field(
+        default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
     share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
     token_budget: float | None = Field(default=None, gt=0, description="Tokens to train, for GPU-hours")
 

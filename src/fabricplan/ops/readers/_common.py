@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fabricplan.errors import InputError
 
-_IDENT = re.compile(r"^[A-Za-z0-9_\-]+$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
 def read_text(path: Path | str) -> str:

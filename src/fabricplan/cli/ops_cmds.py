@@ -1,0 +1,106 @@
+"""Operations commands: ``lint`` (lossless-Ethernet configuration checker) and ``headroom``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.errors import InputError
+
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+def lint_command(
+    nic: Optional[list[Path]] = typer.Option(
+        None, "--nic", help="NIC capture: a *.nic dump, a capture directory, or a folder of them (repeatable)."),
+    switch: Optional[list[Path]] = typer.Option(
+        None, "--switch", help="SONiC config_db.json, or a folder of them (repeatable)."),
+    cabling: Optional[Path] = typer.Option(None, "--cabling", help="YAML file: which NIC port faces which switch port."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Lint config YAML: disable rules, set severities/options."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    sarif: bool = typer.Option(False, "--sarif", help="Print a SARIF 2.1.0 log (for CI code-scanning views)."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding is at or above: error, warning, info, never."),
+) -> None:
+    """Check NIC (mlnx_qos + sysfs DCQCN) and SONiC switch configs for lossless-RoCE mismatches."""
+    from fabricplan import __version__
+    from fabricplan.ops.lint import lint_paths
+    from fabricplan.ops.lint.finding import severity_rank
+    from fabricplan.ops.lint.output import as_json, as_sarif, print_text
+    from fabricplan.ops.lint.rules import RULES
+
+    if fail_on not in FAIL_ON:
+        raise InputError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
+    if json_out and sarif:
+        raise InputError("choose one of --json and --sarif", location="--sarif")
+    result = lint_paths(nic or [], switch or [], cabling, config)
+    for note in result.notes:
+        stderr.print(Text(f"note: {note}"))
+    if sarif:
+        emit_json(as_sarif(result.findings, RULES, __version__))
+    elif json_out:
+        emit_json(as_json(result.fabric, result.findings))
+    else:
+        print_text(stdout, result.fabric, result.findings)
+    if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
+        raise typer.Exit(code=1)
+
+
+def headroom_command(
+    speed: str = typer.Option(..., "--speed", help="Link speed: 400G, 100G, or Mb/s as SONiC writes it (100000)."),
+    cable: str = typer.Option(..., "--cable", help="Cable length, e.g. 30m."),
+    mtu: int = typer.Option(..., "--mtu", help="MTU [bytes] (port MTU for sonic, netdev MTU for mlx5)."),
+    model: str = typer.Option("generic", "--model", help="generic (IEEE 802.1Qbb), sonic (Spectrum), or mlx5 (ConnectX)."),
+    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum, spectrum-2 (default), spectrum-3."),
+    lossless_mtu: Optional[int] = typer.Option(None, "--lossless-mtu", help="sonic model: LOSSLESS_TRAFFIC_PATTERN mtu (default 1024)."),
+    shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """PFC headroom: XOFF/XON/size for a speed, cable length and MTU, with every term shown."""
+    from fabricplan.ops import headroom
+
+    if model not in headroom.MODELS:
+        raise InputError(f"--model must be one of {', '.join(headroom.MODELS)}, got {model!r}", location="--model")
+    speed_mbps = headroom.parse_speed_mbps(speed, "--speed")
+    cable_m = headroom.parse_length_m(cable, "--cable")
+    if mtu <= 0:
+        raise InputError(f"MTU must be positive, got {mtu}", location="--mtu")
+    options: dict = {}
+    if model == "sonic":
+        options = {"asic": asic, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool}
+    elif asic or lossless_mtu or shared_headroom_pool:
+        raise InputError("--asic, --lossless-mtu and --shared-headroom-pool apply to --model sonic only", location="--model")
+    result = headroom.compute(model, speed_mbps, cable_m, mtu, **options)
+    if json_out:
+        emit_json({
+            "model": result.model, "inputs": result.inputs, "xoff_bytes": result.xoff_bytes,
+            "xon_bytes": result.xon_bytes, "size_bytes": result.size_bytes,
+            "terms": [{"name": t.name, "bytes": round(t.bytes, 3), "detail": t.detail} for t in result.terms],
+            "notes": list(result.notes), "references": list(result.references),
+        })
+        return
+    table = Table(title=f"PFC headroom, {result.model} model: {speed_mbps // 1000 if speed_mbps >= 1000 else speed_mbps}"
+                        f"{'G' if speed_mbps >= 1000 else 'M'}, {cable_m:g} m, MTU {mtu}")
+    table.add_column("term")
+    table.add_column("bytes", justify="right")
+    table.add_column("what")
+    for term in result.terms:
+        table.add_row(term.name, f"{term.bytes:,.1f}", Text(term.detail))
+    stdout.print(table)
+    stdout.print(f"XOFF  {result.xoff_bytes:>9,} B")
+    stdout.print(f"XON   {result.xon_bytes:>9,} B" if result.xon_bytes is not None else "XON         n/a (model defines none)")
+    stdout.print(f"size  {result.size_bytes:>9,} B")
+    for note in result.notes:
+        stdout.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+    for ref in result.references:
+        stdout.print(Text(f"source: {ref}", style="dim"), soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``lint`` and ``headroom`` to the app."""
+    app.command("lint")(lint_command)
+    app.command("headroom")(headroom_command)

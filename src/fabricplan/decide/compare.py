@@ -1,0 +1,30 @@
+"""`fabricplan compare`: numbers, rules, recommendation, crossovers and sensitivity in one report."""
+
+from __future__ import annotations
+
+from fabricplan.catalog import Catalog, load_catalog
+from fabricplan.decide.evaluate import evaluate
+from fabricplan.decide.models import CompareReport
+from fabricplan.decide.whatif import Progress, crossovers, scale_curve, scale_grid, sensitivity
+from fabricplan.spec import ClusterSpec, check_references
+
+
+def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Progress | None = None,
+            search_scale: bool = True, analyse_sensitivity: bool = True) -> CompareReport:
+    """Compare every fabric of the spec and recommend one, with what would change the answer."""
+    catalog = catalog or load_catalog()
+    check_references(spec, catalog)
+    if progress:
+        progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
+    decision = evaluate(spec, catalog)
+    notes = []
+    if not spec.jobs:
+        notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
+    curve = scale_curve(spec, catalog, scale_grid(spec), progress) if search_scale else []
+    crossing = crossovers(spec, catalog, curve) if search_scale else []
+    rows = sensitivity(spec, catalog, progress=progress) if analyse_sensitivity else []
+    ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
+    return CompareReport(
+        spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
+        fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
+        crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes)

@@ -1,0 +1,52 @@
+"""One evaluation of a spec: numbers for every fabric, rules, ranking and checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricplan.catalog import Catalog
+from fabricplan.cost import resolve_assumptions
+from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
+from fabricplan.decide.numbers import Levers, fabric_outcome
+from fabricplan.decide.recommend import recommend
+from fabricplan.decide.rules import RuleContext, evaluate_rules
+from fabricplan.spec import ClusterSpec
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What-if adjustments: category price multipliers, energy price multiplier, efficiency."""
+
+    price_multipliers: tuple[tuple[str, float], ...] = ()
+    energy_multiplier: float = 1.0
+    levers: Levers = Levers()
+
+
+def fabric_outcomes(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
+                    fabrics: list[str] | None = None) -> dict[str, FabricOutcome]:
+    """Numbers for each fabric of the spec (or the named subset)."""
+    assumptions = resolve_assumptions(spec, catalog, dict(scenario.price_multipliers), scenario.energy_multiplier)
+    return {choice.profile: fabric_outcome(spec, catalog, choice, assumptions, scenario.levers)
+            for choice in spec.fabric_choices() if fabrics is None or choice.profile in fabrics}
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcomes: dict[str, FabricOutcome]
+    rules: list[RuleResult]
+    recommendation: Recommendation
+
+
+def decide(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, FabricOutcome]) -> Decision:
+    """Rules on the numbers, then the ranking and the misjudgement checks."""
+    rules = evaluate_rules(spec, catalog, outcomes)
+    band = catalog.parameter("decision_close_call_band").value.at("default")
+    context = RuleContext(spec=spec, catalog=catalog, outcomes=outcomes)
+    recommendation, checks = recommend(context, rules, band)
+    ranked = {fabric: outcomes[fabric].model_copy(update={"rank": index + 1})
+              for index, fabric in enumerate(recommendation.ranking)}
+    return Decision(outcomes=ranked, rules=rules + checks, recommendation=recommendation)
+
+
+def evaluate(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario()) -> Decision:
+    return decide(spec, catalog, fabric_outcomes(spec, catalog, scenario))

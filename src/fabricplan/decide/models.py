@@ -1,0 +1,117 @@
+"""Typed results of `fabricplan compare`: numbers per fabric, rules, recommendation, what-ifs.
+
+These models are the contract between `decide` (which computes them) and `report` (which renders
+them as terminal tables, JSON, Markdown and HTML). JSON keys carry their units.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from fabricplan.cost import FabricCost
+
+
+class JobOutcome(BaseModel):
+    """One job of the mix on one fabric."""
+
+    job: str
+    share: float = Field(description="Share of cluster time")
+    gpus: int
+    step_time_s: float
+    compute_s: float
+    bubble_s: float
+    exposed_comm_s: dict[str, float] = Field(description="Exposed communication per kind: tp, pp, dp, ep, cp")
+    exposed_comm_share: float = Field(description="Exposed communication / step time")
+    comm_s: dict[str, float] = Field(default_factory=dict,
+                                     description="All communication per kind, hidden or not [s per step]")
+    params_billion: float = Field(default=0.0, description="Model parameters [billions]")
+    gpu_utilisation: float = Field(description="Share of step time the GPUs compute (compute / step)")
+    mfu: float
+    tokens_per_s: float
+    token_budget: float | None
+    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget")
+    run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
+
+
+class FabricOutcome(BaseModel):
+    """Everything the decision weighs for one fabric."""
+
+    fabric: str
+    name: str
+    family: str
+    cost: FabricCost
+    jobs: list[JobOutcome]
+    weighted_gpu_utilisation: float = Field(description="Job-share-weighted compute / step time")
+    weighted_mfu: float
+    small_message_latency_us: float = Field(description="Point-to-point latency across the fabric's top tier")
+    gpu_hours_total: float = Field(description="GPUs x hours over the horizon")
+    useful_gpu_hours: float = Field(description="GPU-hours x weighted utilisation")
+    tco_usd: float = Field(description="Cluster TCO if servers are priced, else network TCO")
+    tco_basis: Literal["cluster", "network"]
+    cost_per_useful_gpu_hour_usd: float
+    rank: int = 0
+
+
+class RuleResult(BaseModel):
+    """One decision rule: what it says, where it comes from, its thresholds and whether it fired."""
+
+    id: str
+    title: str
+    citation: str
+    kind: Literal["scale", "workload", "sla", "estate", "operations", "scheduling", "check"]
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    fired: bool
+    favours: list[str] = Field(default_factory=list, description="Fabric ids the rule points to")
+    disfavours: list[str] = Field(default_factory=list)
+    excludes: list[str] = Field(default_factory=list, description="Fabrics the rule rules out")
+    message: str
+
+
+class Recommendation(BaseModel):
+    ranking: list[str]
+    recommended: str
+    reasons: list[str]
+    why_not: dict[str, str]
+    disagreements: list[str] = Field(description="Where the rules and the numbers point different ways")
+    close_call: bool = Field(description="Top two within the close-call band on the deciding metric")
+
+
+class Crossover(BaseModel):
+    fabric_a: str
+    fabric_b: str
+    gpus: int | None = Field(description="Smallest searched GPU count from which the leader changes; None = no change")
+    leader_below: str
+    leader_above: str | None
+    note: str
+
+
+class ScalePoint(BaseModel):
+    gpus: int
+    cost_per_useful_gpu_hour_usd: dict[str, float]
+
+
+class SensitivityRow(BaseModel):
+    factor: str
+    low_label: str
+    high_label: str
+    winner_low: str
+    winner_high: str
+    flips: bool
+    metric_change_low: dict[str, float] = Field(description="Relative change of each fabric's metric, low case")
+    metric_change_high: dict[str, float]
+
+
+class CompareReport(BaseModel):
+    spec_name: str
+    gpus: int
+    horizon_years: float
+    deciding_metric: str = "cost_per_useful_gpu_hour_usd"
+    fabrics: list[FabricOutcome]
+    rules: list[RuleResult]
+    recommendation: Recommendation
+    crossovers: list[Crossover]
+    scale_curve: list[ScalePoint]
+    sensitivity: list[SensitivityRow]
+    notes: list[str] = Field(default_factory=list)

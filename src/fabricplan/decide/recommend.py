@@ -1,0 +1,145 @@
+"""Rank the fabrics: the numbers decide, the rules exclude and break close calls, and the
+three misjudgements the seeds warn about are checked on the result.
+
+1. Fabrics a fired rule excludes (latency SLA, operations maturity) drop to the bottom.
+2. The rest are ranked by cost per useful GPU-hour (lower is better).
+3. If others sit within the close-call band of the leader (catalog ``decision_close_call_band``),
+   the net count of fired rules favouring minus disfavouring each contender decides among them.
+4. A rule that favours a fabric the numbers put behind is reported as a disagreement.
+"""
+
+from __future__ import annotations
+
+from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
+from fabricplan.decide.rules import S2, RuleContext
+
+
+def _metric(outcome: FabricOutcome) -> float:
+    return outcome.cost_per_useful_gpu_hour_usd
+
+
+def _relative(a: float, b: float) -> float:
+    return a / b - 1.0
+
+
+def _score(fabric: str, rules: list[RuleResult]) -> int:
+    fired = [r for r in rules if r.fired and r.kind != "check"]
+    return sum(fabric in r.favours for r in fired) - sum(fabric in r.disfavours for r in fired)
+
+
+def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float
+                 ) -> tuple[list[str], set[str], bool]:
+    """Return (ranking, excluded fabrics, close call?)."""
+    excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
+    if excluded == set(outcomes):  # nothing left: report all, but keep the numbers' order
+        excluded = set()
+    by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: _metric(outcomes[f]))
+    leader = by_metric[0]
+    contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
+    close_call = len(contenders) > 1
+    if close_call:
+        contenders.sort(key=lambda f: (-_score(f, rules), _metric(outcomes[f])))
+    rest = [f for f in by_metric if f not in contenders]
+    dropped = sorted(excluded, key=lambda f: _metric(outcomes[f]))
+    return contenders + rest + dropped, excluded, close_call
+
+
+def misjudgement_checks(ctx: RuleContext, recommended: str, rules: list[RuleResult], band: float) -> list[RuleResult]:
+    """CHECK001-003: the seeds' three misjudgements, asked of the result."""
+    outcomes = ctx.outcomes
+    chosen = outcomes[recommended]
+    utilisations = [o.weighted_gpu_utilisation for o in outcomes.values()]
+    spread = max(utilisations) - min(utilisations)
+    cheapest = min(outcomes, key=lambda f: outcomes[f].tco_usd)
+    bandwidth_only = recommended != cheapest and spread < 0.01
+    checks = [RuleResult(
+        id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check",
+        citation=f"{S2}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
+        message=(f"GPU utilisation differs by only {100 * spread:.1f} points across fabrics, yet "
+                 f"{recommended} is not the cheapest ({cheapest}); check the reason is not bandwidth alone"
+                 if bandwidth_only else f"utilisation spread across fabrics: {100 * spread:.1f} points"))]
+    estate_rule = next((r for r in rules if r.id == "EST001"), None)
+    numbers_leader = min((f for f in outcomes), key=lambda f: outcomes[f].cost_per_useful_gpu_hour_usd)
+    compatibility_only = (estate_rule is not None and ctx.spec.operations.existing_ethernet
+                          and chosen.family == "ethernet" and outcomes[numbers_leader].family == "infiniband"
+                          and recommended != numbers_leader)
+    checks.append(RuleResult(
+        id="CHECK002", title="Misjudgement 2: compatibility-only thinking", kind="check",
+        citation=f"{S2}, 误判二: 把'现网兼容'当成唯一优势", fired=compatibility_only,
+        message=(f"{recommended} was chosen over {numbers_leader}, which the numbers favour; make sure the "
+                 "existing estate, not the workload, is not the only reason" if compatibility_only
+                 else "the choice does not rest on Ethernet compatibility alone")))
+    ib_default = (chosen.family == "infiniband" and any(
+        o.family != "infiniband" and _metric(o) <= _metric(chosen) * (1 + band) for o in outcomes.values()))
+    checks.append(RuleResult(
+        id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check",
+        citation=f"{S2}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
+        message=("InfiniBand is recommended although an Ethernet fabric is within the close-call band on cost "
+                 "per useful GPU-hour; confirm the scale and skills justify it" if ib_default
+                 else "InfiniBand is not chosen by default here")))
+    return checks
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[Recommendation, list[RuleResult]]:
+    """Rank, explain, and check the result; returns the recommendation and the check results."""
+    outcomes = ctx.outcomes
+    ranking, excluded, close_call = rank_fabrics(outcomes, rules, band)
+    chosen = ranking[0]
+    best = outcomes[chosen]
+    fired = [r for r in rules if r.fired]
+    reasons: list[str] = []
+    others = [f for f in ranking[1:] if f not in excluded]
+    if others:
+        runner = others[0]
+        gap = _relative(_metric(outcomes[runner]), _metric(best))
+        if gap >= 0:
+            reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}, "
+                           f"{100 * gap:.1f} % below {runner} ({_money(_metric(outcomes[runner]))}).")
+        else:
+            reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {runner} on cost per "
+                           f"useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[runner]))}), "
+                           "so the rules decided.")
+    else:
+        reasons.append(f"{chosen} is the only fabric left after the rules' exclusions.")
+    reasons.append(f"Its TCO over {best.cost.horizon_years:g} years is ${best.tco_usd / 1e6:,.2f}M "
+                   f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
+    supporting = [r for r in fired if chosen in r.favours]
+    if supporting:
+        reasons.append("Rules in favour: " + "; ".join(f"{r.id} ({r.title})" for r in supporting) + ".")
+    if excluded:
+        reasons.append("Ruled out: " + "; ".join(
+            f"{f} by {', '.join(r.id for r in fired if f in r.excludes)}" for f in sorted(excluded)) + ".")
+    why_not: dict[str, str] = {}
+    for fabric in ranking[1:]:
+        outcome = outcomes[fabric]
+        if fabric in excluded:
+            why_not[fabric] = " ".join(f"{r.id}: {r.message}." for r in fired if fabric in r.excludes)
+            continue
+        gap = _relative(_metric(outcome), _metric(best))
+        tco_gap = _relative(outcome.tco_usd, best.tco_usd)
+        util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
+        text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
+                f"GPU utilisation {100 * util_gap:+.1f} points.")
+        if gap <= band:
+            text += f" Within the close-call band; rule score {_score(fabric, rules)} vs {_score(chosen, rules)}."
+        against = [r for r in fired if fabric in r.disfavours]
+        if against:
+            text += " Disfavoured by " + ", ".join(r.id for r in against) + "."
+        why_not[fabric] = text
+    disagreements = []
+    for rule in fired:
+        favoured = [f for f in rule.favours if f not in excluded]
+        if favoured and chosen not in rule.favours:
+            fabric = min(favoured, key=lambda f: _metric(outcomes[f]))
+            gap = _relative(_metric(outcomes[fabric]), _metric(best))
+            disagreements.append(f"{rule.id} ({rule.title}) favours {fabric}, but the numbers put it "
+                                 f"{100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}.")
+        if chosen in rule.disfavours:
+            disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which the numbers still rank first.")
+    checks = misjudgement_checks(ctx, chosen, rules, band)
+    return Recommendation(ranking=ranking, recommended=chosen, reasons=reasons, why_not=why_not,
+                          disagreements=disagreements, close_call=close_call), checks

@@ -1,0 +1,174 @@
+"""What would change the answer: crossover GPU counts between fabrics and a sensitivity table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from fabricplan.catalog import Catalog
+from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
+from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow
+from fabricplan.decide.numbers import Levers
+from fabricplan.errors import FabricplanError
+from fabricplan.spec import ClusterSpec, JobSpec
+from fabricplan.spec.models import Maturity
+
+MATURITY_LEVELS: tuple[Maturity, ...] = ("none", "basic", "experienced", "expert")
+Progress = Callable[[str], None]
+
+
+def scale_grid(spec: ClusterSpec, largest: int = 131072) -> list[int]:
+    """GPU counts to search: powers of two from one node up to `largest`, plus the spec's own size."""
+    per_node = spec.cluster.gpus_per_node
+    grid = {per_node * 2 ** i for i in range(0, 20) if per_node * 2 ** i <= largest}
+    grid.add(spec.cluster.gpus)
+    return sorted(grid)
+
+
+def _scaled_job(job: JobSpec, gpus: int) -> JobSpec | None:
+    """The same job at another cluster size, or None if its model parallelism cannot fit."""
+    job_gpus = gpus if job.gpus is None else min(job.gpus, gpus)
+    model_parallel = job.tp * job.pp * job.cp
+    if job_gpus < model_parallel or job_gpus % model_parallel:
+        return None
+    dp = job_gpus // model_parallel
+    if (dp * job.cp) % job.ep:
+        return None
+    per_replica = dp * job.micro_batch_sequences
+    batch = max(per_replica, round(job.global_batch_sequences / per_replica) * per_replica)
+    return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None,
+                                  "global_batch_sequences": batch})
+
+
+def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
+    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size."""
+    cluster = spec.cluster
+    if gpus % cluster.gpus_per_node:
+        return None
+    domain = cluster.scale_up_domain
+    if domain is not None and domain > gpus:
+        domain = None
+    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus)) is not None]
+    if spec.jobs and not jobs:
+        return None
+    data = spec.model_dump()
+    data["cluster"].update(gpus=gpus, scale_up_domain=domain)
+    data["jobs"] = [job.model_dump() for job in jobs]
+    return ClusterSpec.model_validate(data)
+
+
+def _leader(metrics: dict[str, float], a: str, b: str) -> str:
+    return a if metrics[a] <= metrics[b] else b
+
+
+def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
+                progress: Progress | None = None) -> list[ScalePoint]:
+    """Cost per useful GPU-hour of every fabric at each feasible GPU count of the grid."""
+    points = []
+    for gpus in grid:
+        scaled = scaled_spec(spec, gpus)
+        if scaled is None:
+            continue
+        if progress:
+            progress(f"scale search: {gpus:,} GPUs")
+        try:
+            outcomes = fabric_outcomes(scaled, catalog)
+        except FabricplanError:  # a design that cannot be built at this size is left out
+            continue
+        points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
+            f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}))
+    return points
+
+
+def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str]) -> dict[str, float] | None:
+    scaled = scaled_spec(spec, gpus)
+    if scaled is None:
+        return None
+    outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair))
+    return {f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}
+
+
+def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> list[Crossover]:
+    """For each pair of fabrics, the first GPU count (bisected between grid points, in whole nodes)
+    at which the fabric with the lower cost per useful GPU-hour changes."""
+    fabrics = [c.profile for c in spec.fabric_choices()]
+    per_node = spec.cluster.gpus_per_node
+    results = []
+    for i, a in enumerate(fabrics):
+        for b in fabrics[i + 1:]:
+            points = [p for p in curve if a in p.cost_per_useful_gpu_hour_usd and b in p.cost_per_useful_gpu_hour_usd]
+            if not points:
+                continue
+            first = _leader(points[0].cost_per_useful_gpu_hour_usd, a, b)
+            change = next((k for k, p in enumerate(points) if _leader(p.cost_per_useful_gpu_hour_usd, a, b) != first), None)
+            if change is None:
+                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=first, leader_above=None,
+                                         note=f"{first} leads at every searched size "
+                                              f"({points[0].gpus:,}-{points[-1].gpus:,} GPUs)"))
+                continue
+            low, high = points[change - 1].gpus // per_node, points[change].gpus // per_node
+            while high - low > 1:
+                mid = (low + high) // 2
+                metrics = _pair_metrics(spec, catalog, mid * per_node, (a, b))
+                if metrics is None:
+                    break
+                if _leader(metrics, a, b) == first:
+                    low = mid
+                else:
+                    high = mid
+            after = _leader(points[change].cost_per_useful_gpu_hour_usd, a, b)
+            results.append(Crossover(fabric_a=a, fabric_b=b, gpus=high * per_node, leader_below=first,
+                                     leader_above=after,
+                                     note=f"{first} leads below {high * per_node:,} GPUs, {after} from there"
+                                          f" (searched {points[0].gpus:,}-{points[-1].gpus:,})"))
+    return results
+
+
+def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
+    index = MATURITY_LEVELS.index(spec.operations.maturity)
+    level = MATURITY_LEVELS[min(max(index + step, 0), len(MATURITY_LEVELS) - 1)]
+    operations = spec.operations.model_copy(update={"maturity": level})
+    return spec.model_copy(update={"operations": operations}), f"maturity {level}"
+
+
+def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float = 0.3,
+                progress: Progress | None = None) -> list[SensitivityRow]:
+    """Re-decide with each factor moved down and up; report the winner each way and whether it flips."""
+    base = evaluate(spec, catalog)
+    base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
+    winner = base.recommendation.recommended
+    low, high = 1 - swing, 1 + swing
+    cases: list[tuple[str, str, str, Callable[[float], tuple[ClusterSpec, Scenario]]]] = [
+        ("switch prices", f"-{swing:.0%}", f"+{swing:.0%}",
+         lambda m: (spec, Scenario(price_multipliers=(("switches", m),)))),
+        ("NIC prices", f"-{swing:.0%}", f"+{swing:.0%}", lambda m: (spec, Scenario(price_multipliers=(("nics", m),)))),
+        ("optics and cable prices", f"-{swing:.0%}", f"+{swing:.0%}",
+         lambda m: (spec, Scenario(price_multipliers=(("optics", m), ("cables", m))))),
+        ("energy price", f"-{swing:.0%}", f"+{swing:.0%}", lambda m: (spec, Scenario(energy_multiplier=m))),
+        ("achievable GPU efficiency", f"-{swing:.0%}", f"+{swing:.0%}",
+         lambda m: (spec, Scenario(levers=Levers(efficiency_multiplier=m)))),
+    ]
+    rows = []
+    for factor, low_label, high_label, make in cases:
+        if progress:
+            progress(f"sensitivity: {factor}")
+        decisions = []
+        for multiplier in (low, high):
+            case_spec, scenario = make(multiplier)
+            decisions.append(evaluate(case_spec, catalog, scenario))
+        rows.append(_row(factor, low_label, high_label, decisions, base_metric, winner))
+    if progress:
+        progress("sensitivity: operations maturity")
+    down, down_label = _maturity_step(spec, -1)
+    up, up_label = _maturity_step(spec, +1)
+    decisions = [evaluate(down, catalog), evaluate(up, catalog)]
+    rows.append(_row("operations maturity one step", down_label, up_label, decisions, base_metric, winner))
+    return rows
+
+
+def _row(factor, low_label, high_label, decisions, base_metric, winner) -> SensitivityRow:
+    winners = [d.recommendation.recommended for d in decisions]
+    changes = [{f: o.cost_per_useful_gpu_hour_usd / base_metric[f] - 1 for f, o in d.outcomes.items()}
+               for d in decisions]
+    return SensitivityRow(factor=factor, low_label=low_label, high_label=high_label, winner_low=winners[0],
+                          winner_high=winners[1], flips=any(w != winner for w in winners),
+                          metric_change_low=changes[0], metric_change_high=changes[1])

@@ -1,0 +1,117 @@
+"""Build the fabric (links from the cabling file) and run every enabled rule over it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricplan.errors import InputError
+from fabricplan.ops.lint.config import LintConfig, load_config
+from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.rules import RULES
+from fabricplan.ops.model import CablingEntry, Fabric, Link, NicQos, SwitchPortQos
+from fabricplan.ops.readers import read_cabling, read_config_db, read_nics
+
+
+@dataclass
+class LintResult:
+    fabric: Fabric
+    findings: list[Finding]
+    notes: list[str] = field(default_factory=list)  # things the user should know (go to stderr)
+
+
+def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
+                 cabling: Sequence[CablingEntry] | None) -> tuple[Fabric, list[str]]:
+    """Pair NIC ports with switch ports using the cabling file.
+
+    Uncabled NICs and switch ports become one-sided links (their one-sided rules still run).
+    Without a cabling file, a single NIC and a single switch port are paired.
+    """
+    notes: list[str] = []
+    nic_by_name = {nic.name: nic for nic in nics}
+    port_by_name: dict[str, SwitchPortQos] = {}
+    for port in ports:
+        if port.name in port_by_name:
+            raise InputError(f"switch port {port.name} appears in two inputs (also {port_by_name[port.name].source})",
+                             location=port.source)
+        port_by_name[port.name] = port
+    links: list[Link] = []
+    used_nics: set[str] = set()
+    used_ports: set[str] = set()
+    if cabling:
+        for entry in cabling:
+            nic = nic_by_name.get(entry.nic)
+            port = port_by_name.get(entry.switch_port)
+            if nic is None and port is None:
+                continue
+            if nic is None:
+                notes.append(f"{entry.location}: NIC {entry.nic} not captured; checking {entry.switch_port} alone")
+            if port is None:
+                notes.append(f"{entry.location}: switch port {entry.switch_port} not in any config_db; checking {entry.nic} alone")
+            links.append(Link(nic=nic, switch=port, cable_m=entry.length_m, location=entry.location))
+            if nic is not None:
+                used_nics.add(nic.name)
+            if port is not None:
+                used_ports.add(port.name)
+    elif len(nics) == 1 and len(ports) == 1:
+        links.append(Link(nic=nics[0], switch=ports[0]))
+        used_nics.add(nics[0].name)
+        used_ports.add(ports[0].name)
+    elif nics and ports:
+        notes.append("no --cabling file: NIC and switch sides are checked separately (no cross-link checks)")
+    for nic in nics:
+        if nic.name not in used_nics:
+            if cabling:
+                notes.append(f"NIC {nic.name} is not in the cabling file; checking it alone")
+            links.append(Link(nic=nic, switch=None))
+    for port in ports:
+        if port.name not in used_ports:
+            links.append(Link(nic=None, switch=port))
+    return Fabric(links=links, nics=list(nics), switch_ports=list(ports)), notes
+
+
+def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
+    """Run every enabled rule; severities come from the config (or the rule's default)."""
+    config = config or LintConfig()
+    findings: list[Finding] = []
+    for rule in RULES:
+        settings = config.for_rule(rule)
+        if not settings.enabled:
+            continue
+        targets = [fabric] if rule.SCOPE == "fabric" else fabric.links
+        for target in targets:
+            for item in rule.check(target, settings.options):
+                item.severity = settings.severity
+                findings.append(item)
+    return findings
+
+
+def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | str],
+               cabling_path: Path | str | None = None, config_path: Path | str | None = None) -> LintResult:
+    """Read every input, build the fabric and lint it (what ``fabricplan lint`` does)."""
+    config = load_config(config_path, RULES)
+    if not nic_paths and not switch_paths:
+        raise InputError("nothing to lint: give --nic and/or --switch inputs")
+    nics = read_nics(list(nic_paths)) if nic_paths else []
+    ports: list[SwitchPortQos] = []
+    for path in _expand_switch_paths(switch_paths):
+        ports.extend(read_config_db(path))
+    cabling = read_cabling(cabling_path) if cabling_path is not None else None
+    fabric, notes = build_fabric(nics, ports, cabling)
+    return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)
+
+
+def _expand_switch_paths(paths: Sequence[Path | str]) -> list[Path]:
+    """A folder stands for every ``*.json`` below it (e.g. ``leafNN/config_db.json``)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.rglob("*.json"))
+            if not found:
+                raise InputError("folder holds no config_db JSON files", location=str(p))
+            out.extend(found)
+        else:
+            out.append(p)
+    return out

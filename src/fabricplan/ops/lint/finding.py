@@ -1,0 +1,42 @@
+"""A finding: one problem a rule found on one link (or NIC / switch port)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Ordered from least to most severe.
+SEVERITIES = ("info", "warning", "error")
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+@dataclass(slots=True)
+class Finding:
+    """What a rule reports.
+
+    ``evidence`` holds the values seen on each side (``{"nic": {...}, "switch": {...}}``),
+    ``fix`` the command or config change, ``location`` where the offending value sits
+    (``file:line`` or ``file:$.TABLE.key.field``).
+    """
+
+    rule_id: str
+    message: str
+    link: str
+    fix: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    location: str | None = None
+    severity: str = "error"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule_id,
+            "severity": self.severity,
+            "link": self.link,
+            "message": self.message,
+            "evidence": self.evidence,
+            "fix": self.fix,
+            "location": self.location,
+        }

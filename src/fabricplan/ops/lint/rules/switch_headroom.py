@@ -1,0 +1,104 @@
+"""HDRM001 — switch PG headroom (xoff) is at least what speed, cable length and MTU need.
+
+For every lossless PG profile on a port with PFC, computes the required headroom with SONiC's
+Spectrum algorithm (``ops.headroom.sonic_headroom``; option ``headroom_model: generic`` uses the
+IEEE 802.1Qbb lower bound instead) from ``PORT.speed``, ``CABLE_LENGTH`` (or the longer real
+cable from the cabling file) and ``PORT.mtu``, and compares it with ``BUFFER_PROFILE.xoff`` and
+``size``. A lossless port without ``CABLE_LENGTH`` cannot be checked and is reported.
+
+Passing::
+
+    Ethernet0 100G, CABLE_LENGTH 5m, mtu 9100 -> need xoff 81920, size 100352;
+    pg_lossless_100000_5m_profile xoff 81920, size 100352
+
+Failing::
+
+    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 163840 > 81920: drops before the pause lands
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from fabricplan.errors import InputError
+from fabricplan.ops import defaults, headroom
+from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.rules._common import finding, hset
+from fabricplan.ops.model import BufferProfile, Link
+
+ID = "HDRM001"
+SEVERITY = "error"
+SCOPE = "link"
+TITLE = "Switch PG headroom (xoff) covers speed, cable length and MTU"
+DEFAULTS: dict[str, Any] = {
+    "headroom_model": defaults.value("lint.headroom_model"),
+    "asic": defaults.value("headroom.sonic.default_asic"),
+}
+
+
+def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+    port = link.switch
+    if port is None or not port.pfc_enable:
+        return
+    profiles = {p.name: p for p in port.buffer_pg.values() if p.lossless and not p.computed}
+    if not profiles and not port.buffer_pg:
+        return
+    if port.cable_length_m is None:
+        yield finding(ID, link, f"lossless port {port.port} has no CABLE_LENGTH; headroom cannot be sized",
+                      hset("CABLE_LENGTH|AZURE", port.port, f"{link.cable_m:g}m" if link.cable_m else "<length>m"),
+                      {"switch": {"pfc_enable": sorted(port.pfc_enable), "cable_length": None}},
+                      port.where("cable_length"))
+        return
+    if port.speed_mbps is None:
+        return
+    cable = port.cable_length_m
+    if link.cable_m is not None and link.cable_m > cable:
+        yield finding(ID, link, f"CABLE_LENGTH {cable:g} m is shorter than the real cable {link.cable_m:g} m",
+                      hset("CABLE_LENGTH|AZURE", port.port, f"{link.cable_m:g}m"),
+                      {"switch": {"cable_length_m": cable}, "cabling": {"length_m": link.cable_m}},
+                      port.where("cable_length"))
+        cable = link.cable_m
+    mtu = port.mtu if port.mtu is not None else defaults.value("headroom.sonic.default_port_mtu_bytes")
+    try:
+        if options["headroom_model"] == "generic":
+            need = headroom.generic_headroom(port.speed_mbps, cable, mtu)
+        else:
+            need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, options["asic"],
+                                           port.small_packet_percentage,
+                                           shared_headroom_pool=port.shared_headroom_pool)
+    except InputError as exc:  # e.g. a speed without a pause-quanta entry for the generic model
+        raise InputError(exc.message, location=port.where("speed")) from None
+    for name, profile in sorted(profiles.items()):
+        short = []
+        if (profile.xoff_bytes or 0) < need.xoff_bytes:
+            short.append(f"xoff {profile.xoff_bytes} < {need.xoff_bytes}")
+        if need.model == "sonic" and profile.size_bytes is not None and profile.size_bytes < need.size_bytes:
+            short.append(f"size {profile.size_bytes} < {need.size_bytes}")
+        if not short:
+            continue
+        pgs = sorted(i for i, p in port.buffer_pg.items() if p is profile)
+        yield finding(ID, link,
+                      f"PG headroom too small for {port.speed_mbps // 1000}G, {cable:g} m, MTU {mtu} "
+                      f"({need.model} model): " + ", ".join(short),
+                      _fix(port.port, pgs, profile, need, cable),
+                      {"switch": {"profile": name, "xoff": profile.xoff_bytes, "size": profile.size_bytes,
+                                  "speed_mbps": port.speed_mbps, "cable_m": cable, "mtu": mtu},
+                       "required": {"xoff": need.xoff_bytes, "size": need.size_bytes, "model": need.model}},
+                      port.locations.get(f"pg{pgs[0]}", port.source) if pgs else port.source)
+
+
+def _fix(port: str, pgs: list[int], profile: BufferProfile, need: headroom.HeadroomResult, cable: float) -> str:
+    """A new per-(speed, cable) profile, as SONiC names them, and the PG pointed at it."""
+    speed = need.inputs["speed_mbps"]
+    new = f"pg_lossless_{speed}_{cable:g}m_profile"
+    fields = {"pool": profile.pool.name if profile.pool else "ingress_lossless_pool", "xoff": need.xoff_bytes}
+    if need.xon_bytes is not None:
+        fields["xon"] = need.xon_bytes
+    fields["size"] = max(need.size_bytes, need.xoff_bytes if need.model == "generic" else 0)
+    if profile.dynamic_th is not None:
+        fields["dynamic_th"] = profile.dynamic_th
+    first, *rest = fields.items()
+    steps = [hset(f"BUFFER_PROFILE|{new}", first[0], first[1], **dict(rest))]
+    steps += [hset(f"BUFFER_PG|{port}|{pg}", "profile", new) for pg in pgs]
+    return "; ".join(steps) + f" (from: fabricplan headroom --speed {speed} --cable {cable:g}m --mtu {need.inputs.get('port_mtu_bytes', need.inputs.get('mtu_bytes'))} --model {need.model})"

@@ -1,0 +1,334 @@
+"""Collective communication time on a fabric: NCCL's cost model fed from the catalog.
+
+A fabric profile and a GPU become the inputs NCCL's tuner would see (:class:`Communicator`):
+
+* Intra-node: ``nvlink_links x NCCL's per-link NVLink bandwidth`` [GB/s] (A100 12 x 20 = 240,
+  H100 18 x 20.6 = 370.8).
+* Inter-node: ``k`` NICs per node (``min(nics_per_node, ranks per node)``), each at the fabric's
+  effective bandwidth (e.g. NDR 47 GB/s) times the routing efficiency (static ECMP hash collisions
+  from :mod:`fabricplan.perf.ecmp`, mostly removed by adaptive routing); ``max(k, 2)`` channels.
+  Ring graphs run intra and inter at the same per-channel speed; tree, CollNet and NVLS graphs
+  may run intra-node at up to twice the inter speed (NCCL's search rule), which is why 2-node
+  Tree/NVLSTree/CollNet can show a busbw above the NIC line rate.
+* ``latencyInter``: the fabric's extra point-to-point latency over the InfiniBand profile that
+  NCCL's constants were tuned on (0 for InfiniBand, ~0.7 us per switch hop for RoCE, ~9 us for
+  kernel TCP).
+
+AllReduce, AllGather, ReduceScatter, Broadcast and Reduce use NCCL's tuner
+(:mod:`fabricplan.perf.nccl_tuner`); SendRecv is modelled as a 2-rank Broadcast and AllToAll as
+parallel point-to-point transfers (each GPU through its own NIC, "Alltoall cannot aggregate the
+bandwidth of multiple NICs", sjeaugey, NVIDIA/nccl-tests#267).
+
+Output follows nccl-tests: ``algbw = size / time``, ``busbw = algbw x factor`` with factor
+``2(n-1)/n`` (AllReduce), ``(n-1)/n`` (AllGather, ReduceScatter, AllToAll) and 1 otherwise.
+
+References
+----------
+.. [1] NVIDIA/nccl-tests doc/PERFORMANCE.md (algbw/busbw definitions).
+.. [2] NVIDIA/nccl src/graph/tuning.cc, src/graph/topo.h, src/graph/search.cc.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+from fabricplan.errors import InputError
+from fabricplan.perf import nccl_tuner
+from fabricplan.perf.ecmp import routed_efficiency
+from fabricplan.perf.latency import perf_parameter, point_to_point_latency
+from fabricplan.perf.nccl_tuner import Communicator, Graph
+
+OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv")
+_ARCH_COMPUTE_CAPABILITY = {"volta": 70, "ampere": 80, "hopper": 90, "blackwell": 100}
+_NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL = {70: 50.0, 80: 50.0, 90: 50.0, 100: 100.0}
+
+
+def bus_bandwidth_factor(operation: str, n_ranks: int) -> float:
+    """nccl-tests busbw/algbw factor: 2(n-1)/n AllReduce; (n-1)/n AG, RS, AllToAll; else 1."""
+    if operation == "all_reduce":
+        return 2.0 * (n_ranks - 1) / n_ranks
+    if operation in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n_ranks - 1) / n_ranks
+    return 1.0
+
+
+def gpu_compute_capability(gpu) -> int:
+    """Compute capability x10 from the catalog field, else from the architecture name."""
+    value = getattr(gpu, "compute_capability", None)
+    if value:
+        return int(value)
+    try:
+        return _ARCH_COMPUTE_CAPABILITY[gpu.architecture]
+    except KeyError:
+        raise InputError(f"unknown GPU architecture '{gpu.architecture}'; "
+                         f"known: {', '.join(_ARCH_COMPUTE_CAPABILITY)}") from None
+
+
+def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
+    """NCCL's intra-node bus bandwidth per GPU [GB/s]: NVLink links x NCCL's per-link bandwidth."""
+    cc = gpu_compute_capability(gpu)
+    links = getattr(gpu, "nvlink_links", None)
+    if links is None:
+        per_link = _NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL.get(cc, 50.0)
+        links = round(gpu.nvlink_bandwidth_gbytes_per_s / per_link)
+    return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)
+
+
+@dataclass(frozen=True)
+class NetworkPlacement:
+    """Where a communicator's nodes sit in the fabric (for ECMP and hop counts).
+
+    ``nodes_per_leaf``: nodes whose NIC of one rail shares a leaf; ``leaf_uplinks``: uplinks per
+    leaf; ``tiers``: switch tiers the job spans (1 = one switch).
+    """
+
+    tiers: int = 1
+    nodes_per_leaf: int = 1
+    leaf_uplinks: int = 1
+
+
+@lru_cache(maxsize=1024)
+def placement_for(n_nodes: int, nics_per_node: int, radix: int, style: str = "rail_optimized") -> NetworkPlacement:
+    """Place ``n_nodes`` on the smallest fabric that holds them (topology.size_fabric)."""
+    from fabricplan.topology import size_fabric
+
+    if n_nodes <= 1:
+        return NetworkPlacement()
+    size = size_fabric(nodes=n_nodes, nics_per_node=nics_per_node, radix=radix, style=style)
+    if size.tiers == 1:
+        return NetworkPlacement(1, n_nodes, 1)
+    return NetworkPlacement(size.tiers, max(size.servers_per_leaf, 1), max(size.leaf_uplinks, 1))
+
+
+def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
+    """Share of the per-NIC bandwidth left after ECMP collisions for a traffic ``pattern``.
+
+    Flows crossing a leaf's uplinks: ring = channels per NIC (each ring leaves a leaf group once),
+    tree = every node under the leaf, all_to_all = every node to every remote node, each times the
+    NCCL queue pairs per connection. 1 when the job fits under one leaf.
+    """
+    if placement.tiers <= 1 or n_nodes <= placement.nodes_per_leaf:
+        return 1.0
+    per_connection = int(perf_parameter("nccl_ib_qps_per_connection"))
+    channels = int(perf_parameter("nccl_channels_per_nic"))
+    remote_nodes = max(n_nodes - placement.nodes_per_leaf, 1)
+    flows = {"ring": channels, "tree": placement.nodes_per_leaf * channels,
+             "all_to_all": placement.nodes_per_leaf * remote_nodes}[pattern] * per_connection
+    return routed_efficiency(flows, placement.leaf_uplinks, fabric.routing == "adaptive",
+                             perf_parameter("adaptive_routing_residual_collision_fraction"))
+
+
+def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int) -> float:
+    """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0."""
+    mine = point_to_point_latency(fabric, switch_ns, switches).total_us
+    reference = point_to_point_latency(reference_fabric, reference_switch_ns, switches).total_us
+    return max(mine - reference, 0.0)
+
+
+def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
+                       per_nic_bandwidth_gbytes_per_s: float | None = None,
+                       placement: NetworkPlacement | None = None, latency_inter: float = 0.0,
+                       cpu_vendor: str = "intel") -> Communicator:
+    """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``."""
+    if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
+        raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
+    n_nodes = n_ranks // ranks_per_node
+    cc = gpu_compute_capability(gpu)
+    nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu)
+    placement = placement or NetworkPlacement()
+    if n_nodes == 1:
+        links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)), 2)
+        graph = Graph(links, nvlink / links, nvlink / links)
+        graphs = {"ring": graph, "tree": graph, "nvls": graph, "collnet": graph}
+    else:
+        nic = per_nic_bandwidth_gbytes_per_s or fabric.effective_bandwidth_gbytes_per_s
+        nics = min(nics_per_node, ranks_per_node)
+        channels = max(nics, 2)
+
+        def graph_for(pattern: str, intra_multiplier: float) -> Graph:
+            inter = nics * nic * routing_efficiency(fabric, placement, pattern, n_nodes) / channels
+            if ranks_per_node == 1:
+                return Graph(channels, inter, inter)
+            if intra_multiplier == 1.0:  # rings run one speed through NVLink and the NIC
+                inter = min(inter, nvlink / channels)
+            return Graph(channels, min(intra_multiplier * inter, nvlink / channels), inter)
+
+        graphs = {"ring": graph_for("ring", 1.0), "tree": graph_for("tree", 2.0),
+                  "nvls": graph_for("tree", 2.0), "collnet": graph_for("ring", 2.0)}
+    return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
+                        cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
+                        collnet_enabled=bool(fabric.in_network_reduction), nvswitch=ranks_per_node >= 4)
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """Predicted time of one collective, with nccl-tests algbw/busbw and NCCL's choice."""
+
+    operation: str
+    size_bytes: int
+    n_gpus: int
+    gpus_per_node: int
+    n_nodes: int
+    fabric: str
+    nccl_version: str
+    algorithm: str
+    protocol: str
+    latency_us: float
+    time_us: float
+    algbw_gbytes_per_s: float
+    busbw_gbytes_per_s: float
+    per_nic_bandwidth_gbytes_per_s: float
+    routing_efficiency: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int) -> None:
+    if operation not in OPERATIONS:
+        raise InputError(f"unknown collective '{operation}'; known: {', '.join(OPERATIONS)}", location="op")
+    if not isinstance(size_bytes, int) or size_bytes <= 0:
+        raise InputError(f"size must be a positive number of bytes, got {size_bytes}", location="size")
+    if n_gpus < 2:
+        raise InputError(f"a collective needs at least 2 GPUs, got {n_gpus}", location="gpus")
+    if gpus_per_node < 1 or n_gpus % min(gpus_per_node, n_gpus):
+        raise InputError(f"GPU count ({n_gpus}) must be a multiple of GPUs per node ({gpus_per_node})",
+                         location="gpus")
+
+
+@lru_cache(maxsize=1)
+def default_catalog():
+    """The bundled catalog, loaded once."""
+    from fabricplan.catalog import load_catalog
+
+    return load_catalog()
+
+
+def load_reference_fabric_id() -> str:
+    """The fabric NCCL's latency constants are taken to describe (perf_defaults.yaml)."""
+    from fabricplan.catalog.files import load_data_file
+
+    return load_data_file("perf_defaults.yaml")["parameters"]["nccl_latency_reference_fabric"]["value"]
+
+
+def fabric_context(fabric, catalog, n_nodes: int, nics_per_node: int):
+    """(fabric profile, placement, latencyInter [us]) for a fabric id or profile on ``n_nodes`` nodes."""
+    catalog = catalog or default_catalog()
+    profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
+    switch = catalog.switch(profile.hardware.switch)
+    radix = switch.radix_at(profile.link_rate_gbps) or max(switch.ports_by_speed_gbps.values())
+    placement = placement_for(n_nodes, nics_per_node, radix)
+    reference = catalog.fabric(load_reference_fabric_id())
+    reference_switch = catalog.switch(reference.hardware.switch)
+    switches = {1: 1, 2: 3, 3: 5}[placement.tiers]
+    extra = latency_inter_us(profile, reference, switch.port_to_port_latency_ns,
+                             reference_switch.port_to_port_latency_ns, switches)
+    return profile, placement, extra
+
+
+def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, fabric, gpu, *,
+                    nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
+                    nccl_version: str | None = None, cpu_vendor: str = "intel", catalog=None,
+                    per_nic_bandwidth_gbytes_per_s: float | None = None,
+                    placement: NetworkPlacement | None = None) -> CollectiveResult:
+    """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
+
+    Parameters
+    ----------
+    operation : all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or send_recv.
+    size_bytes : nccl-tests "size" [bytes] (total buffer for AllGather/ReduceScatter/AllToAll).
+    n_gpus, gpus_per_node : ranks and ranks per node; ``n_gpus`` must be a multiple.
+    fabric : a catalog fabric id or FabricProfile (effective per-NIC bandwidth, routing, SHARP).
+    gpu : a catalog Gpu (compute capability, NVLink links).
+    algorithm, protocol : force one, like ``NCCL_ALGO``/``NCCL_PROTO``; InputError if unavailable.
+    nccl_version : tuner constants to use (default: newest bundled).
+    """
+    _validate(operation, size_bytes, n_gpus, gpus_per_node)
+    ranks_per_node = min(gpus_per_node, n_gpus)
+    n_nodes = n_gpus // ranks_per_node
+    nics_per_node = nics_per_node or gpus_per_node
+    profile, auto_placement, extra = fabric_context(fabric, catalog, n_nodes, nics_per_node)
+    placement = placement or auto_placement
+    constants = nccl_tuner.tuner_constants(nccl_version)
+    nic = per_nic_bandwidth_gbytes_per_s or profile.effective_bandwidth_gbytes_per_s
+    build = dict(nics_per_node=nics_per_node, per_nic_bandwidth_gbytes_per_s=nic, placement=placement,
+                 latency_inter=extra, cpu_vendor=cpu_vendor)
+    if operation in nccl_tuner.TUNED_COLLECTIVES:
+        comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
+        choice = nccl_tuner.select_algorithm(constants, comm, operation, size_bytes, algorithm, protocol)
+    elif operation == "send_recv":
+        pair_per_node = 1 if n_nodes > 1 else 2
+        comm = build_communicator(2, pair_per_node, gpu, profile, **build)
+        choice = nccl_tuner.select_algorithm(constants, comm, "broadcast", size_bytes, algorithm, protocol)
+    else:
+        choice = _all_to_all(constants, n_gpus, ranks_per_node, gpu, profile, size_bytes, build, algorithm, protocol)
+    time_us = float(choice.time_us)
+    algbw = size_bytes / (time_us * 1000.0)
+    pattern = {"ring": "ring", "p2p": "all_to_all"}.get(choice.algorithm, "tree")
+    efficiency = float(routing_efficiency(profile, placement, pattern, n_nodes))
+    return CollectiveResult(
+        operation=operation, size_bytes=size_bytes, n_gpus=n_gpus, gpus_per_node=ranks_per_node, n_nodes=n_nodes,
+        fabric=profile.id, nccl_version=constants["version"], algorithm=choice.algorithm, protocol=choice.protocol,
+        latency_us=float(choice.latency_us), time_us=time_us, algbw_gbytes_per_s=algbw,
+        busbw_gbytes_per_s=algbw * bus_bandwidth_factor(operation, n_gpus),
+        per_nic_bandwidth_gbytes_per_s=float(nic),
+        routing_efficiency=efficiency)
+
+
+def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):
+    """AllToAll as parallel sends: ``t = t_p2p(0) + (n-1) * per_peer + max(remote/B_nic, local/B_nvl)``.
+
+    Each rank sends ``size/n`` to every peer; remote bytes leave through the GPU's own NIC share
+    ``k * B_nic * routing / ppn``; local bytes use NVLink.
+    """
+    if algorithm not in (None, "ring") or protocol not in (None, "simple"):
+        raise InputError("all_to_all is a set of point-to-point transfers; it has no algorithm/protocol to force",
+                         location="algo")
+    n_nodes = n_gpus // ranks_per_node
+    pair = build_communicator(2, 1 if n_nodes > 1 else 2, gpu, fabric, **build)
+    start = nccl_tuner.select_algorithm(constants, pair, "broadcast", 1).latency_us
+    peers_latency = (n_gpus - 1) * perf_parameter("alltoall_per_peer_latency_us")
+    remote = size_bytes * (n_gpus - ranks_per_node) / n_gpus
+    local = size_bytes * (ranks_per_node - 1) / n_gpus
+    nics = min(build["nics_per_node"], ranks_per_node)
+    efficiency = routing_efficiency(fabric, build["placement"], "all_to_all", n_nodes)
+    nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
+    transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,
+                   local / (nvlink_bus_bandwidth_gbytes_per_s(gpu) * 1000.0))
+    latency = start + peers_latency
+    bandwidth = size_bytes / (transfer * 1000.0) if transfer else math.inf
+    return nccl_tuner.AlgorithmChoice("p2p", "simple", latency, bandwidth, latency + transfer)
+
+
+def parse_size(text: str) -> int:
+    """'8GiB', '16MiB', '512KB', '8B' or '1024' -> bytes (KiB/MiB/GiB = 2^10.., KB/MB/GB = 10^3..)."""
+    units = {"b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30,
+             "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+    cleaned = text.strip().lower().replace(" ", "")
+    number = cleaned.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = cleaned[len(number):] or "b"
+    try:
+        value = float(number)
+    except ValueError:
+        raise InputError(f"cannot read size '{text}'; use e.g. 8B, 64KiB, 16MiB, 8GiB", location="size") from None
+    if unit not in units:
+        raise InputError(f"unknown size unit '{unit}' in '{text}'; use B, KiB, MiB, GiB (or KB, MB, GB)",
+                         location="size")
+    size = int(round(value * units[unit]))
+    if size <= 0:
+        raise InputError(f"size must be positive, got '{text}'", location="size")
+    return size
+
+
+def sweep_sizes(start_bytes: int, stop_bytes: int, factor: int = 2) -> list[int]:
+    """Sizes start, start*factor, ... <= stop, like nccl-tests ``-b -e -f``."""
+    if start_bytes <= 0 or stop_bytes < start_bytes or factor < 2:
+        raise InputError(f"need 0 < start <= stop and factor >= 2, got {start_bytes}:{stop_bytes} x{factor}",
+                         location="sweep-sizes")
+    sizes, size = [], start_bytes
+    while size <= stop_bytes:
+        sizes.append(size)
+        size *= factor
+    return sizes

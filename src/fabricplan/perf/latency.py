@@ -1,0 +1,91 @@
+"""Point-to-point latency across a fabric: host stack, switch hops, cable, serialisation.
+
+One-way time of one message between two GPUs' NICs::
+
+    t = host_stack + n_switches * port_to_port + cable_propagation + message_bytes / link_rate
+        (small messages: wire serialisation at line rate)
+    t_bw = t_small(0 B) + message_bytes / effective_bandwidth      (bandwidth-bound regime)
+
+``host_stack_latency_us`` is the fabric profile's end-host pair cost (kernel TCP vs RDMA verbs,
+both NICs and PCIe, as perftest/ib_write_lat reports it back to back); switch latency comes from
+the catalog switch; hops from the tier the two endpoints share: same leaf = 1 switch, same pod
+(leaf-spine-leaf) = 3, across the core = 5.
+
+References
+----------
+.. [1] linux-rdma/perftest#131: ib_write_lat 0.93 us inline / 1.32 us not inline.
+.. [2] Switch port-to-port latencies: catalog ``switches.yaml`` (sources per entry).
+.. [3] Fibre group index 1.468: Corning SMF-28 datasheet (perf_defaults.yaml).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fabricplan.catalog.files import load_data_file
+from fabricplan.errors import InputError
+
+HopClass = Literal["same_leaf", "same_pod", "cross_core"]
+SWITCHES_BY_HOP_CLASS: dict[str, int] = {"same_leaf": 1, "same_pod": 3, "cross_core": 5}
+
+
+def perf_parameter(name: str) -> float:
+    """A value from ``perf_defaults.yaml`` (unit and source alongside it in the file)."""
+    return float(load_data_file("perf_defaults.yaml")["parameters"][name]["value"])
+
+
+@dataclass(frozen=True)
+class LatencyBreakdown:
+    """One-way point-to-point latency and its parts [us]."""
+
+    fabric: str
+    hop_class: str
+    switches: int
+    message_bytes: int
+    host_stack_us: float
+    switching_us: float
+    propagation_us: float
+    serialization_us: float
+    total_us: float
+    bandwidth_bound_us: float
+
+
+def serialization_us(message_bytes: int, link_rate_gbps: float, mtu_bytes: int) -> float:
+    """Time to put one message on the wire at line rate, one MTU-sized packet at a time [us].
+
+    Cut-through switches forward after the header, so the message is serialised once end to end.
+    """
+    return message_bytes * 8.0 / (link_rate_gbps * 1000.0)
+
+
+def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: HopClass | int = "same_leaf",
+                           message_bytes: int = 8) -> LatencyBreakdown:
+    """One-way latency between two NICs on ``fabric`` (a catalog FabricProfile) [us].
+
+    ``hop_class`` is "same_leaf", "same_pod", "cross_core" or a number of switches.
+    Returns both the small-message time (serialised at line rate) and the bandwidth-bound time
+    (``message_bytes / effective_bandwidth``).
+    """
+    if message_bytes < 0:
+        raise InputError(f"message size must be >= 0 bytes, got {message_bytes}")
+    if isinstance(hop_class, int):
+        switches, label = hop_class, f"{hop_class}_switches"
+    elif hop_class in SWITCHES_BY_HOP_CLASS:
+        switches, label = SWITCHES_BY_HOP_CLASS[hop_class], hop_class
+    else:
+        raise InputError(f"unknown hop class '{hop_class}'; known: {', '.join(SWITCHES_BY_HOP_CLASS)}")
+    switching = switches * switch_port_to_port_ns / 1000.0
+    copper = fabric.hardware.host_dac is not None
+    host_prop = perf_parameter("copper_propagation_ns_per_m" if copper else "fibre_propagation_ns_per_m")
+    propagation = (2 * perf_parameter("host_link_length_m") * host_prop
+                   + max(switches - 1, 0) * perf_parameter("switch_link_length_m")
+                   * perf_parameter("fibre_propagation_ns_per_m")) / 1000.0
+    mtu = perf_parameter("rdma_mtu_bytes" if fabric.transport == "rdma" else "tcp_mtu_bytes")
+    wire = serialization_us(message_bytes, fabric.link_rate_gbps, int(mtu))
+    fixed = fabric.host_stack_latency_us + switching + propagation
+    bandwidth_bound = fixed + message_bytes / (fabric.effective_bandwidth_gbytes_per_s * 1000.0)
+    return LatencyBreakdown(fabric=fabric.id, hop_class=label, switches=switches, message_bytes=message_bytes,
+                            host_stack_us=fabric.host_stack_latency_us, switching_us=switching,
+                            propagation_us=propagation, serialization_us=wire, total_us=fixed + wire,
+                            bandwidth_bound_us=max(bandwidth_bound, fixed + wire))

@@ -1,0 +1,454 @@
+"""NCCL's own cost model: per algorithm and protocol a latency and a bandwidth, and the choice.
+
+NCCL predicts the time of a collective as ``time_us = lat + nBytes / (1000 * bw)`` where ``lat``
+[us] and ``bw`` [GB/s, algorithm bandwidth] depend on the collective, the algorithm (Ring, Tree,
+CollNet, NVLS, NVLSTree, PAT), the protocol (LL, LL128, Simple), the node count and the topology
+graph NCCL searched (channels and per-channel bandwidths). It then picks the fastest enabled
+(algorithm, protocol). This module re-implements that model for several NCCL releases with the
+constants in ``catalog/data/nccl_tuner.yaml``; it does not know about fabrics or catalogs (see
+:mod:`fabricplan.perf.collectives` for how a fabric profile becomes a :class:`Communicator`).
+
+Only one operation per launch is modelled (``numPipeOps = 1``, so ``latCount = 1``), and NCCL's
+Reduce/Broadcast rings are assumed to use the same channels (``sameChannels``).
+
+References
+----------
+.. [1] NVIDIA/nccl ``src/graph/tuning.cc`` (``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``),
+   tags v2.7.5-1, v2.17.1-1, v2.19.3-1 and master 5067397 (2.30.7).
+.. [2] shared/reference/nccl_model.md §3 (constants and derived latency vectors).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fabricplan.catalog.files import load_data_file
+from fabricplan.errors import InputError
+
+ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
+PROTOCOLS = ("ll", "ll128", "simple")
+TUNED_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
+ARCHITECTURES = ("volta", "ampere", "hopper", "blackwell")
+CpuVendor = Literal["intel", "amd"]
+IntraLink = Literal["nvlink", "pci"]
+
+_PROTOCOL_INDEX = {name: index for index, name in enumerate(PROTOCOLS)}
+
+
+def tuner_versions() -> tuple[str, ...]:
+    """NCCL releases whose tuner constants are bundled."""
+    return tuple(load_data_file("nccl_tuner.yaml")["versions"])
+
+
+def tuner_constants(version: str | None = None) -> dict[str, Any]:
+    """The constants of one NCCL release (default: the newest bundled), as a read-only mapping."""
+    data = load_data_file("nccl_tuner.yaml")
+    version = version or data["default_version"]
+    if version not in data["versions"]:
+        known = ", ".join(data["versions"])
+        raise InputError(f"unknown NCCL version '{version}'; known: {known}", location="nccl_version")
+    return {"version": version, **data["versions"][version]}
+
+
+def nvlink_bw_per_link_gbytes_per_s(compute_capability: int) -> float:
+    """NCCL's assumed NVLink bandwidth per link [GB/s] for a compute capability (x10)."""
+    table = load_data_file("nccl_tuner.yaml")["nvlink_bw_per_link_gbytes_per_s"]
+    eligible = [cc for cc in table if cc <= compute_capability]
+    return float(table[max(eligible)] if eligible else table[min(table)])
+
+
+def architecture(compute_capability: int) -> str:
+    """NCCL's table row for a GPU: volta (<80), ampere (80-89), hopper (90-99), blackwell (>=100)."""
+    if compute_capability >= 100:
+        return "blackwell"
+    if compute_capability >= 90:
+        return "hopper"
+    if compute_capability >= 80:
+        return "ampere"
+    return "volta"
+
+
+def log2_floor(value: int) -> int:
+    """``log2Down`` of NCCL: floor(log2(value)), -1 for 0."""
+    return value.bit_length() - 1 if value > 0 else -1
+
+
+@dataclass(frozen=True)
+class Graph:
+    """What NCCL's topology search found for one algorithm: channels and per-channel bandwidths.
+
+    ``bw_intra_gbytes_per_s`` and ``bw_inter_gbytes_per_s`` are per channel [GB/s].
+    """
+
+    n_channels: int
+    bw_intra_gbytes_per_s: float
+    bw_inter_gbytes_per_s: float
+
+
+@dataclass(frozen=True)
+class Communicator:
+    """The inputs of NCCL's tuner for one communicator.
+
+    ``graphs`` maps "ring", "tree", "collnet" and "nvls" to a :class:`Graph`;
+    ``latency_inter_us`` is the net plugin's reported latency (NCCL's ``latencyInter``; the IB and
+    socket plugins report 0).
+    """
+
+    n_ranks: int
+    n_nodes: int
+    compute_capability: int
+    graphs: dict[str, Graph]
+    cpu_vendor: CpuVendor = "intel"
+    intra_link: IntraLink = "nvlink"
+    latency_inter_us: float = 0.0
+    collnet_enabled: bool = False
+    nvswitch: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.n_ranks < 1 or self.n_nodes < 1 or self.n_ranks % self.n_nodes:
+            raise InputError(f"n_ranks ({self.n_ranks}) must be a positive multiple of n_nodes ({self.n_nodes})")
+
+    @property
+    def ranks_per_node(self) -> int:
+        return self.n_ranks // self.n_nodes
+
+    def graph(self, algorithm: str) -> Graph:
+        key = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}.get(algorithm, algorithm)
+        return self.graphs.get(key) or self.graphs["ring"]
+
+
+@dataclass(frozen=True)
+class AlgorithmChoice:
+    """One (algorithm, protocol) with NCCL's predicted latency [us], algbw [GB/s] and time [us]."""
+
+    algorithm: str
+    protocol: str
+    latency_us: float
+    bandwidth_gbytes_per_s: float
+    time_us: float
+
+
+def _n_steps(collective: str, n_ranks: int) -> int:
+    if collective == "all_reduce":
+        return 2 * (n_ranks - 1)
+    if collective in ("all_gather", "reduce_scatter"):
+        return n_ranks - 1
+    return n_ranks
+
+
+def _node_index(n_nodes: int) -> int:
+    return n_nodes - 1 if n_nodes <= 2 else 2
+
+
+def _per_arch(constants: dict, table: str, comm: Communicator) -> float:
+    return float(constants[table][architecture(comm.compute_capability)][_node_index(comm.n_nodes)])
+
+
+def _ll_max_bw(constants: dict, comm: Communicator) -> float:
+    """llMaxBw: GPU arch row on one node, CPU vendor row (0 Intel, 1 AMD) on more."""
+    rows = constants["ll_max_bw"]
+    if comm.n_nodes == 1:
+        row = rows[architecture(comm.compute_capability)]
+    else:
+        row = rows[ARCHITECTURES[1 if comm.cpu_vendor == "amd" else 0]]
+    return float(row[_node_index(comm.n_nodes)])
+
+
+def supports(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str) -> bool:
+    """Whether NCCL (this release) would consider ``algorithm``/``protocol`` for ``collective``."""
+    algorithms = constants["algorithms"]
+    if algorithm not in algorithms:
+        return False
+    if collective in ("broadcast", "reduce") and algorithm != "ring":
+        return False
+    if collective in ("all_gather", "reduce_scatter"):
+        allowed = {"ring", "nvls", "collnet_direct", "pat"} if "pat" in algorithms else {"ring", "nvls"}
+        if len(algorithms) == 3:  # 2.7.5: only Ring for anything but AllReduce
+            allowed = {"ring"}
+        if algorithm not in allowed:
+            return False
+    if collective == "all_reduce" and algorithm == "pat":
+        return False
+    if algorithm in ("nvls", "nvls_tree", "pat") and protocol != "simple":
+        return False
+    if algorithm == "pat" and not (comm.n_nodes == comm.n_ranks and comm.compute_capability >= 60):
+        return False
+    if algorithm == "nvls_tree" and comm.n_nodes == 1:
+        return False
+    if algorithm.startswith("collnet") and (not comm.collnet_enabled or comm.n_nodes == 1):
+        return False
+    if algorithm == "collnet_direct" and not comm.nvswitch:
+        return False
+    if algorithm in ("nvls", "nvls_tree"):
+        if comm.compute_capability < 90 or not comm.nvswitch:
+            return False
+        efficiency = constants.get("nvls_efficiency")
+        if efficiency is not None and efficiency[architecture(comm.compute_capability)] <= 0:
+            return False
+        if algorithm == "nvls" and comm.n_nodes > 1 and not comm.collnet_enabled:
+            return False
+    if protocol == "ll128":
+        if comm.intra_link != "nvlink" or comm.compute_capability not in constants["ll128_compute_capabilities"]:
+            return False
+    return True
+
+
+def algorithm_latency_us(constants: dict, comm: Communicator, collective: str, algorithm: str,
+                         protocol: str) -> float:
+    """NCCL's latency term ``comm->latencies[coll][algo][proto]`` [us] (before the ring plateau).
+
+    Ring (AllReduce/AllGather/ReduceScatter), 2.30.7::
+
+        lat = base + (nsteps - nInterSteps) * max(intraLat, netOverhead) + nInterSteps * interLat
+
+    Tree AllReduce: ``base + 2*((ppn-1)*intraLat + log2(nNodes)*interLat)``; CollNet, NVLS,
+    NVLSTree and PAT as in [1]_. Per-release differences (LL x1.8 intra latency before 2.19,
+    ``2*nNodes`` inter steps in 2.17/2.19, the ``latencyInter`` rule) come from the data file.
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoTuneModel``; nccl_model.md §3.1-3.3.
+    """
+    p = _PROTOCOL_INDEX[protocol]
+    hw_lat = constants["hw_latency_us"]
+    n_nodes, n_ranks, ppn = comm.n_nodes, comm.n_ranks, comm.ranks_per_node
+    base = float(constants["base_latency_us"][algorithm][p])
+    intra_lat = float(hw_lat[comm.intra_link][algorithm][p])
+    rule = constants["inter_latency_rule"]
+    if rule == "hw_only":
+        inter_lat = float(hw_lat["net"][algorithm][p])
+    elif rule == "replace":
+        # NCCL replaces hwLat by a non-zero plugin latency; ours is an extra over InfiniBand, so it adds.
+        inter_lat = float(hw_lat["net"][algorithm][p]) + comm.latency_inter_us
+    else:
+        net_algorithm = "tree" if (ppn == 1 and constants["ppn1_uses_tree_net_latency"]) else algorithm
+        inter_lat = float(hw_lat["net"][net_algorithm][p]) + comm.latency_inter_us
+        if protocol == "simple":
+            inter_lat += comm.latency_inter_us
+    if n_nodes > 1 and protocol == "ll":
+        intra_lat *= constants["intra_ll_latency_multiplier_multinode"]
+
+    if algorithm == "ring":
+        if collective in ("reduce", "broadcast"):
+            hw = comm.intra_link if n_nodes == 1 else "net"
+            return base + float(hw_lat[hw]["ring"][p])
+        overhead = constants.get("net_overhead_us")
+        if overhead is not None and n_nodes > 1:
+            net_overhead = overhead[comm.cpu_vendor]
+            if protocol == "simple":
+                net_overhead *= constants["net_overhead_simple_multiplier"]
+            intra_lat = max(intra_lat, net_overhead)
+        n_steps = _n_steps(collective, n_ranks)
+        if n_nodes == 1:
+            inter_steps = 0
+        elif collective == "all_reduce":
+            inter_steps = 2 * n_nodes if constants["allreduce_inter_steps"] == "nodes" else 2 * (n_nodes - 1)
+        else:
+            inter_steps = n_nodes - 1
+        return base + (n_steps - inter_steps) * intra_lat + inter_steps * inter_lat
+    if algorithm == "tree":
+        return base + 2 * ((ppn - 1) * intra_lat + log2_floor(n_nodes) * inter_lat)
+    if algorithm == "collnet_direct":
+        arity = constants["collnet_arity_latency_us"]
+        return base + 2 * (min(1, ppn - 1) * intra_lat + (ppn - 1) * arity) + inter_lat
+    if algorithm == "collnet_chain":
+        extra = inter_lat if constants["collnet_chain_adds_inter_latency"] else 0.0
+        return base + 2 * (ppn - 1) * intra_lat + extra
+    if algorithm == "nvls":
+        if constants["nvls_latency_rule"] == "base_only":
+            return base
+        return intra_lat + (inter_lat if n_nodes > 1 else 0.0)
+    if algorithm == "nvls_tree":
+        return base + intra_lat + 2 * log2_floor(n_nodes) * inter_lat
+    if algorithm == "pat":
+        return (base + log2_floor(n_nodes) * (inter_lat / constants["pat_log_latency_divisor"])
+                + n_ranks * constants["pat_linear_latency_us_per_rank"])
+    raise InputError(f"unknown algorithm '{algorithm}'; known: {', '.join(ALGORITHMS)}")
+
+
+def _nvls_bandwidth(constants: dict, comm: Communicator, collective: str, algorithm: str, graph: Graph,
+                    bw: float) -> float:
+    rule = constants["nvls_rule"]
+    if rule == "2.30":
+        if graph.n_channels < 2:
+            return 0.0
+        efficiency = constants["nvls_efficiency"][architecture(comm.compute_capability)]
+        intra = graph.bw_intra_gbytes_per_s * efficiency * (graph.n_channels - 1) / graph.n_channels
+        ppn = comm.ranks_per_node
+        intra *= 2.0 if collective == "all_reduce" else (ppn - 1) / ppn
+        inter = graph.bw_inter_gbytes_per_s * (2 if comm.n_nodes <= 2 and algorithm == "nvls_tree" else 1)
+        cap = _per_arch(constants, "per_channel_max_nvls_tree_bw", comm) if algorithm == "nvls_tree" else math.inf
+        return min(intra, inter, cap)
+    if rule == "2.19":
+        if algorithm == "nvls":
+            return min(graph.bw_intra_gbytes_per_s, graph.bw_inter_gbytes_per_s)
+        inter = graph.bw_inter_gbytes_per_s if comm.n_nodes <= 2 else graph.bw_inter_gbytes_per_s / 2
+        return min(graph.bw_intra_gbytes_per_s, inter)
+    return bw
+
+
+def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collective: str, algorithm: str,
+                                     protocol: str) -> float:
+    """NCCL's algorithm bandwidth ``comm->bandwidths[coll][algo][proto]`` [GB/s]; 0 = not usable.
+
+    ``busBw = nChannels * bw`` (``bw = bwIntra`` on <= 2 nodes or for CollNet, else ``bwInter``),
+    refined per protocol (Ring LL x0.5 capped by llMaxBw, LL128 x0.92 capped per channel, Tree
+    x0.92 capped per channel, Tree LL /3.8, Tree LL128 x120/128, PAT x0.75, CollNetDirect divided
+    by the GPU/NIC factor) and converted to algbw: Ring (and NVLS in 2.30) x nRanks/nsteps, others
+    x0.5. Per-release numbers come from the data file.
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoTuneModel`` ("Various model refinements").
+    """
+    if not supports(constants, comm, collective, algorithm, protocol):
+        return 0.0
+    graph = comm.graph(algorithm)
+    n_nodes, n_ranks, ppn, n_ch = comm.n_nodes, comm.n_ranks, comm.ranks_per_node, graph.n_channels
+    collnet = algorithm.startswith("collnet")
+    bw = graph.bw_intra_gbytes_per_s if (n_nodes <= 2 or collnet) else graph.bw_inter_gbytes_per_s
+    if algorithm in ("nvls", "nvls_tree"):
+        bw = _nvls_bandwidth(constants, comm, collective, algorithm, graph, bw)
+    bus_bw = n_ch * bw
+    arch = architecture(comm.compute_capability)
+    cap = constants["arch_bus_bw_cap"].get(arch)
+    if cap is not None:
+        bus_bw = min(bus_bw, cap)
+
+    if algorithm == "ring" and protocol == "ll":
+        factors = constants["ring_ll_factor"]
+        multinode = n_nodes > 1 or collective in ("all_reduce", "reduce")
+        bus_bw *= factors["multinode_or_reduce"] if multinode else factors["other"]
+        if constants["ring_ll_capped_by_ll_max_bw"]:
+            bus_bw = min(bus_bw, _ll_max_bw(constants, comm))
+    if algorithm == "ring" and protocol == "ll128":
+        factors = constants["ring_ll128_factor"]
+        bus_bw *= factors["ppn_below_2"] if ppn < 2 else factors["ppn_at_least_2"]
+        if constants["ring_ll128_cap"] == "per_channel_arch":
+            bus_bw = min(bus_bw, n_ch * _per_arch(constants, "per_channel_max_ring_ll128_bw", comm))
+        else:
+            bus_bw = min(bus_bw, n_ch * constants["ll128_per_channel_cap_by_collective"][collective])
+    if algorithm == "tree" and collective == "all_reduce":
+        if constants["tree_cap"] == "per_channel_arch":
+            bus_bw = min(bus_bw * constants["tree_factor"], n_ch * _per_arch(constants, "per_channel_max_tree_bw", comm))
+        else:
+            caps = constants["tree_absolute_cap"]
+            ampere_ll128 = arch == "ampere" and protocol == "ll128"
+            key = ("more_than_2_nodes" if n_nodes > 2 else "up_to_2_nodes") + ("_ampere_ll128" if ampere_ll128 else "")
+            bus_bw = min(bus_bw * constants["tree_factor"], caps[key])
+    if algorithm == "tree" and protocol == "ll":
+        bus_bw /= constants["tree_ll_divisor"]
+        if constants["tree_ll_capped_by_ll_max_bw"]:
+            bus_bw = min(bus_bw, _ll_max_bw(constants, comm))
+    if algorithm == "tree" and protocol == "ll128":
+        factors = constants["tree_ll128_factor"]
+        bus_bw *= factors["single_node"] if n_nodes == 1 else factors["multi_node"]
+        if constants["tree_ll128_cap"] == "tree_ll128_per_channel_arch":
+            bus_bw = min(bus_bw, n_ch * _per_arch(constants, "per_channel_max_tree_ll128_bw", comm))
+        else:
+            bus_bw = min(bus_bw, n_ch * constants["ll128_per_channel_cap_by_collective"][collective] * 7.0 / 9.0)
+    if algorithm == "pat":
+        bus_bw *= constants["pat_factor"]
+    if collnet:
+        ll_factor = constants.get("collnet_ll_factor")
+        if protocol == "ll128" or (protocol == "ll" and ll_factor is None):
+            return 0.0
+        bus_bw *= constants["collnet_chain_factor"] if algorithm == "collnet_chain" else 1.0
+        if protocol == "ll":
+            bus_bw *= ll_factor
+    if algorithm == "collnet_direct":
+        if collective in ("all_gather", "reduce_scatter"):
+            return 0.0  # needs a CollNet plugin with iallgather/ireducescatter: not modelled
+        factor = ppn / n_ch
+        factor -= (factor - 1) / 2
+        bus_bw /= factor
+        if comm.compute_capability >= 90:
+            bus_bw *= constants["collnet_direct_sm90_factor"]
+    if algorithm == "nvls" and collective in ("all_gather", "reduce_scatter") and n_nodes > 1:
+        return 0.0  # same CollNet plugin requirement
+
+    skip_conversion = (constants["nvls_algbw_ratio"] == "nranks_over_nsteps"
+                       and algorithm != "ring" and collective in ("all_gather", "reduce_scatter"))
+    if not skip_conversion:
+        if algorithm == "ring":
+            bus_bw *= n_ranks / _n_steps(collective, n_ranks)
+        elif algorithm in ("nvls", "nvls_tree"):
+            ratio = constants["nvls_algbw_ratio"]
+            bus_bw *= n_ranks / _n_steps(collective, n_ranks) if ratio == "nranks_over_nsteps" else ratio
+        else:
+            bus_bw *= 0.5
+    return max(bus_bw, 0.0)
+
+
+def predicted_time_us(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
+                      size_bytes: int) -> AlgorithmChoice | None:
+    """NCCL's ``ncclTopoGetAlgoTime``: ``lat + nBytes / (1000 * bw)`` [us], or None if unusable.
+
+    Tree AllReduce bandwidth is multiplied by ``treeCorrectionFactor[proto][log2(nBytes/64)]``;
+    Ring/Simple AllReduce on more than one node multiplies the latency by the "ring plateau"
+    factor (1.4 on sm80+, 1.9 before, 2.30.7) once the message is large enough.
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoGetAlgoTime``.
+    """
+    bandwidth = algorithm_bandwidth_gbytes_per_s(constants, comm, collective, algorithm, protocol)
+    if bandwidth <= 0:
+        return None
+    latency = algorithm_latency_us(constants, comm, collective, algorithm, protocol)
+    log_size = log2_floor(size_bytes >> 6)
+    corrected = (algorithm == "tree" and collective == "all_reduce") or (
+        algorithm == "nvls_tree" and collective == "all_reduce" and comm.compute_capability >= 100
+        and constants["nvls_rule"] == "2.30")
+    limit = constants["tree_correction_max_log_size"] if algorithm == "tree" else len(
+        constants["tree_correction_factor"][protocol])
+    if corrected and 0 <= log_size < limit:
+        bandwidth *= constants["tree_correction_factor"][protocol][log_size]
+    plateau = constants["ring_plateau"]
+    if algorithm == "ring" and protocol == "simple" and comm.n_nodes > 1 and collective == "all_reduce":
+        if plateau["condition"] == "bytes_per_channel_rank":
+            reached = size_bytes // (comm.graph("ring").n_channels * comm.n_ranks) >= plateau["min_bytes"]
+        else:
+            reached = size_bytes >= comm.n_ranks / 16.0 * plateau["min_bytes"]
+        if reached:
+            below = comm.compute_capability < plateau["threshold_compute_capability"]
+            latency *= plateau["factor_below"] if below else plateau["factor_at_or_above"]
+    time_us = latency + size_bytes / (1000.0 * bandwidth)
+    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us)
+
+
+def select_algorithm(constants: dict, comm: Communicator, collective: str, size_bytes: int,
+                     algorithm: str | None = None, protocol: str | None = None) -> AlgorithmChoice:
+    """Pick the (algorithm, protocol) with the lowest predicted time, as NCCL's tuner does.
+
+    ``algorithm``/``protocol`` restrict the search like ``NCCL_ALGO``/``NCCL_PROTO``; an
+    impossible restriction raises :class:`InputError` naming what is available.
+    """
+    if collective not in TUNED_COLLECTIVES:
+        raise InputError(f"NCCL's tuner does not cover '{collective}'; known: {', '.join(TUNED_COLLECTIVES)}")
+    if algorithm is not None and algorithm not in ALGORITHMS:
+        raise InputError(f"unknown algorithm '{algorithm}'; known: {', '.join(ALGORITHMS)}", location="algo")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise InputError(f"unknown protocol '{protocol}'; known: {', '.join(PROTOCOLS)}", location="protocol")
+    best: AlgorithmChoice | None = None
+    available: list[str] = []
+    for algo in ALGORITHMS:
+        for proto in PROTOCOLS:
+            choice = predicted_time_us(constants, comm, collective, algo, proto, size_bytes)
+            if choice is None:
+                continue
+            available.append(f"{algo}/{proto}")
+            if (algorithm and algo != algorithm) or (protocol and proto != protocol):
+                continue
+            if best is None or choice.time_us < best.time_us:
+                best = choice
+    if best is None:
+        wanted = "/".join(x for x in (algorithm, protocol) if x)
+        raise InputError(
+            f"{wanted} is not available for {collective} on this fabric and GPU count "
+            f"(NCCL {constants['version']}); available: {', '.join(available) or 'none'}",
+            location="algo" if algorithm else "protocol")
+    return best

@@ -1,0 +1,229 @@
+"""Training step time of a job on a fabric: compute, pipeline bubble and exposed communication.
+
+Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches per pipeline::
+
+    t_mb      = compute_mb + exposed TP + exposed EP + exposed CP + PP send/recv    (one micro-batch)
+    step      = (m + pp - 1) x t_mb + exposed DP                                    (1F1B schedule)
+    compute_mb = hardware FLOPs per micro-batch / (tp x cp x pp) / (peak x achievable fraction)
+
+* TP (inside the scale-up domain): per layer and micro-batch 2 all-reduces forward and 2 backward
+  (+2 with full recomputation) of ``b x s/cp x h`` activations, or the same bytes as all-gather +
+  reduce-scatter with sequence parallelism; hidden by ``tp_overlap_efficiency`` when asked for.
+* PP: one activation send forward and one backward per micro-batch and stage boundary
+  (``b x s/cp x h / tp`` with Megatron's scatter/gather), on the critical path.
+* DP: gradients ``params / (tp x pp)`` (experts / ep): all-reduce (ZeRO 0/1), reduce-scatter +
+  all-gather (ZeRO 2), or 2 all-gathers + reduce-scatter (ZeRO 3/FSDP); with ``dp_overlap`` only
+  the part longer than the last micro-batch's backward (x ``dp_overlap_efficiency``) is exposed.
+* EP: 2 all-to-alls forward (dispatch, combine) and 2 backward per MoE layer; CP: K/V all-gather
+  forward and all-gather + reduce-scatter backward, hidden behind the layer's attention compute.
+
+MFU = model FLOPs / (GPUs x peak x step time); HFU counts the recomputed FLOPs too (Megatron-LM's
+published "TFLOP/s per GPU" are HFU-style, they include recomputation).
+
+References
+----------
+.. [1] D. Narayanan et al., SC'21 (1F1B schedule, bubble (p-1)/m, scatter/gather, FLOPs).
+.. [2] V. Korthikanti et al., MLSys 2023 (sequence parallelism, selective recomputation).
+.. [3] S. Rajbhandari et al., "ZeRO", SC'20 (communication volume per stage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from fabricplan.errors import InputError
+from fabricplan.perf.collectives import collective_time
+from fabricplan.perf.flops import TransformerDims, model_dims, training_flops_per_token
+from fabricplan.perf.latency import perf_parameter
+
+US = 1e-6
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """What the step model needs of the cluster: GPU, node shape and NICs."""
+
+    gpu: object
+    gpus: int
+    gpus_per_node: int
+    scale_up_domain: int
+    nics_per_node: int
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Step time and its parts [s] for one job on one fabric."""
+
+    job: str
+    fabric: str
+    model: str
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    micro_batches: int
+    step_time_s: float
+    compute_s: float
+    bubble_s: float
+    exposed_comm_s: dict[str, float]
+    total_comm_s: dict[str, float]
+    model_flops_per_step: float
+    hardware_flops_per_step: float
+    mfu: float
+    hfu: float
+    tokens_per_step: int
+    tokens_per_s: float
+    gpu_hours_for_budget: float | None
+    token_budget: float | None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _degrees(job, gpus: int, cluster: ClusterShape) -> tuple[int, int, int, int, int, int]:
+    tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
+    model_parallel = tp * pp * cp
+    if gpus % model_parallel:
+        raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
+                         f"{gpus} GPUs", location=f"jobs[{job.name}]")
+    dp = job.dp or gpus // model_parallel
+    if tp * pp * cp * dp != gpus:
+        raise InputError(f"tp x pp x cp x dp = {tp * pp * cp * dp} but the job has {gpus} GPUs",
+                         location=f"jobs[{job.name}].dp")
+    if tp > cluster.scale_up_domain or cluster.scale_up_domain % tp:
+        raise InputError(f"tp ({tp}) must divide the scale-up domain ({cluster.scale_up_domain} GPUs)",
+                         location=f"jobs[{job.name}].tp")
+    if (dp * cp) % ep:
+        raise InputError(f"ep ({ep}) must divide dp x cp ({dp * cp})", location=f"jobs[{job.name}].ep")
+    per_replica = dp * job.micro_batch_sequences
+    if job.global_batch_sequences % per_replica:
+        raise InputError(f"global_batch_sequences ({job.global_batch_sequences}) must be a multiple of "
+                         f"dp x micro_batch_sequences ({dp} x {job.micro_batch_sequences})",
+                         location=f"jobs[{job.name}].global_batch_sequences")
+    return tp, pp, dp, cp, ep, job.global_batch_sequences // per_replica
+
+
+def _ranks_per_node(group: int, stride: int, gpus_per_node: int) -> int:
+    """GPUs of one parallel group that share a node when the group's ranks are ``stride`` apart."""
+    return max(1, min(group, gpus_per_node // stride)) if stride < gpus_per_node else 1
+
+
+def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, fabric, cluster, catalog,
+                  nccl_version) -> float:
+    if ranks < 2 or size_bytes <= 0:
+        return 0.0
+    result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, fabric, cluster.gpu,
+                             nics_per_node=cluster.nics_per_node, catalog=catalog, nccl_version=nccl_version)
+    return result.time_us * US
+
+
+def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version: str | None = None) -> StepResult:
+    """Step time, compute, bubble and exposed communication of ``job`` (a JobSpec) on ``fabric``."""
+    dims: TransformerDims = model_dims(job.model)
+    gpus = job.gpus or cluster.gpus
+    tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
+    if pp > dims.layers:
+        raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"jobs[{job.name}].pp")
+    peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
+    if not peak:
+        raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
+    fraction = getattr(cluster.gpu, "achievable_fraction_of_peak", None) or perf_parameter(
+        "default_achievable_fraction_of_peak")
+    seq, b, h = job.seq_len_tokens, job.micro_batch_sequences, dims.hidden
+    act_bytes = perf_parameter("activation_bytes_per_element")
+    model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
+    tokens_mb = b * seq
+    compute_mb = hw_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
+    model_compute_mb = model_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
+    backward_mb = model_compute_mb * 2.0 / 3.0
+    layers_per_stage = -(-dims.layers // pp)  # uneven stages: the fullest one sets the pace
+    args = dict(fabric=fabric, cluster=cluster, catalog=catalog, nccl_version=nccl_version)
+
+    # Tensor parallel: inside one node / scale-up domain.
+    activation = b * (seq / cp) * h * act_bytes
+    tp_per_layer = 4 + (2 if job.recompute == "full" else 0)
+    if job.sequence_parallel:
+        one = (_collective_s("all_gather", activation, tp, tp, **args)
+               + _collective_s("reduce_scatter", activation, tp, tp, **args)) / 2
+    else:
+        one = _collective_s("all_reduce", activation, tp, tp, **args)
+    tp_total_mb = layers_per_stage * tp_per_layer * one
+    tp_hidden = perf_parameter("tp_overlap_efficiency_when_enabled") if job.tp_overlap else perf_parameter(
+        "tp_overlap_efficiency")
+    tp_exposed_mb = tp_total_mb * (1 - tp_hidden)
+
+    # Pipeline parallel: neighbouring stages sit tp*cp*dp ranks apart, on other nodes when that >= node.
+    pp_stride = tp * cp * dp
+    pp_per_node = 2 if pp_stride < cluster.gpus_per_node else 1
+    pp_total_mb = 2 * _collective_s("send_recv", activation / tp, 2, pp_per_node, **args) if pp > 1 else 0.0
+    pp_exposed_mb = pp_total_mb * (1 - perf_parameter("pp_overlap_efficiency"))
+
+    # Expert parallel all-to-all per MoE layer.
+    ep_total_mb = 0.0
+    if dims.experts > 1 and ep > 1:
+        tokens_bytes = activation * dims.experts_per_token / (tp if job.sequence_parallel else 1)
+        a2a_per_layer = 4 + (2 if job.recompute == "full" else 0)
+        ep_ranks_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node)
+        ep_total_mb = layers_per_stage * a2a_per_layer * _collective_s(
+            "all_to_all", tokens_bytes * ep, ep, ep_ranks_node, **args)
+    ep_exposed_mb = ep_total_mb
+
+    # Context parallel: K/V all-gather forward, all-gather + reduce-scatter backward, behind attention.
+    cp_total_mb = cp_exposed_mb = 0.0
+    if cp > 1:
+        kv_bytes = 2 * b * (seq / cp) * h * dims.kv_heads / dims.heads * act_bytes / tp
+        cp_ranks_node = _ranks_per_node(cp, tp, cluster.gpus_per_node)
+        per_layer = (2 * _collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node, **args)
+                     + _collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node, **args))
+        attention_mb = 3 * 4 * seq * h * tokens_mb / (tp * cp) / (peak * 1e12 * fraction) / dims.layers
+        cp_total_mb = layers_per_stage * per_layer
+        cp_exposed_mb = layers_per_stage * max(per_layer - attention_mb, 0.0)
+
+    # Data parallel gradients.
+    dense_params = dims.parameters() - (dims.experts - 1) * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
+    expert_params = dims.parameters() - dense_params
+    grad_bytes = perf_parameter("gradient_bytes_per_parameter") * (
+        dense_params / (tp * pp) + expert_params / (tp * pp * ep))
+    dp_group = dp * cp  # gradients are reduced over data and context parallel ranks
+    dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node)
+    if job.zero_stage <= 1:
+        dp_total = _collective_s("all_reduce", grad_bytes, dp_group, dp_per_node, **args)
+    else:
+        reduce_scatter = _collective_s("reduce_scatter", grad_bytes, dp_group, dp_per_node, **args)
+        all_gather = _collective_s("all_gather", grad_bytes, dp_group, dp_per_node, **args)
+        dp_total = reduce_scatter + all_gather * (2 if job.zero_stage == 3 else 1)
+    window = perf_parameter("dp_overlap_efficiency") * backward_mb if job.dp_overlap else 0.0
+    dp_exposed = max(dp_total - window, 0.0)
+
+    t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
+    step = (micro_batches + pp - 1) * t_mb + dp_exposed
+    tokens_step = job.global_batch_sequences * seq
+    model_flops_step = model_flops_token * tokens_step
+    hardware_flops_step = hw_flops_token * tokens_step
+    tokens_per_s = tokens_step / step
+    budget = job.token_budget
+    gpu_hours = budget / tokens_per_s * gpus / 3600.0 if budget else None
+    exposed = {"tp": micro_batches * tp_exposed_mb, "pp": micro_batches * pp_exposed_mb,
+               "dp": dp_exposed, "ep": micro_batches * ep_exposed_mb, "cp": micro_batches * cp_exposed_mb}
+    total = {"tp": micro_batches * tp_total_mb, "pp": micro_batches * pp_total_mb, "dp": dp_total,
+             "ep": micro_batches * ep_total_mb, "cp": micro_batches * cp_total_mb}
+    fabric_id = fabric if isinstance(fabric, str) else fabric.id
+    return StepResult(
+        job=job.name, fabric=fabric_id, model=dims.name, gpus=gpus, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
+        micro_batches=micro_batches, step_time_s=step, compute_s=micro_batches * compute_mb,
+        bubble_s=(pp - 1) * t_mb, exposed_comm_s=exposed, total_comm_s=total,
+        model_flops_per_step=model_flops_step, hardware_flops_per_step=hardware_flops_step,
+        mfu=model_flops_step / (gpus * peak * 1e12 * step), hfu=hardware_flops_step / (gpus * peak * 1e12 * step),
+        tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
+        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}"])
+
+
+def cluster_shape(spec, catalog) -> ClusterShape:
+    """The step model's view of a ClusterSpec's cluster section."""
+    cluster = spec.cluster
+    gpu = catalog.gpu(cluster.gpu, field="cluster.gpu") if isinstance(cluster.gpu, str) else cluster.gpu
+    return ClusterShape(gpu=gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
+                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node)

@@ -1,0 +1,285 @@
+"""Plotly figures for the `fabricplan compare` HTML report: step time, TCO, scale curve, sensitivity.
+
+Pure functions `report -> Figure`. User text (spec, job and fabric names) is HTML-escaped before it
+goes into a figure, because plotly.js interprets a subset of HTML tags in labels.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from fabricplan.cost.bom import CATEGORIES
+from fabricplan.decide.models import CompareReport, FabricOutcome, SensitivityRow
+from fabricplan.report import compare_content as content
+from fabricplan.report.tables import usd
+
+# Layout only: colours, sizes and fonts.
+FONT_FAMILY = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
+FABRIC_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+COMPUTE_COLOUR = "#4c78a8"
+BUBBLE_COLOUR = "#bab0ac"
+OTHER_COLOUR = "#e0e0e0"
+COMM_COLOURS = {"tp": "#f58518", "pp": "#e45756", "dp": "#eeca3b", "ep": "#b279a2", "cp": "#ff9da6"}
+EXTRA_COMM_COLOURS = ("#9d755d", "#72b7b2", "#54a24b")
+CAPEX_COLOURS = {"switches": "#08519c", "nics": "#3182bd", "optics": "#6baed6", "cables": "#bdd7e7"}
+OPEX_COLOURS = {"energy": "#a63603", "colocation": "#e6550d", "support": "#fd8d3c", "operations": "#fdbe85"}
+SERVER_COLOURS = {"capex": "#525252", "opex": "#969696", "network": "#3182bd"}
+LOW_CASE_COLOUR = "#6baed6"
+HIGH_CASE_COLOUR = "#fd8d3c"
+FLIP_COLOUR = "#c0392b"
+MARKER_COLOUR = "#555555"
+COMM_KIND_ORDER = ("tp", "pp", "dp", "ep", "cp")
+CHART_HEIGHT_PX = 440
+TORNADO_ROW_HEIGHT_PX = 46
+TORNADO_MARGIN_PX = 150
+# A step-time remainder below this share of the step is rounding, not a missing term.
+STEP_REMAINDER_TOLERANCE = 1e-6
+
+
+def escaped(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def fabric_colours(report: CompareReport) -> dict[str, str]:
+    return {fabric.fabric: FABRIC_COLOURS[index % len(FABRIC_COLOURS)]
+            for index, fabric in enumerate(report.fabrics)}
+
+
+def _base_layout(figure: go.Figure, title: str, height: int) -> go.Figure:
+    figure.update_layout(
+        title={"text": title, "x": 0.01, "xanchor": "left"},
+        template="plotly_white",
+        height=height,
+        font={"family": FONT_FAMILY, "size": 13},
+        margin={"l": 70, "r": 30, "t": 80, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0},
+        hoverlabel={"font": {"family": FONT_FAMILY}},
+    )
+    return figure
+
+
+# (a) step time ------------------------------------------------------------------------------------
+
+def _comm_kinds(report: CompareReport) -> list[str]:
+    seen = {kind for fabric in report.fabrics for job in fabric.jobs for kind in job.exposed_comm_s}
+    return [kind for kind in COMM_KIND_ORDER if kind in seen] + sorted(seen - set(COMM_KIND_ORDER))
+
+
+def _comm_colour(kind: str, kinds: list[str]) -> str:
+    if kind in COMM_COLOURS:
+        return COMM_COLOURS[kind]
+    extras = [k for k in kinds if k not in COMM_COLOURS]
+    return EXTRA_COMM_COLOURS[extras.index(kind) % len(EXTRA_COMM_COLOURS)]
+
+
+def step_time_figure(report: CompareReport) -> go.Figure:
+    """Step time of each job on each fabric, stacked: compute, pipeline bubble, exposed comm by kind."""
+    jobs = content.job_names(report)
+    kinds = _comm_kinds(report)
+    figure = make_subplots(rows=1, cols=max(1, len(jobs)), subplot_titles=[escaped(j) for j in jobs],
+                           horizontal_spacing=0.08)
+    fabric_labels = [escaped(f.fabric) for f in report.fabrics]
+    segments: list[tuple[str, str, object]] = [
+        ("compute", COMPUTE_COLOUR, lambda job: job.compute_s),
+        ("pipeline bubble", BUBBLE_COLOUR, lambda job: job.bubble_s),
+    ]
+    segments += [(f"exposed comm: {kind}", _comm_colour(kind, kinds),
+                  lambda job, kind=kind: job.exposed_comm_s.get(kind, 0.0)) for kind in kinds]
+
+    def remainder(job) -> float:
+        parts = job.compute_s + job.bubble_s + sum(job.exposed_comm_s.values())
+        rest = job.step_time_s - parts
+        return rest if rest > STEP_REMAINDER_TOLERANCE * job.step_time_s else 0.0
+
+    all_jobs = [job for fabric in report.fabrics for job in fabric.jobs]
+    if any(remainder(job) > 0 for job in all_jobs):
+        segments.append(("other", OTHER_COLOUR, remainder))
+    for column, job_name in enumerate(jobs, start=1):
+        per_fabric = [next((j for j in f.jobs if j.job == job_name), None) for f in report.fabrics]
+        for label, colour, value_of in segments:
+            values = [value_of(job) if job else None for job in per_fabric]  # type: ignore[operator]
+            steps = [job.step_time_s if job else None for job in per_fabric]
+            shares = [f"{100 * v / s:.1f}% of step" if v is not None and s else "" for v, s in zip(values, steps)]
+            figure.add_trace(go.Bar(
+                x=fabric_labels, y=values, name=label, marker_color=colour, legendgroup=label,
+                showlegend=column == 1, customdata=shares,
+                hovertemplate=f"{label}: %{{y:.3f}} s (%{{customdata}})<extra>%{{x}}</extra>",
+            ), row=1, col=column)
+        totals = [job.step_time_s if job else None for job in per_fabric]
+        figure.add_trace(go.Scatter(
+            x=fabric_labels, y=totals, mode="text", text=[content.seconds(t) for t in totals],
+            textposition="top center", showlegend=False, hoverinfo="skip", cliponaxis=False,
+        ), row=1, col=column)
+        figure.update_yaxes(title_text="step time (s)" if column == 1 else None, rangemode="tozero",
+                            row=1, col=column)
+    figure.update_layout(barmode="stack")
+    return _base_layout(figure, "Step time per job: compute, bubble and exposed communication", CHART_HEIGHT_PX)
+
+
+# (b) TCO ------------------------------------------------------------------------------------------
+
+def tco_figure(report: CompareReport) -> go.Figure:
+    """TCO per fabric stacked by category; with servers priced, a second panel puts the network in context."""
+    fabrics = report.fabrics
+    labels = [escaped(f.fabric) for f in fabrics]
+    horizon = report.horizon_years
+    with_servers = any(f.cost.servers is not None for f in fabrics)
+    titles = ["Network TCO by category"] + (["Cluster TCO: network vs servers"] if with_servers else [])
+    figure = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.12)
+    network_segments: list[tuple[str, str, list[float]]] = [
+        (f"capex: {category}", CAPEX_COLOURS.get(category, MARKER_COLOUR),
+         [f.cost.capex_usd.get(category, 0.0) for f in fabrics]) for category in CATEGORIES
+    ]
+    for field, key in (("energy_usd", "energy"), ("colocation_usd", "colocation"), ("support_usd", "support"),
+                       ("operations_usd", "operations")):
+        network_segments.append((f"opex {horizon:g} yr: {key}", OPEX_COLOURS[key],
+                                 [getattr(f.cost.opex_usd_per_year, field) * f.cost.horizon_years
+                                  for f in fabrics]))
+    for name, colour, values in network_segments:
+        if not any(values):
+            continue
+        figure.add_trace(go.Bar(
+            x=labels, y=values, name=name, marker_color=colour, legendgroup=name,
+            text=[usd(v) for v in values], hovertemplate=f"{name}: %{{text}}<extra>%{{x}}</extra>",
+            textposition="none",
+        ), row=1, col=1)
+    network_totals = [f.cost.network_tco_usd for f in fabrics]
+    figure.add_trace(go.Scatter(x=labels, y=network_totals, mode="text", text=[usd(v) for v in network_totals],
+                                textposition="top center", showlegend=False, hoverinfo="skip", cliponaxis=False),
+                     row=1, col=1)
+    if with_servers:
+        server_segments = [
+            ("network TCO (all categories)", SERVER_COLOURS["network"], network_totals),
+            ("servers: capex", SERVER_COLOURS["capex"],
+             [f.cost.servers.capex_usd if f.cost.servers else 0.0 for f in fabrics]),
+            (f"servers: opex {horizon:g} yr", SERVER_COLOURS["opex"],
+             [f.cost.servers.opex_usd_per_year * f.cost.horizon_years if f.cost.servers else 0.0 for f in fabrics]),
+        ]
+        for name, colour, values in server_segments:
+            figure.add_trace(go.Bar(
+                x=labels, y=values, name=name, marker_color=colour, legendgroup=name,
+                text=[usd(v) for v in values], hovertemplate=f"{name}: %{{text}}<extra>%{{x}}</extra>",
+                textposition="none",
+            ), row=1, col=2)
+        cluster_totals = [f.cost.cluster_tco_usd for f in fabrics]
+        figure.add_trace(go.Scatter(x=labels, y=cluster_totals, mode="text", text=[usd(v) for v in cluster_totals],
+                                    textposition="top center", showlegend=False, hoverinfo="skip",
+                                    cliponaxis=False), row=1, col=2)
+    figure.update_yaxes(title_text=f"USD over {horizon:g} years", tickprefix="$", row=1, col=1)
+    if with_servers:
+        figure.update_yaxes(tickprefix="$", row=1, col=2)
+    figure.update_layout(barmode="stack")
+    return _base_layout(figure, f"Total cost of ownership over {horizon:g} years", CHART_HEIGHT_PX)
+
+
+# (c) scale curve ----------------------------------------------------------------------------------
+
+def scale_figure(report: CompareReport) -> go.Figure:
+    """Cost per useful GPU-hour against GPU count (log x), with the crossovers marked."""
+    figure = go.Figure()
+    colours = fabric_colours(report)
+    points = sorted(report.scale_curve, key=lambda point: point.gpus)
+    gpus = [point.gpus for point in points]
+    values = [v for point in points for v in point.cost_per_useful_gpu_hour_usd.values()]
+    y_low, y_high = (min(values), max(values)) if values else (0.0, 1.0)
+    for fabric in report.fabrics:
+        figure.add_trace(go.Scatter(
+            x=gpus, y=[point.cost_per_useful_gpu_hour_usd.get(fabric.fabric) for point in points],
+            mode="lines+markers", name=escaped(fabric.fabric), line={"color": colours[fabric.fabric], "width": 2.5},
+            hovertemplate="%{x:,} GPUs: $%{y:.2f} per useful GPU-hour<extra>" + escaped(fabric.fabric) + "</extra>",
+        ))
+    markers = [(report.gpus, f"this cluster: {report.gpus:,} GPUs", "dot")]
+    markers += [(c.gpus, f"{escaped(c.leader_above or '?')} overtakes {escaped(c.leader_below)} "
+                         f"from {c.gpus:,}", "dash")
+                for c in report.crossovers if c.gpus is not None]
+    for index, (x, label, dash) in enumerate(markers):
+        figure.add_trace(go.Scatter(
+            x=[x, x], y=[y_low, y_high], mode="lines", line={"color": MARKER_COLOUR, "dash": dash, "width": 1.2},
+            name=label, showlegend=False, hovertemplate=label + "<extra></extra>",
+        ))
+        figure.add_annotation(x=math.log10(x), y=1.0 - 0.07 * (index % 3), yref="paper", text=label,
+                              showarrow=False, xanchor="left", xshift=4, font={"size": 11, "color": MARKER_COLOUR},
+                              bgcolor="rgba(255,255,255,0.8)")
+    figure.update_xaxes(type="log", title_text="GPUs (log scale)", tickvals=gpus, ticktext=[f"{g:,}" for g in gpus])
+    figure.update_yaxes(title_text="USD per useful GPU-hour", tickprefix="$")
+    return _base_layout(figure, "Cost per useful GPU-hour vs cluster size", CHART_HEIGHT_PX)
+
+
+# (d) sensitivity tornado --------------------------------------------------------------------------
+
+def _metric_value(fabric: FabricOutcome, metric: str) -> float:
+    value = getattr(fabric, metric, None)
+    return float(value) if isinstance(value, int | float) else fabric.cost_per_useful_gpu_hour_usd
+
+
+def recommended_lead(report: CompareReport, changes: dict[str, float] | None = None) -> float | None:
+    """How far the recommended fabric is ahead of its best non-excluded rival on the deciding metric.
+
+    Relative to the recommended fabric's value; negative means a rival is ahead. `changes` applies a
+    relative change per fabric (a sensitivity case). None when there is no rival.
+    """
+    changes = changes or {}
+    metric = report.deciding_metric
+    excluded = content.excluded_by(report)
+    recommended_id = report.recommendation.recommended
+    values = {f.fabric: _metric_value(f, metric) * (1 + changes.get(f.fabric, 0.0)) for f in report.fabrics}
+    if recommended_id not in values:
+        return None
+    rivals = [v for fabric, v in values.items() if fabric != recommended_id and fabric not in excluded]
+    if not rivals:
+        return None
+    ours = values[recommended_id]
+    if content.higher_is_better(metric):
+        best = max(rivals)
+        return (ours - best) / best if best else None
+    best = min(rivals)
+    return (best - ours) / ours if ours else None
+
+
+def _tornado_label(row: SensitivityRow) -> str:
+    label = escaped(row.factor)
+    return f"<b>{content.WARNING_MARK} {label}</b>" if row.flips else label
+
+
+def tornado_figure(report: CompareReport) -> go.Figure:
+    """Per factor, the recommended fabric's lead in the low and high case around its base lead."""
+    figure = go.Figure()
+    recommended = escaped(report.recommendation.recommended)
+    base = recommended_lead(report) or 0.0
+    cases = []
+    for row in report.sensitivity:
+        low = recommended_lead(report, row.metric_change_low)
+        high = recommended_lead(report, row.metric_change_high)
+        low = base if low is None else low
+        high = base if high is None else high
+        cases.append((row, low, high))
+    cases.sort(key=lambda case: abs(case[2] - case[1]))  # widest swing at the top
+    labels = [_tornado_label(row) for row, _, _ in cases]
+    for name, colour, index, label_of, winner_of in (
+            ("low case", LOW_CASE_COLOUR, 1, lambda r: r.low_label, lambda r: r.winner_low),
+            ("high case", HIGH_CASE_COLOUR, 2, lambda r: r.high_label, lambda r: r.winner_high)):
+        leads = [case[index] for case in cases]
+        figure.add_trace(go.Bar(
+            y=labels, x=[100 * (lead - base) for lead in leads], base=100 * base, orientation="h", name=name,
+            marker={"color": colour, "line": {"color": [FLIP_COLOUR if row.flips else colour for row, _, _ in cases],
+                                              "width": 2}},
+            text=[escaped(label_of(row)) for row, _, _ in cases], textposition="auto",
+            customdata=[[f"{100 * lead:+.1f}%", escaped(winner_of(row))] for (row, _, _), lead in zip(cases, leads)],
+            hovertemplate="%{text}: lead %{customdata[0]}, winner %{customdata[1]}<extra>" + name + "</extra>",
+        ))
+    figure.add_vline(x=100 * base, line={"color": MARKER_COLOUR, "width": 1.5},
+                     annotation_text=f"base lead {100 * base:+.1f}%", annotation_position="top")
+    figure.add_vline(x=0, line={"color": FLIP_COLOUR, "width": 1.5, "dash": "dash"},
+                     annotation_text="0: ranking flips", annotation_position="bottom",
+                     annotation_font_color=FLIP_COLOUR)
+    metric = content.metric_label(report.deciding_metric)
+    figure.update_layout(barmode="overlay")
+    figure.update_xaxes(title_text=f"lead of {recommended} over the best rival on {metric} (%)", ticksuffix="%",
+                        zeroline=False)
+    height = TORNADO_MARGIN_PX + TORNADO_ROW_HEIGHT_PX * max(1, len(cases))
+    title = f"Sensitivity: {recommended}'s lead per factor ({content.WARNING_MARK} bold = flips the ranking)"
+    return _base_layout(figure, title, max(height, CHART_HEIGHT_PX // 2))

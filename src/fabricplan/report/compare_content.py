@@ -1,0 +1,235 @@
+"""What a `fabricplan compare` report shows, as formatted rows every renderer shares.
+
+The terminal, Markdown and HTML renderers differ only in markup; the rows, labels, number formats
+and "best value" marks come from here so the three outputs never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fabricplan.decide.models import CompareReport, FabricOutcome, RuleResult
+from fabricplan.report.tables import percent, usd
+
+Better = Literal["lower", "higher"]
+
+METRIC_LABELS: dict[str, str] = {
+    "cost_per_useful_gpu_hour_usd": "cost per useful GPU-hour",
+    "tco_usd": "TCO",
+    "weighted_gpu_utilisation": "GPU utilisation",
+    "weighted_mfu": "MFU",
+    "small_message_latency_us": "small-message latency",
+}
+
+# Deciding metrics where a larger value wins; every other metric (costs, times) is lower-is-better.
+HIGHER_IS_BETTER_METRICS = frozenset({"weighted_gpu_utilisation", "weighted_mfu", "useful_gpu_hours"})
+
+YES_MARK = "✓"
+NO_MARK = "✗"
+RECOMMENDED_MARK = "★"
+WARNING_MARK = "⚠"
+
+
+def usd_cents(value: float | None) -> str:
+    """Money with cents, for per-hour prices: $2.47."""
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def seconds(value: float | None) -> str:
+    """A duration in s, or ms below one second."""
+    if value is None:
+        return "-"
+    return f"{value:,.2f} s" if abs(value) >= 1 else f"{value * 1000:,.1f} ms"
+
+
+def microseconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f} µs"
+
+
+def signed_percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.1f}%"
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def higher_is_better(metric: str) -> bool:
+    return metric in HIGHER_IS_BETTER_METRICS
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One row of the comparison table: a label and one value per fabric (same order as the report)."""
+
+    label: str
+    formatted: list[str]
+    values: list[float | None]
+    better: Better | None = None
+
+    @property
+    def best(self) -> set[int]:
+        """Indices of the fabrics with the best value (ties included); empty when nothing is comparable."""
+        numbers = [(index, value) for index, value in enumerate(self.values) if value is not None]
+        if self.better is None or len(numbers) < 2:
+            return set()
+        pick = min if self.better == "lower" else max
+        best_value = pick(value for _, value in numbers)
+        if all(value == best_value for _, value in numbers):
+            return set()
+        return {index for index, value in numbers if value == best_value}
+
+
+def fabric_ids(report: CompareReport) -> list[str]:
+    return [fabric.fabric for fabric in report.fabrics]
+
+
+def fabric_by_id(report: CompareReport) -> dict[str, FabricOutcome]:
+    return {fabric.fabric: fabric for fabric in report.fabrics}
+
+
+def rank_of(report: CompareReport, fabric: FabricOutcome) -> int | None:
+    """The fabric's rank: its own field when set, else its place in the recommendation's ranking."""
+    if fabric.rank > 0:
+        return fabric.rank
+    ranking = report.recommendation.ranking
+    return ranking.index(fabric.fabric) + 1 if fabric.fabric in ranking else None
+
+
+def excluded_by(report: CompareReport) -> dict[str, list[str]]:
+    """Fabric id -> ids of the fired rules that exclude it."""
+    out: dict[str, list[str]] = {}
+    for rule in report.rules:
+        if rule.fired:
+            for fabric in rule.excludes:
+                out.setdefault(fabric, []).append(rule.id)
+    return out
+
+
+def rank_labels(report: CompareReport) -> list[str]:
+    recommended = report.recommendation.recommended
+    exclusions = excluded_by(report)
+    labels = []
+    for fabric in report.fabrics:
+        rank = rank_of(report, fabric)
+        label = "-" if rank is None else f"#{rank}"
+        if fabric.fabric == recommended:
+            label += f" {RECOMMENDED_MARK} recommended"
+        if fabric.fabric in exclusions:
+            label += f" (excluded by {', '.join(exclusions[fabric.fabric])})"
+        labels.append(label)
+    return labels
+
+
+def job_names(report: CompareReport) -> list[str]:
+    """Job names in first-seen order across fabrics."""
+    names: list[str] = []
+    for fabric in report.fabrics:
+        for job in fabric.jobs:
+            if job.job not in names:
+                names.append(job.job)
+    return names
+
+
+def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, formatter,
+             better: Better) -> MetricRow:
+    values: list[float | None] = []
+    for fabric in report.fabrics:
+        job = next((j for j in fabric.jobs if j.job == job_name), None)
+        values.append(None if job is None else getattr(job, attribute))
+    return MetricRow(label, [formatter(v) for v in values], values, better)
+
+
+def _row(report: CompareReport, label: str, values: list[float | None], formatter, better: Better | None) -> MetricRow:
+    return MetricRow(label, [formatter(v) for v in values], values, better)
+
+
+def comparison_rows(report: CompareReport) -> list[MetricRow]:
+    """The comparison table: one row per metric, one value per fabric."""
+    fabrics = report.fabrics
+    rows = [
+        MetricRow("rank", rank_labels(report), [None] * len(fabrics)),
+        MetricRow("fabric", [fabric.name for fabric in fabrics], [None] * len(fabrics)),
+    ]
+    for name in job_names(report):
+        rows.append(_job_row(report, name, f"step time: {name}", "step_time_s", seconds, "lower"))
+        rows.append(_job_row(report, name, f"exposed comm share: {name}", "exposed_comm_share", percent, "lower"))
+    bases = {fabric.tco_basis for fabric in fabrics}
+    tco_label = f"TCO ({'/'.join(sorted(bases))}, {report.horizon_years:g} yr)"
+    rows += [
+        _row(report, "GPU utilisation (job-weighted)", [f.weighted_gpu_utilisation for f in fabrics], percent,
+             "higher"),
+        _row(report, "MFU (job-weighted)", [f.weighted_mfu for f in fabrics], percent, "higher"),
+        _row(report, "small-message latency", [f.small_message_latency_us for f in fabrics], microseconds,
+             "lower"),
+        _row(report, "network capex", [f.cost.network_capex_usd for f in fabrics], usd, "lower"),
+        _row(report, tco_label, [f.tco_usd for f in fabrics], usd, "lower"),
+        _row(report, "network share of cluster capex", [f.cost.network_share_of_cluster_capex for f in fabrics],
+             percent, None),
+        _row(report, "cost per useful GPU-hour", [f.cost_per_useful_gpu_hour_usd for f in fabrics], usd_cents,
+             "lower"),
+    ]
+    return rows
+
+
+def summary_line(report: CompareReport) -> str:
+    return (f"{report.gpus:,} GPUs, {len(report.fabrics)} fabrics, {report.horizon_years:g}-year horizon, "
+            f"deciding metric: {metric_label(report.deciding_metric)}")
+
+
+def rule_effect(rule: RuleResult) -> str:
+    """'favours a; disfavours b; excludes c' (empty parts left out)."""
+    parts = [f"{verb} {', '.join(fabrics)}" for verb, fabrics in
+             (("favours", rule.favours), ("disfavours", rule.disfavours), ("excludes", rule.excludes)) if fabrics]
+    return "; ".join(parts) or "-"
+
+
+RULE_HEADERS = ("rule", "fired", "effect", "message", "citation")
+
+
+def rule_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
+    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, rule.citation)
+            for rule in report.rules]
+
+
+CROSSOVER_HEADERS = ("fabrics", "from GPUs", "leader below", "leader above", "note")
+
+
+def crossover_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
+    return [(f"{c.fabric_a} vs {c.fabric_b}", "no change" if c.gpus is None else f"{c.gpus:,}",
+             c.leader_below, c.leader_above or "-", c.note) for c in report.crossovers]
+
+
+def sensitivity_headers(report: CompareReport) -> tuple[str, ...]:
+    recommended = report.recommendation.recommended
+    return ("factor", "low", "high", "winner (low)", "winner (high)", "flips",
+            f"{recommended} {metric_label(report.deciding_metric)} (low / high)")
+
+
+def sensitivity_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    recommended = report.recommendation.recommended
+    rows = []
+    for row in report.sensitivity:
+        change = (f"{signed_percent(row.metric_change_low.get(recommended))} / "
+                  f"{signed_percent(row.metric_change_high.get(recommended))}")
+        rows.append((row.factor, row.low_label, row.high_label, row.winner_low, row.winner_high,
+                     YES_MARK if row.flips else NO_MARK, change))
+    return rows
+
+
+def recommendation_headline(report: CompareReport) -> str:
+    recommendation = report.recommendation
+    fabric = fabric_by_id(report).get(recommendation.recommended)
+    name = f" ({fabric.name})" if fabric else ""
+    return f"Recommended: {recommendation.recommended}{name}"
+
+
+def close_call_note(report: CompareReport) -> str | None:
+    if not report.recommendation.close_call:
+        return None
+    ranking = report.recommendation.ranking
+    pair = " and ".join(ranking[:2]) if len(ranking) >= 2 else "the top two fabrics"
+    return (f"Close call: {pair} are within the close-call band on "
+            f"{metric_label(report.deciding_metric)}; the rules and the sensitivity table matter more "
+            f"than the ranking.")

@@ -1,0 +1,77 @@
+"""CLI front door: schema, init, topology and cost, in text and JSON."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from fabricplan.spec import ClusterSpec, load_spec
+
+from conftest import EXAMPLES
+
+
+def test_schema_is_the_spec_schema(cli):
+    result = cli("schema")
+    assert result.code == 0
+    schema = json.loads(result.out)
+    assert schema == ClusterSpec.model_json_schema()
+    assert "cluster" in schema["required"]
+    assert schema["additionalProperties"] is False
+
+
+def test_init_writes_a_valid_commented_spec(cli, tmp_path):
+    path = tmp_path / "cluster.yaml"
+    result = cli("init", path)
+    assert result.code == 0 and path.exists()
+    assert path.read_text().count("#") > 10  # commented
+    spec = load_spec(path)
+    assert spec.cluster.gpus == 128
+    again = cli("init", path)
+    assert again.code == 2 and "--force" in again.err
+    assert cli("init", path, "--force", "--json").json() == {"written": str(path)}
+
+
+def test_topology_json_is_one_document(cli):
+    result = cli("topology", EXAMPLES / "cluster-example.yaml", "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert set(data["fabrics"]) == {"ethernet-tcp", "roce-v2", "infiniband-ndr"}
+    ndr = data["fabrics"]["infiniband-ndr"]
+    assert ndr["tiers"] == 2 and ndr["port_speed_gbps"] == 400
+    assert ndr["host_links"] == 128
+
+
+def test_cost_json_keys_carry_units(cli):
+    result = cli("cost", EXAMPLES / "cluster-example.yaml", "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    fabric = data["fabrics"][0]
+    for key in ("network_capex_usd", "network_tco_usd", "network_power_w", "network_capex_per_gpu_usd",
+                "network_share_of_cluster_capex", "horizon_years"):
+        assert key in fabric
+    assert set(fabric["capex_usd"]) == {"switches", "nics", "optics", "cables"}
+    assert data["assumptions"]["energy_usd_per_kwh"] == 0.08
+
+
+def test_cost_text_output(cli):
+    result = cli("cost", EXAMPLES / "cluster-example.yaml")
+    assert result.code == 0
+    assert "network share" in result.out and "Bill of materials: infiniband-ndr" in result.out
+    assert result.err == ""
+
+
+def test_catalog_overlay_changes_cost(cli, tmp_path):
+    overlay = tmp_path / "prices.yaml"
+    overlay.write_text(yaml.safe_dump({"switches": [
+        {"id": "sw_eth_th5", "price_usd": {"default": 50000}, "source": "our quote", "date": "2026-11"}]}))
+    base = cli("cost", EXAMPLES / "cluster-example.yaml", "--json").json()
+    cheaper = cli("cost", EXAMPLES / "cluster-example.yaml", "--json", "--catalog", overlay).json()
+    assert cheaper["fabrics"][1]["capex_usd"]["switches"] == base["fabrics"][1]["capex_usd"]["switches"] / 2
+
+
+def test_help_lists_commands(cli):
+    result = cli("--help")
+    assert result.code == 0
+    for command in ("init", "schema", "catalog", "topology", "cost"):
+        assert command in result.out

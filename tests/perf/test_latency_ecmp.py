@@ -1,0 +1,56 @@
+"""Point-to-point latency and the ECMP collision model."""
+
+import numpy as np
+import pytest
+
+from fabricplan.perf.collectives import default_catalog
+from fabricplan.perf.ecmp import ecmp_efficiency, expected_max_load, routed_efficiency
+from fabricplan.perf.latency import point_to_point_latency
+
+CATALOG = default_catalog()
+
+
+def _latency(fabric_id, hop):
+    fabric = CATALOG.fabric(fabric_id)
+    return point_to_point_latency(fabric, CATALOG.switch(fabric.hardware.switch).port_to_port_latency_ns, hop)
+
+
+def test_latency_parts_add_up_and_order():
+    ib = _latency("infiniband-ndr", "same_leaf")
+    assert ib.total_us == pytest.approx(ib.host_stack_us + ib.switching_us + ib.propagation_us + ib.serialization_us)
+    # IB same leaf: 1.3 host + 0.13 switch + 2 x 3 m DAC + tiny serialisation ~ 1.46 us.
+    assert ib.total_us == pytest.approx(1.46, abs=0.02)
+    roce = _latency("roce-v2", "same_leaf")
+    tcp = _latency("ethernet-tcp", "same_leaf")
+    assert ib.total_us < roce.total_us < tcp.total_us
+    assert _latency("roce-v2", "cross_core").total_us > _latency("roce-v2", "same_pod").total_us > roce.total_us
+
+
+def test_seed_claims_compared():
+    # Seed: RoCEv2 1-3 us end to end: the model's same-leaf value lies inside; IB 0.5-1 us: the model
+    # is above it (perftest's 1.3 us host stack alone exceeds 1 us), shown in docs/performance.md.
+    assert 1.0 <= _latency("roce-v2", "same_leaf").total_us <= 3.0
+    assert _latency("infiniband-ndr", "same_leaf").total_us > 1.0
+
+
+def test_bandwidth_bound_regime():
+    big = _latency("infiniband-ndr", "same_leaf")
+    fabric = CATALOG.fabric("infiniband-ndr")
+    large = point_to_point_latency(fabric, 130, "same_leaf", message_bytes=2**30)
+    assert large.bandwidth_bound_us == pytest.approx(big.total_us + 2**30 / 47e3, rel=0.01)
+
+
+@pytest.mark.parametrize("flows, uplinks", [(32, 32), (64, 32), (3, 3), (10, 4)])
+def test_expected_max_load_matches_monte_carlo(flows, uplinks):
+    # Exact Poissonised formula vs 20k random hashings: agree to 1 %.
+    rng = np.random.default_rng(1)
+    draws = rng.integers(0, uplinks, size=(20000, flows))
+    simulated = np.mean([np.bincount(row, minlength=uplinks).max() for row in draws])
+    assert expected_max_load(flows, uplinks) == pytest.approx(simulated, rel=0.01)
+
+
+def test_ecmp_efficiency_limits():
+    assert ecmp_efficiency(1, 32) == 1.0
+    assert ecmp_efficiency(32, 32) == pytest.approx(1 / 3.53, rel=0.01)
+    assert ecmp_efficiency(32 * 1000, 32) > 0.9  # many small flows balance
+    assert routed_efficiency(32, 32, adaptive=True, residual_fraction=0.1) > 0.9

@@ -1,0 +1,125 @@
+"""NCCL tuner re-implementation: exact latency vectors and per-release constants."""
+
+import pytest
+
+from fabricplan.errors import InputError
+from fabricplan.perf.nccl_tuner import (
+    Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, predicted_time_us,
+    select_algorithm, tuner_constants, tuner_versions,
+)
+
+GRAPH = Graph(8, 24.0, 24.0)
+
+
+def comm(n_nodes, ppn=8, cc=80, vendor="intel", **kw):
+    return Communicator(n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=cc,
+                        graphs={"ring": GRAPH, "tree": GRAPH}, cpu_vendor=vendor, **kw)
+
+
+# nccl_model.md §3.3 (2.30.7, AllReduce, 8 GPUs/node, NVLink, IB, Intel): must match exactly.
+VECTORS_2_30 = {
+    2: (40.0, 75.2, 131.6, 184.2, 25.2, 48.5, 92.4),
+    4: (78.8, 144.4, 282.8, 395.9, 35.2, 65.5, 120.4),
+    8: (156.4, 282.8, 585.2, 819.3, 45.2, 82.5, 148.4),
+    16: (311.6, 559.6, 1190.0, 1666.0, 55.2, 99.5, 176.4),
+    64: (1242.8, 2220.4, 4818.8, 6746.3, 75.2, 133.5, 232.4),
+}
+
+
+@pytest.mark.parametrize("n_nodes", sorted(VECTORS_2_30))
+def test_latency_vectors_2_30_7_exact(n_nodes):
+    constants = tuner_constants("2.30.7")
+    c = comm(n_nodes)
+    ring = [algorithm_latency_us(constants, c, "all_reduce", "ring", p) for p in ("ll", "ll128", "simple")]
+    tree = [algorithm_latency_us(constants, c, "all_reduce", "tree", p) for p in ("ll", "ll128", "simple")]
+    got = (*ring, ring[2] * 1.4, *tree)
+    # The reference rounds to 0.1 us; the plateau column is the Simple value x1.4.
+    assert got == pytest.approx(VECTORS_2_30[n_nodes], abs=0.051)
+
+
+def test_worked_examples():
+    c = comm(2)
+    constants = tuner_constants("2.30.7")
+    assert algorithm_latency_us(constants, c, "all_reduce", "ring", "ll") == pytest.approx(6.6 + 28 * 1.0 + 2 * 2.7)
+    assert algorithm_latency_us(constants, c, "all_reduce", "tree", "ll") == pytest.approx(6.8 + 2 * (7 * 0.6 + 5.0))
+
+
+def test_version_2_19_3_differences():
+    # 2.19.3 counts 2*nNodes ring inter steps and has 28 us NVLink Tree/Simple hops:
+    # Ring LL = 6.6 + (30-4)*1.0 + 4*2.7 = 43.4; Tree Simple = 0 + 2*(7*28 + 28) = 448.
+    constants = tuner_constants("2.19.3")
+    c = comm(2)
+    assert algorithm_latency_us(constants, c, "all_reduce", "ring", "ll") == pytest.approx(43.4)
+    assert algorithm_latency_us(constants, c, "all_reduce", "tree", "simple") == pytest.approx(448.0)
+    assert algorithm_latency_us(constants, c, "all_reduce", "tree", "ll") == pytest.approx(25.2)
+
+
+def test_version_table_constants():
+    # nccl_model.md §3.2 rows, per release.
+    expected = {
+        "2.7.5": dict(tree_base=[4.4, 4.4, 0], ring_base=[3.6, 10.0, 8.4], net_tree=[5.0, 8.5, 50],
+                      net_ring=[2.7, 4.0, 9.6], nvlink_tree=[0.52, 1.2, 28]),
+        "2.19.3": dict(tree_base=[6.8, 14.0, 0], ring_base=[6.6, 14.0, 8.4], net_tree=[5.0, 8.5, 28],
+                       net_ring=[2.7, 4.0, 14.0], nvlink_tree=[0.6, 1.25, 28]),
+        "2.30.7": dict(tree_base=[6.8, 14.0, 8.4], ring_base=[6.6, 14.0, 8.4], net_tree=[5.0, 8.5, 14],
+                       net_ring=[2.7, 4.0, 14.0], nvlink_tree=[0.6, 1.25, 4.0]),
+    }
+    for version, rows in expected.items():
+        c = tuner_constants(version)
+        assert c["base_latency_us"]["tree"] == rows["tree_base"]
+        assert c["base_latency_us"]["ring"] == rows["ring_base"]
+        assert c["hw_latency_us"]["net"]["tree"] == rows["net_tree"]
+        assert c["hw_latency_us"]["net"]["ring"] == rows["net_ring"]
+        assert c["hw_latency_us"]["nvlink"]["tree"] == rows["nvlink_tree"]
+    assert tuner_constants("2.19.3")["hw_latency_us"]["net"]["nvls_tree"][2] == 14
+    assert tuner_constants("2.30.7")["hw_latency_us"]["net"]["nvls_tree"][2] == 20.9
+    assert set(tuner_versions()) >= {"2.7.5", "2.19.3", "2.30.7"}
+
+
+def test_2_7_5_ll_intra_latency_x1_8():
+    # 2.7.5: Tree LL at 2 nodes = 4.4 + 2*(7*0.52*1.8 + 5.0) = 27.504
+    c = comm(2)
+    assert algorithm_latency_us(tuner_constants("2.7.5"), c, "all_reduce", "tree", "ll") == pytest.approx(27.504)
+
+
+def test_amd_net_overhead_doubles_ring_intra_latency():
+    c = comm(2, vendor="amd")
+    assert algorithm_latency_us(tuner_constants("2.30.7"), c, "all_reduce", "ring", "ll") == pytest.approx(
+        6.6 + 28 * 2.0 + 2 * 2.7)
+
+
+def test_bandwidth_refinements_ring_ll_and_tree():
+    constants = tuner_constants("2.30.7")
+    c = comm(4)
+    # Ring LL: min(llMaxBw Intel N4 = 20.4, 8*24*0.5) * nRanks/nsteps
+    assert algorithm_bandwidth_gbytes_per_s(constants, c, "all_reduce", "ring", "ll") == pytest.approx(
+        20.4 * 32 / 62)
+    # Tree Simple: min(8*24*0.92, 8*17.8) * 0.5
+    assert algorithm_bandwidth_gbytes_per_s(constants, c, "all_reduce", "tree", "simple") == pytest.approx(
+        min(8 * 24 * 0.92, 8 * 17.8) * 0.5)
+
+
+def test_tree_correction_and_plateau():
+    constants = tuner_constants("2.30.7")
+    c = comm(2)
+    size = 64 << 11  # log2(size/64) = 11 -> Simple factor 0.5
+    tree = predicted_time_us(constants, c, "all_reduce", "tree", "simple", size)
+    raw = algorithm_bandwidth_gbytes_per_s(constants, c, "all_reduce", "tree", "simple")
+    assert tree.bandwidth_gbytes_per_s == pytest.approx(raw * 0.5)
+    assert tree.time_us == pytest.approx(tree.latency_us + size / (1000 * raw * 0.5))
+    ring = predicted_time_us(constants, c, "all_reduce", "ring", "simple", 1 << 30)
+    assert ring.latency_us == pytest.approx(131.6 * 1.4)
+    small = predicted_time_us(constants, c, "all_reduce", "ring", "simple", 1024)
+    assert small.latency_us == pytest.approx(131.6)
+
+
+def test_selection_picks_minimum_and_respects_forcing():
+    constants = tuner_constants("2.30.7")
+    c = comm(16)
+    assert select_algorithm(constants, c, "all_reduce", 8).algorithm == "tree"
+    forced = select_algorithm(constants, c, "all_reduce", 8, algorithm="ring", protocol="simple")
+    assert (forced.algorithm, forced.protocol) == ("ring", "simple")
+    with pytest.raises(InputError, match="not available"):
+        select_algorithm(constants, c, "all_reduce", 8, algorithm="collnet_direct")
+    with pytest.raises(InputError, match="unknown NCCL version"):
+        tuner_constants("9.9.9")

@@ -1,0 +1,111 @@
+"""Property tests for size_fabric (hypothesis): port budgets, one host link per NIC, oversubscription,
+monotonicity in the number of nodes, and capacity/error agreement with max_endpoints."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from fabricplan.errors import InputError
+from fabricplan.topology import max_endpoints, size_fabric
+
+RATIOS = st.sampled_from([1, 1.125, 1.5, 2, 3, 4, 7])
+RADIX = st.one_of(st.integers(2, 40).map(lambda h: 2 * h), st.sampled_from([64, 128, 144, 256]))
+STYLE = st.sampled_from(["rail_optimized", "leaf_spine", "fat_tree"])
+FABRIC = st.fixed_dictionaries({
+    "nodes": st.integers(1, 20_000),
+    "nics_per_node": st.integers(1, 16),
+    "radix": RADIX,
+    "style": STYLE,
+    "tiers": st.sampled_from([None, None, 2, 3]),
+    "oversubscription": st.tuples(RATIOS, RATIOS),
+    "reserved_leaf_ports": st.integers(0, 2),
+})
+PROPS = settings(max_examples=300, deadline=None)
+
+
+def sized(kw):
+    try:
+        return size_fabric(**kw)
+    except InputError:
+        assume(False)
+
+
+@PROPS
+@given(FABRIC)
+def test_port_budgets_links_and_oversubscription(kw):
+    f = sized(kw)
+    for tier in ("leaf", "spine", "core"):
+        assert 0 <= f.switch_ports_used[tier] <= f.switch_ports_available[tier]
+    assert f.switch_ports_available["leaf"] == f.leaf_switches * f.radix
+    assert f.host_links == f.endpoints == kw["nodes"] * kw["nics_per_node"] <= f.max_endpoints
+    assert f.total_switches == f.leaf_switches + f.spine_switches + f.core_switches
+    assert f.switch_ports_used["leaf"] == f.host_links + f.reserved_ports_total + f.leaf_spine_links
+    assert f.switch_ports_used["spine"] == f.leaf_spine_links + f.spine_core_links
+    assert f.switch_ports_used["core"] == f.spine_core_links
+    assert (f.spine_switches > 0) == (f.tiers >= 2) and (f.core_switches > 0) == (f.tiers == 3)
+    r_leaf, r_spine = (Fraction(r) for r in kw["oversubscription"])
+    if f.tiers >= 2:
+        # every leaf honours r_leaf: uplinks ≥ ceil(host ports used / r)
+        assert f.leaf_uplinks >= math.ceil(f.leaf_host_ports_max / r_leaf)
+        assert Fraction(f.oversubscription_effective[0]) <= r_leaf
+        assert f.leaf_spine_links >= math.ceil(f.host_links / r_leaf)
+    if f.tiers == 3:
+        assert Fraction(f.oversubscription_effective[1]) <= r_spine
+        assert f.spine_core_links >= math.ceil(f.leaf_spine_links / r_spine)
+    assert 0 < f.bisection_ratio <= 1
+
+
+@PROPS
+@given(FABRIC, st.integers(1, 5_000))
+def test_switch_count_monotone_in_nodes(kw, extra):
+    small = sized(kw)
+    try:
+        big = size_fabric(**{**kw, "nodes": kw["nodes"] + extra})
+    except InputError:
+        return  # the bigger cluster no longer fits: nothing to compare
+    assert big.total_switches >= small.total_switches
+    if big.tiers == small.tiers:
+        for tier in ("leaf", "spine", "core"):
+            assert big.switches_by_tier[tier] >= small.switches_by_tier[tier]
+
+
+@PROPS
+@given(st.integers(1, 300_000), RADIX, st.tuples(RATIOS, RATIOS), st.integers(1, 3))
+def test_fat_tree_fits_exactly_when_max_endpoints_allows(endpoints, radix, ratios, max_tiers):
+    cap = max_endpoints(radix, max_tiers, ratios)
+    try:
+        f = size_fabric(nodes=endpoints, nics_per_node=1, radix=radix, style="fat_tree",
+                        oversubscription=ratios, max_tiers=max_tiers)
+    except InputError as err:
+        assert endpoints > cap, str(err)
+    else:
+        assert endpoints <= cap
+        assert f.tiers == min(t for t in range(1, 4) if endpoints <= max_endpoints(radix, t, ratios))
+
+
+@settings(max_examples=100, deadline=None)
+@given(FABRIC, st.sampled_from(["nodes", "nics_per_node", "radix", "reserved_leaf_ports", "tiers",
+                                 "oversubscription", "style"]),
+       st.sampled_from([0, -3, 3.5, "8", None, True, (0.9,), 65]))
+def test_bad_inputs_raise_input_error(kw, field, value):
+    bad = {**kw, field: value}
+    valid = {
+        "nodes": lambda v: type(v) is int and v >= 1,
+        "nics_per_node": lambda v: type(v) is int and v >= 1,
+        "radix": lambda v: type(v) is int and v >= 4 and v % 2 == 0,
+        "reserved_leaf_ports": lambda v: type(v) is int and 0 <= v < bad["radix"],
+        "tiers": lambda v: v is None or (type(v) is int and 1 <= v <= 3),
+        "oversubscription": lambda v: type(v) in (int, float) and v >= 1,  # a bare ratio = (r,)
+        "style": lambda v: False,
+    }[field](value)
+    assume(not valid)
+    try:
+        size_fabric(**bad)
+    except InputError:
+        pass
+    else:
+        raise AssertionError(f"{field}={value!r} accepted")

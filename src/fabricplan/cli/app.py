@@ -25,6 +25,7 @@ def _register_all() -> None:
     plan_cmds.register(app)
     from fabricplan.cli import ops_cmds; ops_cmds.register(app)  # noqa: E702
     from fabricplan.cli import perf_cmds; perf_cmds.register(app)  # noqa: E702
+    from fabricplan.cli import decide_cmds; decide_cmds.register(app)  # noqa: E702
 
 
 _register_all()

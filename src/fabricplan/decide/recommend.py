@@ -4,7 +4,8 @@ three misjudgements the seeds warn about are checked on the result.
 1. Fabrics a fired rule excludes (latency SLA, operations maturity) drop to the bottom.
 2. The rest are ranked by cost per useful GPU-hour (lower is better).
 3. If others sit within the close-call band of the leader (catalog ``decision_close_call_band``),
-   the net count of fired rules favouring minus disfavouring each contender decides among them.
+   the net count of fired rules favouring minus disfavouring each contender decides among them,
+   unless the fabrics hardly change the step time (rule MIX001): then cost alone decides.
 4. A rule that favours a fabric the numbers put behind is reported as a disagreement.
 """
 
@@ -37,7 +38,9 @@ def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], ba
     leader = by_metric[0]
     contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
     close_call = len(contenders) > 1
-    if close_call:
+    # When the fabrics hardly change the step time (MIX001), cost alone decides: no rule vote.
+    cost_decides = any(r.fired and r.id == "MIX001" for r in rules)
+    if close_call and not cost_decides:
         contenders.sort(key=lambda f: (-_score(f, rules), _metric(outcomes[f])))
     rest = [f for f in by_metric if f not in contenders]
     dropped = sorted(excluded, key=lambda f: _metric(outcomes[f]))
@@ -105,6 +108,9 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
                            "so the rules decided.")
     else:
         reasons.append(f"{chosen} is the only fabric left after the rules' exclusions.")
+    mix = next((r for r in fired if r.id == "MIX001"), None)
+    if mix is not None:
+        reasons.append(f"The network barely matters for this job mix ({mix.message}), so cost decided.")
     reasons.append(f"Its TCO over {best.cost.horizon_years:g} years is ${best.tco_usd / 1e6:,.2f}M "
                    f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
     supporting = [r for r in fired if chosen in r.favours]

@@ -193,19 +193,24 @@ def operations_maturity(ctx: RuleContext) -> RuleResult:
         fired=fired, excludes=lossless_ethernet if fired else [], message=message)
 
 
+def step_time_spread(outcomes: dict[str, FabricOutcome]) -> float:
+    """Largest relative difference in weighted GPU utilisation between any two fabrics."""
+    values = [o.weighted_gpu_utilisation for o in outcomes.values()]
+    return (max(values) - min(values)) / max(values) if values and max(values) > 0 else 0.0
+
+
 def network_matters(ctx: RuleContext) -> RuleResult:
-    """MIX001: when communication is almost fully hidden, the fabric barely changes the step time."""
-    limit = ctx.threshold("rule_network_matters_min_exposed_share")
-    shares = {f: sum(j.share * j.exposed_comm_share for j in o.jobs) for f, o in ctx.outcomes.items()}
-    worst = max(shares.values()) if shares else 0.0
-    fired = worst < limit
+    """MIX001: when the fabrics hardly change the step time, cost alone decides."""
+    limit = ctx.threshold("rule_network_matters_min_spread")
+    spread = step_time_spread(ctx.outcomes)
+    fired = spread < limit
     cheapest = min(ctx.outcomes, key=lambda f: ctx.outcomes[f].tco_usd)
     return RuleResult(
-        id="MIX001", title="Communication-light mix: the cheapest fabric", kind="workload",
+        id="MIX001", title="The fabric barely changes the step time: the cheapest wins", kind="workload",
         citation=f"{S2}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
-        thresholds={"min_exposed_share": limit}, fired=fired, favours=[cheapest] if fired else [],
-        message=(f"exposed communication is at most {100 * worst:.1f} % of step time on any fabric"
-                 + (f"; {cheapest} has the lowest TCO" if fired else "")))
+        thresholds={"min_utilisation_spread": limit}, fired=fired, favours=[cheapest] if fired else [],
+        message=(f"GPU utilisation differs by {100 * spread:.2f} % between the best and worst fabric"
+                 + (f"; cost decides and {cheapest} has the lowest TCO" if fired else "")))
 
 
 def scheduling(ctx: RuleContext) -> RuleResult:

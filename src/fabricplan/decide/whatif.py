@@ -63,6 +63,7 @@ def _leader(metrics: dict[str, float], a: str, b: str) -> str:
 def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
                 progress: Progress | None = None) -> list[ScalePoint]:
     """Cost per useful GPU-hour of every fabric at each feasible GPU count of the grid."""
+    fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
         scaled = scaled_spec(spec, gpus)
@@ -70,12 +71,15 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             continue
         if progress:
             progress(f"scale search: {gpus:,} GPUs")
-        try:
-            outcomes = fabric_outcomes(scaled, catalog)
-        except FabricplanError:  # a design that cannot be built at this size is left out
-            continue
-        points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
-            f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}))
+        metrics = {}
+        for fabric in fabrics:
+            try:  # a design that cannot be built at this size is left out of that point
+                outcome = fabric_outcomes(scaled, catalog, fabrics=[fabric])[fabric]
+            except FabricplanError:
+                continue
+            metrics[fabric] = outcome.cost_per_useful_gpu_hour_usd
+        if metrics:
+            points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd=metrics))
     return points
 
 

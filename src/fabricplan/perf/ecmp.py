@@ -23,6 +23,8 @@ from scipy import stats
 
 from fabricplan.errors import InputError
 
+EXACT_FLOW_LIMIT = 512  # above this many flows the independent-binomial approximation is used
+
 
 def _truncated_sum_pmf(rate: float, cap: int, bins: int, total: int) -> float:
     """P(sum of ``bins`` iid Poisson(rate) truncated to <= cap equals ``total``)."""
@@ -55,6 +57,8 @@ def expected_max_load(n_flows: int, n_uplinks: int) -> float:
     if n_uplinks == 1:
         return float(n_flows)
     rate = n_flows / n_uplinks
+    if n_flows > EXACT_FLOW_LIMIT:
+        return _expected_max_load_independent(n_flows, n_uplinks)
     normaliser = stats.poisson.pmf(n_flows, n_flows)
     expected = float(math.ceil(rate))  # P(max < ceil(F/U)) = 0
     for cap in range(math.ceil(rate), n_flows):
@@ -65,6 +69,19 @@ def expected_max_load(n_flows: int, n_uplinks: int) -> float:
             break
         expected += 1.0 - p_max_at_most
     return expected
+
+
+def _expected_max_load_independent(n_flows: int, n_uplinks: int) -> float:
+    """Large-F approximation: uplink loads as independent Binomial(F, 1/U), ``P(max <= c) = F_B(c)^U``.
+
+    The dependence between bins (they sum to F) matters little once each holds many flows [2]_.
+    """
+    rate = n_flows / n_uplinks
+    spread = math.sqrt(rate) * 12 + 12
+    caps = np.arange(max(math.ceil(rate) - 1, 0), int(rate + spread) + 1)
+    log_cdf = stats.binom.logcdf(caps, n_flows, 1.0 / n_uplinks)
+    p_max_at_most = np.exp(n_uplinks * log_cdf)
+    return float(caps[0] + 1 + np.sum(1.0 - p_max_at_most[1:])) if len(caps) > 1 else float(rate)
 
 
 def ecmp_efficiency(n_flows: int, n_uplinks: int) -> float:

@@ -204,7 +204,7 @@ def crossover_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]
 def sensitivity_headers(report: CompareReport) -> tuple[str, ...]:
     recommended = report.recommendation.recommended
     return ("factor", "low", "high", "winner (low)", "winner (high)", "flips",
-            f"{recommended} {metric_label(report.deciding_metric)} (low / high)")
+            f"change of {recommended}'s {metric_label(report.deciding_metric)} (low / high)")
 
 
 def sensitivity_rows(report: CompareReport) -> list[tuple[str, ...]]:

@@ -1,0 +1,63 @@
+"""`fabricplan compare`: the main job."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fabricplan.catalog import load_catalog
+from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.cli.plan_cmds import CatalogOption, JsonOption, SpecArgument
+from fabricplan.decide import compare as compare_spec
+from fabricplan.errors import InputError
+from fabricplan.spec import load_spec
+
+
+def compare(
+    spec_path: SpecArgument,
+    catalog: CatalogOption = None,
+    json_output: JsonOption = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the report as Markdown.")] = False,
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", help="Also write a self-contained HTML report (works offline) to this file.")] = None,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="Skip the crossover search and the sensitivity analysis.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages on stderr.")] = False,
+) -> None:
+    """Compare the fabrics on performance and cost, recommend one and say what would change it."""
+    if json_output and markdown:
+        raise InputError("choose one of --json and --markdown")
+    cat = load_catalog(catalog or [])
+    spec = load_spec(spec_path, cat)
+    show_progress = not quiet
+    with stderr.status("comparing fabrics...", spinner="dots") if show_progress else nullcontext() as status:
+        def progress(message: str) -> None:
+            if status is not None:
+                status.update(message)
+
+        report = compare_spec(spec, cat, progress=progress, search_scale=not quick, analyse_sensitivity=not quick)
+    if html is not None:
+        from fabricplan.report.html import compare_html
+
+        html.write_text(compare_html(report), encoding="utf-8")
+        if show_progress:
+            stderr.print(f"wrote {html}")
+    if json_output:
+        emit_json(report)
+    elif markdown:
+        from fabricplan.report.markdown import compare_markdown
+
+        print(compare_markdown(report))
+    else:
+        from fabricplan.report.compare_terminal import compare_renderables
+
+        for renderable in compare_renderables(report):
+            stdout.print(renderable)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the decision commands to the app."""
+    app.command()(compare)

@@ -27,17 +27,23 @@ COMM_COLOURS = {"tp": "#f58518", "pp": "#e45756", "dp": "#eeca3b", "ep": "#b279a
 EXTRA_COMM_COLOURS = ("#9d755d", "#72b7b2", "#54a24b")
 CAPEX_COLOURS = {"switches": "#08519c", "nics": "#3182bd", "optics": "#6baed6", "cables": "#bdd7e7"}
 OPEX_COLOURS = {"energy": "#a63603", "colocation": "#e6550d", "support": "#fd8d3c", "operations": "#fdbe85"}
-SERVER_COLOURS = {"capex": "#525252", "opex": "#969696", "network": "#3182bd"}
+SERVER_COLOURS = {"capex": "#525252", "opex": "#a3a3a3", "network": "#2a9d8f"}
 LOW_CASE_COLOUR = "#6baed6"
 HIGH_CASE_COLOUR = "#fd8d3c"
 FLIP_COLOUR = "#c0392b"
 MARKER_COLOUR = "#555555"
 COMM_KIND_ORDER = ("tp", "pp", "dp", "ep", "cp")
-CHART_HEIGHT_PX = 440
-TORNADO_ROW_HEIGHT_PX = 46
-TORNADO_MARGIN_PX = 150
+CHART_HEIGHT_PX = 420
+TORNADO_ROW_HEIGHT_PX = 40
+TORNADO_MARGIN_PX = 190
+LEGEND_MARGIN_PX = 110  # room for an x-axis title and a legend below the plot
+LEGEND_ONLY_MARGIN_PX = 80  # room for a legend below category labels
 # A step-time remainder below this share of the step is rounding, not a missing term.
 STEP_REMAINDER_TOLERANCE = 1e-6
+CROSSOVER_LABEL_STEP = 0.07
+LOG_AXIS_PADDING = 0.08  # decades of empty axis left and right of the outermost point
+# A sensitivity case moving the lead by less than this (0.05 percentage points) shows as "no effect".
+LEAD_UNCHANGED_TOLERANCE = 5e-4
 
 
 def escaped(text: str) -> str:
@@ -49,14 +55,14 @@ def fabric_colours(report: CompareReport) -> dict[str, str]:
             for index, fabric in enumerate(report.fabrics)}
 
 
-def _base_layout(figure: go.Figure, title: str, height: int) -> go.Figure:
+def _base_layout(figure: go.Figure, title: str, height: int, bottom_margin: int = LEGEND_MARGIN_PX) -> go.Figure:
     figure.update_layout(
         title={"text": title, "x": 0.01, "xanchor": "left"},
         template="plotly_white",
         height=height,
         font={"family": FONT_FAMILY, "size": 13},
-        margin={"l": 70, "r": 30, "t": 80, "b": 60},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.12, "xanchor": "left", "x": 0},
+        margin={"l": 70, "r": 30, "t": 80, "b": bottom_margin},
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0, "xanchor": "left", "x": 0},
         hoverlabel={"font": {"family": FONT_FAMILY}},
     )
     return figure
@@ -117,7 +123,8 @@ def step_time_figure(report: CompareReport) -> go.Figure:
         figure.update_yaxes(title_text="step time (s)" if column == 1 else None, rangemode="tozero",
                             row=1, col=column)
     figure.update_layout(barmode="stack")
-    return _base_layout(figure, "Step time per job: compute, bubble and exposed communication", CHART_HEIGHT_PX)
+    return _base_layout(figure, "Step time per job: compute, bubble and exposed communication", CHART_HEIGHT_PX,
+                        LEGEND_ONLY_MARGIN_PX)
 
 
 # (b) TCO ------------------------------------------------------------------------------------------
@@ -173,7 +180,8 @@ def tco_figure(report: CompareReport) -> go.Figure:
     if with_servers:
         figure.update_yaxes(tickprefix="$", row=1, col=2)
     figure.update_layout(barmode="stack")
-    return _base_layout(figure, f"Total cost of ownership over {horizon:g} years", CHART_HEIGHT_PX)
+    return _base_layout(figure, f"Total cost of ownership over {horizon:g} years", CHART_HEIGHT_PX,
+                        LEGEND_ONLY_MARGIN_PX)
 
 
 # (c) scale curve ----------------------------------------------------------------------------------
@@ -192,19 +200,28 @@ def scale_figure(report: CompareReport) -> go.Figure:
             mode="lines+markers", name=escaped(fabric.fabric), line={"color": colours[fabric.fabric], "width": 2.5},
             hovertemplate="%{x:,} GPUs: $%{y:.2f} per useful GPU-hour<extra>" + escaped(fabric.fabric) + "</extra>",
         ))
-    markers = [(report.gpus, f"this cluster: {report.gpus:,} GPUs", "dot")]
-    markers += [(c.gpus, f"{escaped(c.leader_above or '?')} overtakes {escaped(c.leader_below)} "
-                         f"from {c.gpus:,}", "dash")
-                for c in report.crossovers if c.gpus is not None]
-    for index, (x, label, dash) in enumerate(markers):
+    # (x, label, line dash, label height as a share of the plot): the cluster's own size at the bottom,
+    # crossovers stacked from the top so labels at the same GPU count do not overlap.
+    markers = [(report.gpus, f"this cluster: {report.gpus:,} GPUs", "dot", 0.0)]
+    crossovers = [c for c in report.crossovers if c.gpus is not None]
+    markers += [(c.gpus, f"{escaped(c.leader_above or '?')} overtakes {escaped(c.leader_below)} from {c.gpus:,}",
+                 "dash", 1.0 - CROSSOVER_LABEL_STEP * index) for index, c in enumerate(crossovers)]
+    for x, label, dash, height in markers:
         figure.add_trace(go.Scatter(
             x=[x, x], y=[y_low, y_high], mode="lines", line={"color": MARKER_COLOUR, "dash": dash, "width": 1.2},
             name=label, showlegend=False, hovertemplate=label + "<extra></extra>",
         ))
-        figure.add_annotation(x=math.log10(x), y=1.0 - 0.07 * (index % 3), yref="paper", text=label,
-                              showarrow=False, xanchor="left", xshift=4, font={"size": 11, "color": MARKER_COLOUR},
-                              bgcolor="rgba(255,255,255,0.8)")
-    figure.update_xaxes(type="log", title_text="GPUs (log scale)", tickvals=gpus, ticktext=[f"{g:,}" for g in gpus])
+        # Labels right of their line in the left half of the axis, left of it in the right half.
+        in_right_half = bool(gpus) and math.log10(x) > (math.log10(gpus[0]) + math.log10(gpus[-1])) / 2
+        figure.add_annotation(x=math.log10(x), y=height, yref="paper", yanchor="bottom" if height == 0 else "top",
+                              text=label, showarrow=False, xanchor="right" if in_right_half else "left",
+                              xshift=-4 if in_right_half else 4, font={"size": 11, "color": MARKER_COLOUR},
+                              bgcolor="rgba(255,255,255,0.85)")
+    x_values = gpus + [x for x, _, _, _ in markers]
+    # An explicit range: plotly would otherwise widen the axis to fit the annotations' text.
+    x_range = [math.log10(min(x_values)) - LOG_AXIS_PADDING, math.log10(max(x_values)) + LOG_AXIS_PADDING]
+    figure.update_xaxes(type="log", range=x_range, title_text="GPUs (log scale)", tickvals=gpus,
+                        ticktext=[f"{g:,}" for g in gpus])
     figure.update_yaxes(title_text="USD per useful GPU-hour", tickprefix="$")
     return _base_layout(figure, "Cost per useful GPU-hour vs cluster size", CHART_HEIGHT_PX)
 
@@ -271,15 +288,20 @@ def tornado_figure(report: CompareReport) -> go.Figure:
             customdata=[[f"{100 * lead:+.1f}%", escaped(winner_of(row))] for (row, _, _), lead in zip(cases, leads)],
             hovertemplate="%{text}: lead %{customdata[0]}, winner %{customdata[1]}<extra>" + name + "</extra>",
         ))
+    unchanged = [label for label, (_, low, high) in zip(labels, cases)
+                 if abs(low - base) < LEAD_UNCHANGED_TOLERANCE and abs(high - base) < LEAD_UNCHANGED_TOLERANCE]
+    if unchanged:
+        figure.add_trace(go.Scatter(y=unchanged, x=[100 * base] * len(unchanged), mode="text",
+                                    text=["no effect on the lead"] * len(unchanged), textposition="middle right",
+                                    textfont={"color": MARKER_COLOUR, "size": 11}, showlegend=False,
+                                    hoverinfo="skip"))
     figure.add_vline(x=100 * base, line={"color": MARKER_COLOUR, "width": 1.5},
-                     annotation_text=f"base lead {100 * base:+.1f}%", annotation_position="top")
-    figure.add_vline(x=0, line={"color": FLIP_COLOUR, "width": 1.5, "dash": "dash"},
-                     annotation_text="0: ranking flips", annotation_position="bottom",
-                     annotation_font_color=FLIP_COLOUR)
+                     annotation_text=f"base lead {100 * base:+.1f}%", annotation_position="top right")
+    figure.add_vline(x=0, line={"color": FLIP_COLOUR, "width": 1.5, "dash": "dash"})
     metric = content.metric_label(report.deciding_metric)
     figure.update_layout(barmode="overlay")
-    figure.update_xaxes(title_text=f"lead of {recommended} over the best rival on {metric} (%)", ticksuffix="%",
-                        zeroline=False)
+    figure.update_xaxes(title_text=f"{recommended}'s lead over the best rival (%); left of the dashed line a rival leads", ticksuffix="%", zeroline=False)
     height = TORNADO_MARGIN_PX + TORNADO_ROW_HEIGHT_PX * max(1, len(cases))
-    title = f"Sensitivity: {recommended}'s lead per factor ({content.WARNING_MARK} bold = flips the ranking)"
+    title = (f"Sensitivity: {recommended}'s lead on {metric}<br><sup>low and high case per factor; "
+             f"{content.WARNING_MARK} bold: the factor flips the ranking</sup>")
     return _base_layout(figure, title, max(height, CHART_HEIGHT_PX // 2))

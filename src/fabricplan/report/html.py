@@ -18,7 +18,7 @@ from fabricplan.decide.models import CompareReport
 from fabricplan.report import compare_charts as charts
 from fabricplan.report import compare_content as content
 
-PLOTLY_CONFIG = {"responsive": True, "displaylogo": False, "showLink": False, "showSendToCloud": False}
+PLOTLY_CONFIG = {"responsive": True, "displaylogo": False}
 
 CSS = """
 :root { --ink: #1d2733; --muted: #5b6675; --line: #d8dde3; --good: #1e7b34; --warn: #8a5a00;
@@ -44,10 +44,14 @@ tr.not-fired td { color: var(--muted); }
 td.flips { color: #c0392b; font-weight: 700; }
 .caption { color: var(--muted); font-size: 0.85rem; }
 .chart { width: 100%; margin: 8px 0 18px; border: 1px solid var(--line); border-radius: 4px; }
+.chart-pair { display: grid; grid-template-columns: 1fr; gap: 0 18px; }
+@media (min-width: 1200px) { .chart-pair { grid-template-columns: 1fr 1fr; } }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 32px; }
 @media print {
   body { max-width: none; padding: 0; font-size: 10pt; }
   section, .chart, table { break-inside: avoid; }
+  .chart-pair { grid-template-columns: 1fr; }
+  .modebar-container { display: none; }
   .callout, .warning, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """.strip()
@@ -129,17 +133,20 @@ def figure_div(figure: go.Figure, div_id: str) -> str:
                        default_height=f"{figure.layout.height}px")
 
 
+def _chart_block(report: CompareReport, div_id: str, build: Callable[[CompareReport], go.Figure]) -> str:
+    if div_id == "chart-scale" and not report.scale_curve:
+        return '<p class="caption">No scale curve in this report.</p>'
+    if div_id == "chart-tornado" and not report.sensitivity:
+        return '<p class="caption">No sensitivity analysis in this report.</p>'
+    return f'<div class="chart">{figure_div(build(report), div_id)}</div>'
+
+
 def charts_section(report: CompareReport) -> str:
-    blocks = []
-    for div_id, build in CHARTS:
-        if div_id == "chart-scale" and not report.scale_curve:
-            blocks.append('<p class="caption">No scale curve in this report.</p>')
-            continue
-        if div_id == "chart-tornado" and not report.sensitivity:
-            blocks.append('<p class="caption">No sensitivity analysis in this report.</p>')
-            continue
-        blocks.append(f'<div class="chart">{figure_div(build(report), div_id)}</div>')
-    return "<section><h2>Charts</h2>" + "".join(blocks) + "</section>"
+    """Step time and TCO full width; the two single-panel charts side by side on wide screens."""
+    blocks = [_chart_block(report, div_id, build) for div_id, build in CHARTS]
+    full_width, paired = blocks[:2], blocks[2:]
+    return ("<section><h2>Charts</h2>" + "".join(full_width)
+            + f'<div class="chart-pair">{"".join(paired)}</div></section>')
 
 
 def rules_section(report: CompareReport) -> str:

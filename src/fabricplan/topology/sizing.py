@@ -176,7 +176,9 @@ def _too_big_message(what, radix, style, max_tiers, capacity, layout, ratios, re
         msg += f"; radix {bigger} would fit"
     if max_tiers < MAX_SUPPORTED_TIERS:
         msg += f"; allow more tiers (max_tiers={max_tiers})"
-    return msg + "; or raise the oversubscription, or split the cluster into several fabrics"
+    if max_tiers > 1:
+        msg += "; or raise the oversubscription"
+    return msg + "; or split the cluster into several fabrics"
 
 
 def _smallest_fitting_radix(layout: LeafLayout, radix, ratios, reserved, max_tiers) -> int | None:
@@ -187,7 +189,9 @@ def _smallest_fitting_radix(layout: LeafLayout, radix, ratios, reserved, max_tie
         d, da = leaf_ports(k, ratios[0])[0], leaf_ports(k, ratios[1])[0]
         trial = leaf_layout(layout.style, nodes=layout.nodes, nics_per_node=layout.nics_per_node,
                             leaf_down_ports=d, reserved_leaf_ports=reserved, spine_down_ports=da)
-        if endpoints <= trial.max_endpoints_for(max_leaves(k, max(max_tiers, 2), trial.leaves_per_pod)):
+        fits = (endpoints <= k - reserved if max_tiers == 1 else
+                endpoints <= trial.max_endpoints_for(max_leaves(k, max_tiers, trial.leaves_per_pod)))
+        if fits:
             return k
         k *= 2
     return None

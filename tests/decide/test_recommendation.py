@@ -1,0 +1,113 @@
+"""The recommendation follows the evidence: each asserted ranking is justified by the numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricplan.catalog import load_catalog
+from fabricplan.decide import compare, evaluate
+from fabricplan.spec import load_spec, parse_spec
+
+from conftest import EXAMPLES
+
+CATALOG = load_catalog()
+
+
+def example(name):
+    return load_spec(EXAMPLES / f"{name}.yaml", CATALOG)
+
+
+def with_operations(spec, **changes):
+    return spec.model_copy(update={"operations": spec.operations.model_copy(update=changes)})
+
+
+def fired(decision):
+    return {rule.id for rule in decision.rules if rule.fired}
+
+
+def test_single_node_network_barely_matters_and_cheapest_wins():
+    decision = evaluate(example("single-node-8-inference"), CATALOG)
+    outcomes = decision.outcomes
+    utilisation = [o.weighted_gpu_utilisation for o in outcomes.values()]
+    # One node: every collective stays on NVLink, so the fabric cannot change the step time.
+    assert max(utilisation) - min(utilisation) < 1e-9
+    assert "MIX001" in fired(decision)
+    cheapest = min(outcomes, key=lambda f: outcomes[f].tco_usd)
+    assert decision.recommendation.recommended == cheapest
+    assert outcomes[cheapest].cost.topology.total_switches == 0  # no scale-out switch for one node
+    assert any("barely matters" in reason for reason in decision.recommendation.reasons)
+
+
+def test_16k_allreduce_heavy_rdma_fabric_wins_on_cost_per_useful_gpu_hour():
+    decision = evaluate(example("llama405b-16k-h100"), CATALOG)
+    outcomes = decision.outcomes
+    winner = decision.recommendation.recommended
+    assert winner in ("infiniband-ndr", "roce-v2")
+    # Justification: kernel TCP exposes more data-parallel communication, so its GPUs compute less
+    # of each step, and the RDMA winner is cheapest per useful GPU-hour.
+    tcp, best = outcomes["ethernet-tcp"], outcomes[winner]
+    assert tcp.jobs[0].exposed_comm_s["dp"] > 2 * best.jobs[0].exposed_comm_s["dp"]
+    assert tcp.weighted_gpu_utilisation < best.weighted_gpu_utilisation
+    assert best.cost_per_useful_gpu_hour_usd == min(o.cost_per_useful_gpu_hour_usd for o in outcomes.values())
+    assert {"SCALE003", "SCALE004"} <= fired(decision)
+
+
+def test_no_operations_skill_rules_out_lossless_ethernet():
+    spec = with_operations(example("mid-128-h100-existing-ethernet"), maturity="expert")
+    expert = evaluate(spec, CATALOG)
+    assert expert.recommendation.recommended == "roce-v2"
+    none = evaluate(with_operations(spec, maturity="none"), CATALOG)
+    assert none.recommendation.recommended != "roce-v2"
+    assert none.recommendation.ranking[-1] == "roce-v2"
+    assert "OPS001" in fired(none) and "OPS001" not in fired(expert)
+    assert any("OPS001" in reason for reason in none.recommendation.reasons)
+    assert "OPS001" in none.recommendation.why_not["roce-v2"]
+    # The numbers did not change; only the rule did.
+    assert none.outcomes["roce-v2"].cost_per_useful_gpu_hour_usd == pytest.approx(
+        expert.outcomes["roce-v2"].cost_per_useful_gpu_hour_usd)
+
+
+def test_latency_sla_excludes_slow_fabrics():
+    spec = example("llama70b-1024-h100")
+    strict = spec.model_copy(update={"constraints": spec.constraints.model_copy(update={"latency_sla_us": 3.0})})
+    decision = evaluate(strict, CATALOG)
+    tcp_latency = decision.outcomes["ethernet-tcp"].small_message_latency_us
+    assert tcp_latency > 3.0  # kernel TCP host stack alone is ~10 us (catalog fabrics.yaml)
+    sla = next(rule for rule in decision.rules if rule.id == "SLA001")
+    assert sla.fired and "ethernet-tcp" in sla.excludes
+    assert decision.recommendation.ranking[-1] == "ethernet-tcp"
+
+
+def test_rule_thresholds_come_from_the_catalog(tmp_path):
+    overlay = tmp_path / "rules.yaml"
+    overlay.write_text("parameters:\n  - id: rule_single_node_max_gpus\n    value: {default: 16}\n"
+                       "    source: our policy\n    date: 2026-11\n")
+    catalog = load_catalog([overlay])
+    spec = parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 16}})
+    decision = evaluate(spec, catalog)
+    rule = next(r for r in decision.rules if r.id == "SCALE001")
+    assert rule.fired and rule.thresholds == {"max_gpus": 16}
+
+
+def test_every_rule_cites_a_seed_and_reports_thresholds():
+    decision = evaluate(example("llama70b-1024-h100"), CATALOG)
+    for rule in decision.rules:
+        assert rule.citation.startswith(("[S1]", "[S2]")), rule.id
+        assert rule.message
+    ids = [rule.id for rule in decision.rules]
+    assert len(ids) == len(set(ids))
+    assert {"CHECK001", "CHECK002", "CHECK003"} <= set(ids)
+
+
+def test_compare_report_has_crossovers_and_sensitivity():
+    report = compare(example("mid-128-h100-existing-ethernet"), CATALOG)
+    assert len(report.crossovers) == 3
+    assert {row.factor for row in report.sensitivity} >= {
+        "switch prices", "NIC prices", "optics and cable prices", "energy price", "achievable GPU efficiency",
+        "operations maturity one step"}
+    maturity = next(row for row in report.sensitivity if row.factor == "operations maturity one step")
+    assert maturity.flips and maturity.winner_low != "roce-v2"  # one step down is 'none'
+    switch = next(row for row in report.sensitivity if row.factor == "switch prices")
+    for fabric, change in switch.metric_change_high.items():
+        assert change > 0, fabric  # dearer switches never make a fabric cheaper to use
+    assert [p.gpus for p in report.scale_curve] == sorted(p.gpus for p in report.scale_curve)

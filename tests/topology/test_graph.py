@@ -1,0 +1,59 @@
+"""build_graph: the explicit wiring agrees with the counts of size_fabric."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import pytest
+
+from fabricplan.errors import InputError
+from fabricplan.topology import size_fabric
+from fabricplan.topology.graph import build_graph
+
+CASES = [
+    dict(nodes=4, nics_per_node=8, radix=64, style="rail_optimized"),
+    dict(nodes=64, nics_per_node=8, radix=64, style="rail_optimized"),
+    dict(nodes=127, nics_per_node=8, radix=64, style="rail_optimized", reserved_leaf_ports=1),
+    dict(nodes=160, nics_per_node=4, radix=16, style="rail_optimized"),
+    dict(nodes=300, nics_per_node=2, radix=16, style="fat_tree", oversubscription=(3, 1.5)),
+    dict(nodes=700, nics_per_node=1, radix=16, style="fat_tree", tiers=3),
+    dict(nodes=90, nics_per_node=5, radix=24, style="leaf_spine", oversubscription=(2, 3)),
+]
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_graph_matches_counts(kw):
+    f = size_fabric(**kw)
+    g = build_graph(f)
+    tiers = Counter(tier for _, tier in g.nodes(data="tier"))
+    assert tiers == Counter({"nic": f.endpoints, "leaf": f.leaf_switches, "spine": f.spine_switches,
+                             "core": f.core_switches}) - Counter()
+    assert g.number_of_edges() == f.total_links
+    assert nx.is_connected(g)
+    for node, tier in g.nodes(data="tier"):
+        if tier == "nic":
+            assert g.degree(node) == 1
+        else:
+            reserved = f.reserved_leaf_ports if tier == "leaf" else 0
+            assert g.degree(node) + reserved <= f.radix
+    used = Counter()
+    for node, tier in g.nodes(data="tier"):
+        if tier != "nic":
+            used[tier] += g.degree(node)
+    assert used["leaf"] + f.reserved_ports_total == f.switch_ports_used["leaf"]
+    assert used["spine"] == f.switch_ports_used["spine"] and used["core"] == f.switch_ports_used["core"]
+
+
+def test_rail_optimized_nic_i_goes_to_rail_i():
+    f = size_fabric(nodes=64, nics_per_node=8, radix=64, style="rail_optimized")
+    g = build_graph(f)
+    for server in range(f.nodes):
+        for nic in range(8):
+            (leaf,) = list(g.neighbors(("nic", server, nic)))
+            assert leaf[1] % 8 == nic and leaf[1] // 8 == server // 32
+
+
+def test_graph_size_limit():
+    with pytest.raises(InputError):
+        build_graph(size_fabric(nodes=8_192, nics_per_node=8, radix=64, style="rail_optimized"))

@@ -52,10 +52,22 @@ def test_16k_allreduce_heavy_rdma_fabric_wins_on_cost_per_useful_gpu_hour():
     assert {"SCALE003", "SCALE004"} <= fired(decision)
 
 
+def moe_128(maturity="experienced"):
+    """128 H100 training a Mixtral-style MoE: all-to-all heavy, so the fabric matters."""
+    return parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 128}, "operations": {"maturity": maturity},
+                       "jobs": [{"name": "moe", "model": "mixtral-8x7b", "tp": 2, "ep": 8,
+                                 "global_batch_sequences": 1024, "seq_len_tokens": 4096}]})
+
+
 def test_no_operations_skill_rules_out_lossless_ethernet():
-    spec = with_operations(example("mid-128-h100-existing-ethernet"), maturity="expert")
+    spec = moe_128("expert")
     expert = evaluate(spec, CATALOG)
+    outcomes = expert.outcomes
+    # The numbers: RoCE is cheapest per useful GPU-hour; kernel TCP loses a third of the GPU time.
     assert expert.recommendation.recommended == "roce-v2"
+    assert outcomes["roce-v2"].cost_per_useful_gpu_hour_usd == min(
+        o.cost_per_useful_gpu_hour_usd for o in outcomes.values())
+    assert outcomes["ethernet-tcp"].weighted_gpu_utilisation < 0.8 * outcomes["roce-v2"].weighted_gpu_utilisation
     none = evaluate(with_operations(spec, maturity="none"), CATALOG)
     assert none.recommendation.recommended != "roce-v2"
     assert none.recommendation.ranking[-1] == "roce-v2"
@@ -100,7 +112,8 @@ def test_every_rule_cites_a_seed_and_reports_thresholds():
 
 
 def test_compare_report_has_crossovers_and_sensitivity():
-    report = compare(example("mid-128-h100-existing-ethernet"), CATALOG)
+    report = compare(moe_128("basic"), CATALOG)
+    assert report.recommendation.recommended == "roce-v2"
     assert len(report.crossovers) == 3
     assert {row.factor for row in report.sensitivity} >= {
         "switch prices", "NIC prices", "optics and cable prices", "energy price", "achievable GPU efficiency",
@@ -111,3 +124,22 @@ def test_compare_report_has_crossovers_and_sensitivity():
     for fabric, change in switch.metric_change_high.items():
         assert change > 0, fabric  # dearer switches never make a fabric cheaper to use
     assert [p.gpus for p in report.scale_curve] == sorted(p.gpus for p in report.scale_curve)
+
+
+def test_existing_ethernet_estate_moves_a_close_call_to_roce():
+    # 256 H100 training a 70B model: InfiniBand and RoCE are within the 10 % close-call band on cost
+    # per useful GPU-hour, so the estate rule (seed S2, step 3) decides between them.
+    document = {"cluster": {"gpu": "h100-sxm", "gpus": 256},
+                "operations": {"maturity": "experienced", "existing_ethernet": False},
+                "jobs": [{"name": "train", "model": "llama3-70b", "tp": 8, "pp": 2,
+                          "global_batch_sequences": 512, "seq_len_tokens": 8192}]}
+    new_build = evaluate(parse_spec(document), CATALOG)
+    document["operations"]["existing_ethernet"] = True
+    estate = evaluate(parse_spec(document), CATALOG)
+    ib, roce = (new_build.outcomes[f].cost_per_useful_gpu_hour_usd for f in ("infiniband-ndr", "roce-v2"))
+    assert ib < roce < ib * 1.10  # the numbers: InfiniBand ahead, but inside the band
+    assert new_build.recommendation.recommended == "infiniband-ndr"
+    assert estate.recommendation.recommended == "roce-v2" and estate.recommendation.close_call
+    assert "EST001" in fired(estate) and "EST001" not in fired(new_build)
+    assert any("EST001" in reason for reason in estate.recommendation.reasons)
+    assert not any("EST001" in reason for reason in new_build.recommendation.reasons)

@@ -33,7 +33,7 @@ def test_init_writes_a_valid_commented_spec(cli, tmp_path):
 
 
 def test_topology_json_is_one_document(cli):
-    result = cli("topology", EXAMPLES / "cluster-example.yaml", "--json")
+    result = cli("topology", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--json")
     assert result.code == 0, result.err
     data = result.json()
     assert set(data["fabrics"]) == {"ethernet-tcp", "roce-v2", "infiniband-ndr"}
@@ -43,7 +43,7 @@ def test_topology_json_is_one_document(cli):
 
 
 def test_cost_json_keys_carry_units(cli):
-    result = cli("cost", EXAMPLES / "cluster-example.yaml", "--json")
+    result = cli("cost", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--json")
     assert result.code == 0, result.err
     data = result.json()
     fabric = data["fabrics"][0]
@@ -55,7 +55,7 @@ def test_cost_json_keys_carry_units(cli):
 
 
 def test_cost_text_output(cli):
-    result = cli("cost", EXAMPLES / "cluster-example.yaml")
+    result = cli("cost", EXAMPLES / "mid-128-h100-existing-ethernet.yaml")
     assert result.code == 0
     assert "network share" in result.out and "Bill of materials: infiniband-ndr" in result.out
     assert result.err == ""
@@ -65,8 +65,8 @@ def test_catalog_overlay_changes_cost(cli, tmp_path):
     overlay = tmp_path / "prices.yaml"
     overlay.write_text(yaml.safe_dump({"switches": [
         {"id": "sw_eth_th5", "price_usd": {"default": 50000}, "source": "our quote", "date": "2026-11"}]}))
-    base = cli("cost", EXAMPLES / "cluster-example.yaml", "--json").json()
-    cheaper = cli("cost", EXAMPLES / "cluster-example.yaml", "--json", "--catalog", overlay).json()
+    base = cli("cost", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--json").json()
+    cheaper = cli("cost", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--json", "--catalog", overlay).json()
     assert cheaper["fabrics"][1]["capex_usd"]["switches"] == base["fabrics"][1]["capex_usd"]["switches"] / 2
 
 

@@ -83,7 +83,8 @@ def test_network_share_uses_servers_without_double_counting_nics():
     fabric = by_fabric(cost(spec_for(128, ["infiniband-ndr"]), CATALOG))["infiniband-ndr"]
     servers = fabric.servers
     assert servers is not None and servers.servers == 16
-    assert servers.capex_usd == pytest.approx(16 * 310_000 - fabric.capex_usd["nics"])
+    # The $310k quote includes 8 ConnectX-7 NICs ($1,400 each); the fabric counts its NICs itself.
+    assert servers.capex_usd == pytest.approx(16 * (310_000 - 8 * 1_400))
     assert fabric.network_share_of_cluster_capex == pytest.approx(
         fabric.network_capex_usd / (servers.capex_usd + fabric.network_capex_usd))
 

@@ -35,13 +35,14 @@ def test_markdown_has_every_fabric_rule_and_the_recommendation(compare_report):
 
 def test_markdown_tables_are_well_formed(compare_report):
     """Every table row has as many cells as its header: no stray pipes from user text."""
-    lines = compare_markdown(compare_report).splitlines()
     tables: list[list[str]] = []
-    for line in lines:
+    previous = ""
+    for line in compare_markdown(compare_report).splitlines():
         if line.startswith("|"):
-            if not tables or not lines[lines.index(line) - 1].startswith("|"):
+            if not previous.startswith("|"):
                 tables.append([])
             tables[-1].append(line)
+        previous = line
     assert len(tables) == 4  # comparison, rules, crossovers, sensitivity
     for table in tables:
         widths = {len(row.replace("\\|", "").split("|")) for row in table}

@@ -101,7 +101,8 @@ class Gpu(Entry):
 class Server(Entry):
     gpu: str
     gpus_per_server: int = Field(gt=0)
-    includes_nics: bool = True
+    included_nics: int = Field(default=0, ge=0, description="Backend NICs included in the quoted price")
+    included_nic: str | None = Field(default=None, description="Catalog id of the included NIC")
     power_w: float = Field(gt=0)
     price_usd: Range
 

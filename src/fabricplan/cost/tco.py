@@ -140,12 +140,17 @@ def _server_entry(spec: ClusterSpec, catalog: Catalog) -> Server | None:
     return None
 
 
-def _server_cost(spec: ClusterSpec, server: Server, nic_capex_usd: float,
-                 assumptions: Assumptions) -> ServerCost:
+def _server_cost(spec: ClusterSpec, catalog: Catalog, server: Server, assumptions: Assumptions) -> ServerCost:
+    """Servers priced without the NICs their quote includes: the fabric counts its own NICs.
+
+    The included NICs are valued at the catalog price point without the sensitivity multipliers, so
+    that a NIC price swing moves the cluster's cost instead of cancelling out.
+    """
     count = math.ceil(spec.cluster.gpus / server.gpus_per_server)
-    capex = count * server.price_usd.at(assumptions.price_point)
-    if server.includes_nics:
-        capex = max(0.0, capex - nic_capex_usd)  # the fabric's NICs are counted in the network
+    unit = server.price_usd.at(assumptions.price_point)
+    if server.included_nic is not None and server.included_nics:
+        unit -= server.included_nics * catalog.nic(server.included_nic).price_usd.at(assumptions.price_point)
+    capex = count * max(unit, 0.0)
     power_w = count * server.power_w
     yearly = (opex.energy_cost_usd_per_year(power_w, assumptions.pue, assumptions.energy_usd_per_kwh)
               + opex.support_cost_usd_per_year(capex, assumptions.support_fraction_per_year))
@@ -179,7 +184,7 @@ def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
     network_tco = network_capex + yearly.total_usd * assumptions.horizon_years
     gpus = spec.cluster.gpus
     server = _server_entry(spec, catalog)
-    servers = _server_cost(spec, server, capex["nics"], assumptions) if server else None
+    servers = _server_cost(spec, catalog, server, assumptions) if server else None
     cluster_capex = servers.capex_usd + network_capex if servers else None
     return FabricCost(
         fabric=hardware.profile.id,

@@ -51,16 +51,19 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, rules: list[RuleResu
     """CHECK001-003: the seeds' three misjudgements, asked of the result."""
     outcomes = ctx.outcomes
     chosen = outcomes[recommended]
-    utilisations = [o.weighted_gpu_utilisation for o in outcomes.values()]
-    spread = max(utilisations) - min(utilisations)
     cheapest = min(outcomes, key=lambda f: outcomes[f].tco_usd)
-    bandwidth_only = recommended != cheapest and spread < 0.01
+    premium = chosen.tco_usd / outcomes[cheapest].tco_usd - 1.0
+    gain = chosen.weighted_gpu_utilisation / outcomes[cheapest].weighted_gpu_utilisation - 1.0
+    # A material TCO premium that the job mix does not earn back in GPU utilisation.
+    bandwidth_only = premium > 0.01 and gain < premium / 2
     checks = [RuleResult(
         id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check",
         citation=f"{S2}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
-        message=(f"GPU utilisation differs by only {100 * spread:.1f} points across fabrics, yet "
-                 f"{recommended} is not the cheapest ({cheapest}); check the reason is not bandwidth alone"
-                 if bandwidth_only else f"utilisation spread across fabrics: {100 * spread:.1f} points"))]
+        message=(f"{recommended} costs {100 * premium:.1f} % more to own than {cheapest} but raises GPU utilisation "
+                 f"by only {100 * gain:.1f} %: make sure the choice is not about bandwidth alone"
+                 if bandwidth_only else
+                 f"{recommended}'s TCO premium over the cheapest fabric ({100 * max(premium, 0):.1f} %) is matched by "
+                 f"its utilisation gain ({100 * gain:+.1f} %)"))]
     estate_rule = next((r for r in rules if r.id == "EST001"), None)
     numbers_leader = min((f for f in outcomes), key=lambda f: outcomes[f].cost_per_useful_gpu_hour_usd)
     compatibility_only = (estate_rule is not None and ctx.spec.operations.existing_ethernet

@@ -204,13 +204,13 @@ def network_matters(ctx: RuleContext) -> RuleResult:
     limit = ctx.threshold("rule_network_matters_min_spread")
     spread = step_time_spread(ctx.outcomes)
     fired = spread < limit
-    cheapest = min(ctx.outcomes, key=lambda f: ctx.outcomes[f].tco_usd)
+    cheapest = min(ctx.outcomes, key=lambda f: ctx.outcomes[f].cost_per_useful_gpu_hour_usd)
     return RuleResult(
-        id="MIX001", title="The fabric barely changes the step time: the cheapest wins", kind="workload",
+        id="MIX001", title="The fabric barely changes the step time: cost decides", kind="workload",
         citation=f"{S2}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
         thresholds={"min_utilisation_spread": limit}, fired=fired, favours=[cheapest] if fired else [],
         message=(f"GPU utilisation differs by {100 * spread:.2f} % between the best and worst fabric"
-                 + (f"; cost decides and {cheapest} has the lowest TCO" if fired else "")))
+                 + (f"; cost decides, and {cheapest} costs least per useful GPU-hour" if fired else "")))
 
 
 def scheduling(ctx: RuleContext) -> RuleResult:

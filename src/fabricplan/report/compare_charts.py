@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fabricplan.cost.bom import CATEGORIES
-from fabricplan.decide.models import CompareReport, FabricOutcome, SensitivityRow
+from fabricplan.decide.models import CompareReport, FabricOutcome, JobOutcome, SensitivityRow
 from fabricplan.report import compare_content as content
 from fabricplan.report.tables import usd
 
@@ -89,14 +90,14 @@ def step_time_figure(report: CompareReport) -> go.Figure:
     figure = make_subplots(rows=1, cols=max(1, len(jobs)), subplot_titles=[escaped(j) for j in jobs],
                            horizontal_spacing=0.08)
     fabric_labels = [escaped(f.fabric) for f in report.fabrics]
-    segments: list[tuple[str, str, object]] = [
+    segments: list[tuple[str, str, Callable[[JobOutcome], float]]] = [
         ("compute", COMPUTE_COLOUR, lambda job: job.compute_s),
         ("pipeline bubble", BUBBLE_COLOUR, lambda job: job.bubble_s),
     ]
     segments += [(f"exposed comm: {kind}", _comm_colour(kind, kinds),
                   lambda job, kind=kind: job.exposed_comm_s.get(kind, 0.0)) for kind in kinds]
 
-    def remainder(job) -> float:
+    def remainder(job: JobOutcome) -> float:
         parts = job.compute_s + job.bubble_s + sum(job.exposed_comm_s.values())
         rest = job.step_time_s - parts
         return rest if rest > STEP_REMAINDER_TOLERANCE * job.step_time_s else 0.0
@@ -107,7 +108,7 @@ def step_time_figure(report: CompareReport) -> go.Figure:
     for column, job_name in enumerate(jobs, start=1):
         per_fabric = [next((j for j in f.jobs if j.job == job_name), None) for f in report.fabrics]
         for label, colour, value_of in segments:
-            values = [value_of(job) if job else None for job in per_fabric]  # type: ignore[operator]
+            values = [value_of(job) if job else None for job in per_fabric]
             steps = [job.step_time_s if job else None for job in per_fabric]
             shares = [f"{100 * v / s:.1f}% of step" if v is not None and s else "" for v, s in zip(values, steps)]
             figure.add_trace(go.Bar(
@@ -300,8 +301,8 @@ def tornado_figure(report: CompareReport) -> go.Figure:
     figure.add_vline(x=0, line={"color": FLIP_COLOUR, "width": 1.5, "dash": "dash"})
     metric = content.metric_label(report.deciding_metric)
     figure.update_layout(barmode="overlay")
-    figure.update_xaxes(title_text=f"{recommended}'s lead over the best rival (%); left of the dashed line a rival leads", ticksuffix="%", zeroline=False)
+    figure.update_xaxes(title_text=f"{recommended}'s lead over the best rival (%)", ticksuffix="%", zeroline=False)
     height = TORNADO_MARGIN_PX + TORNADO_ROW_HEIGHT_PX * max(1, len(cases))
-    title = (f"Sensitivity: {recommended}'s lead on {metric}<br><sup>low and high case per factor; "
-             f"{content.WARNING_MARK} bold: the factor flips the ranking</sup>")
+    title = (f"Sensitivity: {recommended}'s lead on {metric}<br><sup>bars: low and high case per factor · "
+             f"{content.WARNING_MARK} bold: flips the ranking · left of the dashed line a rival leads</sup>")
     return _base_layout(figure, title, max(height, CHART_HEIGHT_PX // 2))

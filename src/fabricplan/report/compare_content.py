@@ -6,6 +6,7 @@ and "best value" marks come from here so the three outputs never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,7 +133,10 @@ def job_names(report: CompareReport) -> list[str]:
     return names
 
 
-def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, formatter,
+Formatter = Callable[[float | None], str]
+
+
+def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, formatter: Formatter,
              better: Better) -> MetricRow:
     values: list[float | None] = []
     for fabric in report.fabrics:
@@ -141,7 +145,7 @@ def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, f
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
 
-def _row(report: CompareReport, label: str, values: list[float | None], formatter, better: Better | None) -> MetricRow:
+def _row(label: str, values: list[float | None], formatter: Formatter, better: Better | None) -> MetricRow:
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
 
@@ -158,16 +162,16 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
     bases = {fabric.tco_basis for fabric in fabrics}
     tco_label = f"TCO ({'/'.join(sorted(bases))}, {report.horizon_years:g} yr)"
     rows += [
-        _row(report, "GPU utilisation (job-weighted)", [f.weighted_gpu_utilisation for f in fabrics], percent,
+        _row("GPU utilisation (job-weighted)", [f.weighted_gpu_utilisation for f in fabrics], percent,
              "higher"),
-        _row(report, "MFU (job-weighted)", [f.weighted_mfu for f in fabrics], percent, "higher"),
-        _row(report, "small-message latency", [f.small_message_latency_us for f in fabrics], microseconds,
+        _row("MFU (job-weighted)", [f.weighted_mfu for f in fabrics], percent, "higher"),
+        _row("small-message latency", [f.small_message_latency_us for f in fabrics], microseconds,
              "lower"),
-        _row(report, "network capex", [f.cost.network_capex_usd for f in fabrics], usd, "lower"),
-        _row(report, tco_label, [f.tco_usd for f in fabrics], usd, "lower"),
-        _row(report, "network share of cluster capex", [f.cost.network_share_of_cluster_capex for f in fabrics],
+        _row("network capex", [f.cost.network_capex_usd for f in fabrics], usd, "lower"),
+        _row(tco_label, [f.tco_usd for f in fabrics], usd, "lower"),
+        _row("network share of cluster capex", [f.cost.network_share_of_cluster_capex for f in fabrics],
              percent, None),
-        _row(report, "cost per useful GPU-hour", [f.cost_per_useful_gpu_hour_usd for f in fabrics], usd_cents,
+        _row("cost per useful GPU-hour", [f.cost_per_useful_gpu_hour_usd for f in fabrics], usd_cents,
              "lower"),
     ]
     return rows

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -33,9 +34,27 @@ def _run(page: Path, *action: str, chromium: Path, timeout_s: float) -> subproce
                               capture_output=True, text=True, timeout=timeout_s, check=True)
 
 
+@dataclass(frozen=True)
+class RenderedPage:
+    dom: str = field(repr=False)
+    console: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        """Uncaught exceptions and failed loads (a blocked network request shows up as one)."""
+        return [line for line in self.console if "Uncaught" in line or "Failed to load" in line or "net::ERR" in line]
+
+
+def render_page(page: Path, *, chromium: Path = CHROMIUM, timeout_s: float = TIMEOUT_S) -> RenderedPage:
+    """The page's DOM as HTML after its scripts ran, and what it wrote to the browser console."""
+    result = _run(page, "--dump-dom", "--enable-logging=stderr", "--v=0", chromium=chromium, timeout_s=timeout_s)
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    return RenderedPage(dom=result.stdout, console=console)
+
+
 def dump_dom(page: Path, *, chromium: Path = CHROMIUM, timeout_s: float = TIMEOUT_S) -> str:
     """The page's DOM as HTML after its scripts ran."""
-    return _run(page, "--dump-dom", chromium=chromium, timeout_s=timeout_s).stdout
+    return render_page(page, chromium=chromium, timeout_s=timeout_s).dom
 
 
 def screenshot(page: Path, output: Path, *, window: tuple[int, int] = SCREENSHOT_WINDOW,

@@ -56,6 +56,13 @@ footer { color: var(--muted); font-size: 0.8rem; margin-top: 32px; }
 }
 """.strip()
 
+# Redraw the charts at the paper's width when printing (plotly sizes them for the window).
+PRINT_RESIZE_SCRIPT = """
+window.addEventListener("beforeprint", function () {
+  document.querySelectorAll(".js-plotly-plot").forEach(function (chart) { Plotly.Plots.resize(chart); });
+});
+""".strip()
+
 CHARTS: tuple[tuple[str, Callable[[CompareReport], go.Figure]], ...] = (
     ("chart-step", charts.step_time_figure),
     ("chart-tco", charts.tco_figure),
@@ -88,8 +95,8 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], css_class:
 def comparison_section(report: CompareReport) -> str:
     recommended = report.recommendation.recommended
     headers = "".join(
-        f'<th class="recommended">{content.RECOMMENDED_MARK} {esc(f)}</th>' if f == recommended else f"<th>{esc(f)}</th>"
-        for f in content.fabric_ids(report))
+        f'<th class="recommended">{content.RECOMMENDED_MARK} {esc(fabric)}</th>' if fabric == recommended
+        else f"<th>{esc(fabric)}</th>" for fabric in content.fabric_ids(report))
     body = []
     for row in content.comparison_rows(report):
         best = row.best
@@ -124,13 +131,13 @@ def recommendation_section(report: CompareReport) -> str:
         parts.append(f'<div class="warning" id="disagreements"><strong>{content.WARNING_MARK} Rules and numbers '
                      f"disagree</strong>{_bullets([esc(d) for d in recommendation.disagreements])}</div>")
     css_class = "callout attention" if attention else "callout"
-    return f'<section><h2>Recommendation</h2><div class="{css_class}" id="recommendation">{"".join(parts)}</div></section>'
+    return (f'<section><h2>Recommendation</h2><div class="{css_class}" id="recommendation">{"".join(parts)}</div>'
+            "</section>")
 
 
 def figure_div(figure: go.Figure, div_id: str) -> str:
     """The figure as a div + drawing script; expects plotly.js already on the page."""
-    return pio.to_html(figure, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG,
-                       default_height=f"{figure.layout.height}px")
+    return pio.to_html(figure, include_plotlyjs=False, full_html=False, div_id=div_id, config=PLOTLY_CONFIG)
 
 
 def _chart_block(report: CompareReport, div_id: str, build: Callable[[CompareReport], go.Figure]) -> str:
@@ -197,4 +204,4 @@ def compare_html(report: CompareReport) -> str:
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><style>{CSS}</style>"
             f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head>"
-            f"<body>{body}</body></html>\n")
+            f"<body>{body}<script type=\"text/javascript\">{PRINT_RESIZE_SCRIPT}</script></body></html>\n")

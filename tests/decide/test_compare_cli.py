@@ -1,0 +1,75 @@
+"""`fabricplan compare` on the command line: JSON against the published schema, Markdown, HTML."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import jsonschema
+import pytest
+
+from conftest import EXAMPLES, ROOT
+
+SCHEMA_PATH = ROOT / "schemas" / "compare-report.schema.json"
+
+
+def _export_module():
+    spec = importlib.util.spec_from_file_location("export_schemas", ROOT / "scripts" / "export_schemas.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_published_schemas_are_current():
+    module = _export_module()
+    for name in module.SCHEMAS:
+        assert (ROOT / "schemas" / name).read_text() == module.render(name), f"run scripts/export_schemas.py ({name})"
+
+
+@pytest.fixture(scope="module")
+def compare_json(tmp_path_factory):
+    from fabricplan.cli.app import run
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(["compare", str(EXAMPLES / "mid-128-h100-existing-ethernet.yaml"), "--json"])
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def test_compare_json_validates_against_published_schema(compare_json):
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate(compare_json, schema)
+    assert compare_json["recommendation"]["recommended"] in {f["fabric"] for f in compare_json["fabrics"]}
+    assert [f["rank"] for f in compare_json["fabrics"]] == [1, 2, 3]
+
+
+def test_schema_rejects_a_broken_report(compare_json):
+    schema = json.loads(SCHEMA_PATH.read_text())
+    broken = json.loads(json.dumps(compare_json))
+    del broken["recommendation"]["recommended"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_compare_quick_text_and_bad_spec(cli, tmp_path):
+    result = cli("compare", EXAMPLES / "single-node-8-inference.yaml", "--quick", "--quiet")
+    assert result.code == 0, result.err
+    assert "recommend" in result.out.lower()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("cluster: {gpu: h100-sxm, gpus: 16}\njobs: [{name: x, model: llama3-70b, tp: 3, "
+                   "global_batch_sequences: 8, seq_len_tokens: 4096}]\n")
+    result = cli("compare", bad, "--quick", "--quiet")
+    assert result.code == 2 and result.err.startswith("error: ") and "tp" in result.err
+
+
+def test_compare_markdown_and_html(cli, tmp_path):
+    html = tmp_path / "report.html"
+    result = cli("compare", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--markdown", "--html", html)
+    assert result.code == 0, result.err
+    assert result.out.lstrip().startswith("#")
+    assert "roce-v2" in result.out
+    text = html.read_text()
+    assert text.count("<html") == 1 and 'src="http' not in text

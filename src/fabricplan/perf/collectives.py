@@ -181,6 +181,9 @@ class CollectiveResult:
     busbw_gbytes_per_s: float
     per_nic_bandwidth_gbytes_per_s: float
     routing_efficiency: float
+    channels: int = 0
+    threads: int = 0
+    nccl_estimate_us: float = 0.0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -264,7 +267,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         choice = nccl_tuner.select_algorithm(constants, comm, "broadcast", size_bytes, algorithm, protocol)
     else:
         choice = _all_to_all(constants, n_gpus, ranks_per_node, gpu, profile, size_bytes, build, algorithm, protocol)
-    time_us = float(choice.time_us)
+    time_us = float(choice.achieved_time_us)  # with the launched channels/threads (small messages)
     algbw = size_bytes / (time_us * 1000.0)
     pattern = {"ring": "ring", "p2p": "all_to_all"}.get(choice.algorithm, "tree")
     efficiency = float(routing_efficiency(profile, placement, pattern, n_nodes))
@@ -274,7 +277,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         latency_us=float(choice.latency_us), time_us=time_us, algbw_gbytes_per_s=algbw,
         busbw_gbytes_per_s=algbw * bus_bandwidth_factor(operation, n_gpus),
         per_nic_bandwidth_gbytes_per_s=float(nic),
-        routing_efficiency=efficiency)
+        routing_efficiency=efficiency, channels=int(choice.channels), threads=int(choice.threads),
+        nccl_estimate_us=float(choice.time_us))
 
 
 def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):

@@ -21,7 +21,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from fabricplan.catalog.files import load_data_file
@@ -122,13 +122,26 @@ class Communicator:
 
 @dataclass(frozen=True)
 class AlgorithmChoice:
-    """One (algorithm, protocol) with NCCL's predicted latency [us], algbw [GB/s] and time [us]."""
+    """One (algorithm, protocol) with NCCL's predicted latency [us], algbw [GB/s] and time [us].
+
+    ``time_us`` is NCCL's own estimate (what its tuner compares); ``launch_time_us`` is the time
+    with the channels and threads NCCL actually launches for this size (:func:`launch_shape`),
+    which is what nccl-tests measures. They differ only for small messages.
+    """
 
     algorithm: str
     protocol: str
     latency_us: float
     bandwidth_gbytes_per_s: float
     time_us: float
+    channels: int = 0
+    threads: int = 0
+    launch_time_us: float | None = None
+
+    @property
+    def achieved_time_us(self) -> float:
+        """Time with the launched channels/threads (falls back to NCCL's estimate)."""
+        return self.time_us if self.launch_time_us is None else self.launch_time_us
 
 
 def _n_steps(collective: str, n_ranks: int) -> int:
@@ -383,22 +396,12 @@ def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collec
     return max(bus_bw, 0.0)
 
 
-def predicted_time_us(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
-                      size_bytes: int) -> AlgorithmChoice | None:
-    """NCCL's ``ncclTopoGetAlgoTime``: ``lat + nBytes / (1000 * bw)`` [us], or None if unusable.
-
-    Tree AllReduce bandwidth is multiplied by ``treeCorrectionFactor[proto][log2(nBytes/64)]``;
-    Ring/Simple AllReduce on more than one node multiplies the latency by the "ring plateau"
-    factor (1.4 on sm80+, 1.9 before, 2.30.7) once the message is large enough.
-
-    References
-    ----------
-    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoGetAlgoTime``.
-    """
+def _corrected_bandwidth(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
+                         size_bytes: int) -> float:
+    """Algorithm bandwidth [GB/s] with the tree correction factor for ``size_bytes`` applied."""
     bandwidth = algorithm_bandwidth_gbytes_per_s(constants, comm, collective, algorithm, protocol)
     if bandwidth <= 0:
-        return None
-    latency = algorithm_latency_us(constants, comm, collective, algorithm, protocol)
+        return 0.0
     log_size = log2_floor(size_bytes >> 6)
     corrected = (algorithm == "tree" and collective == "all_reduce") or (
         algorithm == "nvls_tree" and collective == "all_reduce" and comm.compute_capability >= 100
@@ -407,6 +410,93 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
         constants["tree_correction_factor"][protocol])
     if corrected and 0 <= log_size < limit:
         bandwidth *= constants["tree_correction_factor"][protocol][log_size]
+    return bandwidth
+
+
+def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: str,
+                 size_bytes: int) -> tuple[int, int, int, int]:
+    """Channels and threads NCCL launches one collective with: ``(nc, nt, nc_max, nt_max)``.
+
+    After choosing (algorithm, protocol) NCCL shrinks the launch for small messages
+    (``getAlgoInfo``/``topoGetAlgoInfo`` in ``src/enqueue.cc``)::
+
+        nc = nChannels; nt = maxThreads[algo][proto]; thr = threadThresholds[algo][proto]
+        while nBytes < nc * nt * thr:
+            if nc >= 2: nc -= 1            # one channel fewer
+            elif nt % 128 == 0: nt /= 2    # then halve the threads of the last channel
+            else: break
+
+    ``maxThreads``: LL 512, LL128 640, Simple 512 (256 for Ring/Simple when the ring graph's
+    ``bwIntra * nChannels <= PCI_BW`` = 12 GB/s). ``threadThresholds`` (bytes per thread before
+    another thread/channel is worth it): LL 8 (Ring/LL: x nRanks), LL128 8, Simple 64, CollNet
+    Simple 512. CollNetDirect (own rule), NVLS and NVLSTree (fixed ``nvlsChannels``) are left at
+    the full launch; in 2.30.7 Tree and PAT always run ``NCCL_MAX_NTHREADS`` threads. ``nChannels``
+    is the algorithm graph's channel count as in the tuner (the NCCL runtime may duplicate
+    channels; not modelled). Constants per release from ``nccl_tuner.yaml`` (``launch``).
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl v2.17.1-1 src/enqueue.cc L1182-1206 (``getAlgoInfo``), src/graph/tuning.cc
+       L290-296 (``threadThresholds``), src/include/comm.h L32-34 (``NCCL_*_THREAD_THRESHOLD``);
+       same loop in v2.7.5-1 enqueue.cc L283-290, v2.19.3-1 enqueue.cc L1224-1229 and master
+       5067397 enqueue.cc ``topoGetAlgoInfo`` (2.30.7).
+    """
+    launch = constants["launch"]
+    graph = comm.graph(algorithm)
+    nc_max = graph.n_channels
+    nt_max = int(launch["max_threads"][protocol])
+    if algorithm == "ring" and protocol == "simple":
+        ring = comm.graph("ring")
+        if ring.bw_intra_gbytes_per_s * ring.n_channels <= launch["pci_bw_gbytes_per_s"]:
+            nt_max = int(launch["slow_ring_simple_threads"])
+    if algorithm in ("collnet_direct", "nvls", "nvls_tree"):
+        return nc_max, nt_max, nc_max, nt_max
+    threshold = float(launch["thread_threshold_bytes"][protocol])
+    if algorithm == "ring" and protocol == "ll":
+        threshold *= comm.n_ranks
+    if algorithm.startswith("collnet") and protocol == "simple":
+        threshold = float(launch["collnet_simple_thread_threshold_bytes"])
+    nc, nt = nc_max, nt_max
+    while size_bytes < nc * nt * threshold:
+        if nc >= 2:
+            nc -= 1
+        elif nt % 128 == 0:
+            nt //= 2
+        else:
+            break
+    if algorithm in launch.get("all_threads_algorithms", ()):
+        nt = nt_max
+    return nc, nt, nc_max, nt_max
+
+
+def _with_channels(comm: Communicator, algorithm: str, n_channels: int) -> Communicator:
+    key = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}.get(algorithm, algorithm)
+    graphs = dict(comm.graphs)
+    graphs[key if key in graphs else "ring"] = replace(comm.graph(algorithm), n_channels=n_channels)
+    return replace(comm, graphs=graphs)
+
+
+def predicted_time_us(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
+                      size_bytes: int) -> AlgorithmChoice | None:
+    """NCCL's ``ncclTopoGetAlgoTime``: ``lat + nBytes / (1000 * bw)`` [us], or None if unusable.
+
+    Tree AllReduce bandwidth is multiplied by ``treeCorrectionFactor[proto][log2(nBytes/64)]``;
+    Ring/Simple AllReduce on more than one node multiplies the latency by the "ring plateau"
+    factor (1.4 on sm80+, 1.9 before, 2.30.7) once the message is large enough.
+
+    ``launch_time_us`` redoes the bandwidth term with the launched shape (:func:`launch_shape`):
+    NCCL's bandwidth formula evaluated for ``nc`` channels (per-channel caps unchanged), times
+    ``nt / nt_max`` when the last channel's threads were halved (a channel's copy rate scales
+    with its threads; assumption). NCCL's tuner itself never sees this reduction.
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoGetAlgoTime``; src/enqueue.cc ``getAlgoInfo``.
+    """
+    bandwidth = _corrected_bandwidth(constants, comm, collective, algorithm, protocol, size_bytes)
+    if bandwidth <= 0:
+        return None
+    latency = algorithm_latency_us(constants, comm, collective, algorithm, protocol)
     plateau = constants["ring_plateau"]
     if algorithm == "ring" and protocol == "simple" and comm.n_nodes > 1 and collective == "all_reduce":
         if plateau["condition"] == "bytes_per_channel_rank":
@@ -417,7 +507,14 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
             below = comm.compute_capability < plateau["threshold_compute_capability"]
             latency *= plateau["factor_below"] if below else plateau["factor_at_or_above"]
     time_us = latency + size_bytes / (1000.0 * bandwidth)
-    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us)
+    nc, nt, nc_max, nt_max = launch_shape(constants, comm, algorithm, protocol, size_bytes)
+    launched = bandwidth
+    if nc < nc_max:
+        launched = _corrected_bandwidth(constants, _with_channels(comm, algorithm, nc), collective, algorithm,
+                                        protocol, size_bytes)
+    launched *= nt / nt_max
+    launch_time = latency + size_bytes / (1000.0 * launched) if launched > 0 else math.inf
+    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time)
 
 
 def select_algorithm(constants: dict, comm: Communicator, collective: str, size_bytes: int,

@@ -2,15 +2,18 @@
 
 Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches per pipeline::
 
-    t_mb      = compute_mb + exposed TP + exposed EP + exposed CP + PP send/recv    (one micro-batch)
-    step      = (m + pp - 1) x t_mb + exposed DP                                    (1F1B schedule)
+    t_mb      = compute_mb + exposed TP + exposed EP + exposed CP + v x PP send/recv    (one micro-batch)
+    step      = (m + (pp - 1) / v) x t_mb + exposed DP            (1F1B, interleaved with v chunks)
     compute_mb = hardware FLOPs per micro-batch / (tp x cp x pp) / (peak x achievable fraction)
 
 * TP (inside the scale-up domain): per layer and micro-batch 2 all-reduces forward and 2 backward
   (+2 with full recomputation) of ``b x s/cp x h`` activations, or the same bytes as all-gather +
   reduce-scatter with sequence parallelism; hidden by ``tp_overlap_efficiency`` when asked for.
 * PP: one activation send forward and one backward per micro-batch and stage boundary
-  (``b x s/cp x h / tp`` with Megatron's scatter/gather), on the critical path.
+  (``b x s/cp x h / tp`` with Megatron's scatter/gather), on the critical path. With the
+  interleaved schedule (``v = virtual_pipeline_stages`` model chunks per stage) the bubble is
+  ``(pp-1)/(v*m)`` of the ideal time and there are ``v`` times as many stage boundaries, so PP
+  communication grows ``v``-fold ([1]_ §2.2.2).
 * DP: gradients ``params / (tp x pp)`` (experts / ep): all-reduce (ZeRO 0/1), reduce-scatter +
   all-gather (ZeRO 2), or 2 all-gathers + reduce-scatter (ZeRO 3/FSDP); with ``dp_overlap`` only
   the part longer than the last micro-batch's backward (x ``dp_overlap_efficiency``) is exposed.
@@ -78,6 +81,7 @@ class StepResult:
     gpu_hours_for_budget: float | None
     token_budget: float | None
     notes: list[str] = field(default_factory=list)
+    virtual_pipeline_stages: int = 1
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -125,8 +129,16 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     dims: TransformerDims = model_dims(job.model)
     gpus = job.gpus or cluster.gpus
     tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
+    virtual = getattr(job, "virtual_pipeline_stages", 1) or 1
     if pp > dims.layers:
         raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"jobs[{job.name}].pp")
+    if virtual > 1 and pp == 1:
+        raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
+                         location=f"jobs[{job.name}].virtual_pipeline_stages")
+    if pp * virtual > dims.layers:
+        raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the model's "
+                         f"{dims.layers} layers (each model chunk needs at least one layer)",
+                         location=f"jobs[{job.name}].virtual_pipeline_stages")
     peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
     if not peak:
         raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
@@ -139,7 +151,8 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     compute_mb = hw_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
     model_compute_mb = model_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
     backward_mb = model_compute_mb * 2.0 / 3.0
-    layers_per_stage = -(-dims.layers // pp)  # uneven stages: the fullest one sets the pace
+    # Uneven stages: the fullest one sets the pace (v chunks of ceil(layers / (pp*v)) layers each).
+    layers_per_stage = virtual * -(-dims.layers // (pp * virtual))
     args = dict(fabric=fabric, cluster=cluster, catalog=catalog, nccl_version=nccl_version)
 
     # Tensor parallel: inside one node / scale-up domain.
@@ -158,7 +171,8 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     # Pipeline parallel: neighbouring stages sit tp*cp*dp ranks apart, on other nodes when that >= node.
     pp_stride = tp * cp * dp
     pp_per_node = 2 if pp_stride < cluster.gpus_per_node else 1
-    pp_total_mb = 2 * _collective_s("send_recv", activation / tp, 2, pp_per_node, **args) if pp > 1 else 0.0
+    pp_total_mb = (2 * virtual * _collective_s("send_recv", activation / tp, 2, pp_per_node, **args)
+                   if pp > 1 else 0.0)
     pp_exposed_mb = pp_total_mb * (1 - perf_parameter("pp_overlap_efficiency"))
 
     # Expert parallel all-to-all per MoE layer.
@@ -199,7 +213,8 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     dp_exposed = max(dp_total - window, 0.0)
 
     t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
-    step = (micro_batches + pp - 1) * t_mb + dp_exposed
+    bubble = (pp - 1) / virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
+    step = micro_batches * t_mb + bubble + dp_exposed
     tokens_step = job.global_batch_sequences * seq
     model_flops_step = model_flops_token * tokens_step
     hardware_flops_step = hw_flops_token * tokens_step
@@ -214,11 +229,12 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     return StepResult(
         job=job.name, fabric=fabric_id, model=dims.name, gpus=gpus, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
         micro_batches=micro_batches, step_time_s=step, compute_s=micro_batches * compute_mb,
-        bubble_s=(pp - 1) * t_mb, exposed_comm_s=exposed, total_comm_s=total,
+        bubble_s=bubble, exposed_comm_s=exposed, total_comm_s=total,
         model_flops_per_step=model_flops_step, hardware_flops_per_step=hardware_flops_step,
         mfu=model_flops_step / (gpus * peak * 1e12 * step), hfu=hardware_flops_step / (gpus * peak * 1e12 * step),
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
-        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}"])
+        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}"],
+        virtual_pipeline_stages=virtual)
 
 
 def cluster_shape(spec, catalog) -> ClusterShape:

@@ -36,15 +36,17 @@ MARKER_COLOUR = "#555555"
 COMM_KIND_ORDER = ("tp", "pp", "dp", "ep", "cp")
 CHART_HEIGHT_PX = 420
 TORNADO_ROW_HEIGHT_PX = 40
-TORNADO_MARGIN_PX = 190
-LEGEND_MARGIN_PX = 110  # room for an x-axis title and a legend below the plot
+LEGEND_MARGIN_PX = 100  # room for an x-axis title and a legend below the plot
 LEGEND_ONLY_MARGIN_PX = 80  # room for a legend below category labels
 # A step-time remainder below this share of the step is rounding, not a missing term.
 STEP_REMAINDER_TOLERANCE = 1e-6
 CROSSOVER_LABEL_STEP = 0.07
+MAX_SCALE_TICKS = 8
 LOG_AXIS_PADDING = 0.08  # decades of empty axis left and right of the outermost point
-# A sensitivity case moving the lead by less than this (0.05 percentage points) shows as "no effect".
-LEAD_UNCHANGED_TOLERANCE = 5e-4
+# A sensitivity case moving the lead by less than this is floating-point noise: "no effect".
+LEAD_UNCHANGED_TOLERANCE = 1e-9
+TORNADO_CASE_FONT_PX = 11
+TORNADO_TOP_MARGIN_PX = 100  # title, subtitle and the base-lead label above the plot
 
 
 def escaped(text: str) -> str:
@@ -103,8 +105,9 @@ def step_time_figure(report: CompareReport) -> go.Figure:
         return rest if rest > STEP_REMAINDER_TOLERANCE * job.step_time_s else 0.0
 
     all_jobs = [job for fabric in report.fabrics for job in fabric.jobs]
-    if any(remainder(job) > 0 for job in all_jobs):
-        segments.append(("other", OTHER_COLOUR, remainder))
+    segments.append(("other", OTHER_COLOUR, remainder))
+    # Leave out segments no job has (e.g. no pipeline parallelism), so the legend lists only what is drawn.
+    segments = [segment for segment in segments if any(segment[2](job) > 0 for job in all_jobs)]
     for column, job_name in enumerate(jobs, start=1):
         per_fabric = [next((j for j in f.jobs if j.job == job_name), None) for f in report.fabrics]
         for label, colour, value_of in segments:
@@ -221,8 +224,10 @@ def scale_figure(report: CompareReport) -> go.Figure:
     x_values = gpus + [x for x, _, _, _ in markers]
     # An explicit range: plotly would otherwise widen the axis to fit the annotations' text.
     x_range = [math.log10(min(x_values)) - LOG_AXIS_PADDING, math.log10(max(x_values)) + LOG_AXIS_PADDING]
-    figure.update_xaxes(type="log", range=x_range, title_text="GPUs (log scale)", tickvals=gpus,
-                        ticktext=[f"{g:,}" for g in gpus])
+    tick_step = math.ceil(len(gpus) / MAX_SCALE_TICKS) if gpus else 1
+    ticks = gpus[::tick_step]
+    figure.update_xaxes(type="log", range=x_range, title_text="GPUs (log scale)", tickvals=ticks,
+                        ticktext=[f"{g:,}" for g in ticks])
     figure.update_yaxes(title_text="USD per useful GPU-hour", tickprefix="$")
     return _base_layout(figure, "Cost per useful GPU-hour vs cluster size", CHART_HEIGHT_PX)
 
@@ -259,8 +264,11 @@ def recommended_lead(report: CompareReport, changes: dict[str, float] | None = N
 
 
 def _tornado_label(row: SensitivityRow) -> str:
-    label = escaped(row.factor)
-    return f"<b>{content.WARNING_MARK} {label}</b>" if row.flips else label
+    """Factor name (bold with a warning mark when it flips the ranking) over its low and high case."""
+    name = escaped(row.factor)
+    name = f"<b>{content.WARNING_MARK} {name}</b>" if row.flips else name
+    cases = f"low {escaped(row.low_label)} · high {escaped(row.high_label)}"
+    return f"{name}<br><span style='font-size:{TORNADO_CASE_FONT_PX}px;color:{MARKER_COLOUR}'>{cases}</span>"
 
 
 def tornado_figure(report: CompareReport) -> go.Figure:
@@ -272,10 +280,8 @@ def tornado_figure(report: CompareReport) -> go.Figure:
     for row in report.sensitivity:
         low = recommended_lead(report, row.metric_change_low)
         high = recommended_lead(report, row.metric_change_high)
-        low = base if low is None else low
-        high = base if high is None else high
-        cases.append((row, low, high))
-    cases.sort(key=lambda case: abs(case[2] - case[1]))  # widest swing at the top
+        cases.append((row, base if low is None else low, base if high is None else high))
+    cases.sort(key=lambda case: max(abs(case[1] - base), abs(case[2] - base)))  # widest swing at the top
     labels = [_tornado_label(row) for row, _, _ in cases]
     for name, colour, index, label_of, winner_of in (
             ("low case", LOW_CASE_COLOUR, 1, lambda r: r.low_label, lambda r: r.winner_low),
@@ -285,24 +291,28 @@ def tornado_figure(report: CompareReport) -> go.Figure:
             y=labels, x=[100 * (lead - base) for lead in leads], base=100 * base, orientation="h", name=name,
             marker={"color": colour, "line": {"color": [FLIP_COLOUR if row.flips else colour for row, _, _ in cases],
                                               "width": 2}},
-            text=[escaped(label_of(row)) for row, _, _ in cases], textposition="auto",
-            customdata=[[f"{100 * lead:+.1f}%", escaped(winner_of(row))] for (row, _, _), lead in zip(cases, leads)],
-            hovertemplate="%{text}: lead %{customdata[0]}, winner %{customdata[1]}<extra>" + name + "</extra>",
+            customdata=[[escaped(label_of(row)), f"{100 * lead:+.2f}%", escaped(winner_of(row))]
+                        for (row, _, _), lead in zip(cases, leads)],
+            hovertemplate="%{customdata[0]}: lead %{customdata[1]}, winner %{customdata[2]}<extra>" + name
+                          + "</extra>",
         ))
     unchanged = [label for label, (_, low, high) in zip(labels, cases)
                  if abs(low - base) < LEAD_UNCHANGED_TOLERANCE and abs(high - base) < LEAD_UNCHANGED_TOLERANCE]
     if unchanged:
         figure.add_trace(go.Scatter(y=unchanged, x=[100 * base] * len(unchanged), mode="text",
-                                    text=["no effect on the lead"] * len(unchanged), textposition="middle right",
+                                    text=["no effect"] * len(unchanged), textposition="middle right",
                                     textfont={"color": MARKER_COLOUR, "size": 11}, showlegend=False,
-                                    hoverinfo="skip"))
-    figure.add_vline(x=100 * base, line={"color": MARKER_COLOUR, "width": 1.5},
-                     annotation_text=f"base lead {100 * base:+.1f}%", annotation_position="top right")
+                                    hoverinfo="skip", cliponaxis=False))
+    figure.add_vline(x=100 * base, line={"color": MARKER_COLOUR, "width": 1.5})
+    figure.add_annotation(x=100 * base, y=1, yref="paper", yanchor="bottom", showarrow=False,
+                          text=f"base lead {100 * base:+.2f}%", font={"size": 11, "color": MARKER_COLOUR})
     figure.add_vline(x=0, line={"color": FLIP_COLOUR, "width": 1.5, "dash": "dash"})
     metric = content.metric_label(report.deciding_metric)
     figure.update_layout(barmode="overlay")
     figure.update_xaxes(title_text=f"{recommended}'s lead over the best rival (%)", ticksuffix="%", zeroline=False)
-    height = TORNADO_MARGIN_PX + TORNADO_ROW_HEIGHT_PX * max(1, len(cases))
+    height = TORNADO_TOP_MARGIN_PX + LEGEND_MARGIN_PX + TORNADO_ROW_HEIGHT_PX * max(1, len(cases))
     title = (f"Sensitivity: {recommended}'s lead on {metric}<br><sup>bars: low and high case per factor · "
              f"{content.WARNING_MARK} bold: flips the ranking · left of the dashed line a rival leads</sup>")
-    return _base_layout(figure, title, max(height, CHART_HEIGHT_PX // 2))
+    figure = _base_layout(figure, title, max(height, CHART_HEIGHT_PX // 2))
+    figure.update_layout(margin={"t": TORNADO_TOP_MARGIN_PX})
+    return figure

@@ -44,6 +44,12 @@ class JobSpec(BaseModel):
     gpus: PositiveInt | None = Field(default=None, description="GPUs the job runs on; None = the whole cluster")
     tp: PositiveInt = Field(default=1, description="Tensor parallel size (inside the scale-up domain)")
     pp: PositiveInt = Field(default=1, description="Pipeline parallel stages")
+    virtual_pipeline_stages: PositiveInt = Field(
+        default=1,
+        description="Model chunks per pipeline stage (Megatron's virtual pipeline size, interleaved 1F1B "
+                    "schedule): the bubble shrinks to (pp-1)/(v*m) of the ideal time and pipeline "
+                    "send/recv grows v-fold (Narayanan et al., SC'21, section 2.2.2); 1 = plain 1F1B. "
+                    "pp x virtual_pipeline_stages must not exceed the model's layers")
     dp: PositiveInt | None = Field(default=None, description="Data parallel size; None = gpus / (tp*pp*cp)")
     ep: PositiveInt = Field(default=1, description="Expert parallel size (MoE)")
     cp: PositiveInt = Field(default=1, description="Context parallel size")

@@ -26,6 +26,18 @@ class GpuInline(Strict):
     hbm_gbytes: float = Field(gt=0)
     nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
     power_w: float = Field(gt=0)
+    compute_capability: int | None = Field(
+        default=None, gt=0,
+        description="CUDA compute capability x10 (80 = sm80, 90 = sm90), selects NCCL's tuner tables; "
+                    "None = from architecture")
+    nvlink_links: int | None = Field(
+        default=None, ge=0,
+        description="NVLink links per GPU (NCCL's intra-node bandwidth = links x its per-link rate); "
+                    "None = nvlink_bandwidth_gbytes_per_s / per-link rate of the architecture")
+    achievable_fraction_of_peak: float | None = Field(
+        default=None, gt=0, le=1,
+        description="Sustained share of peak dense FLOPs in transformer training (step-time model); "
+                    "None = perf default")
 
 
 class Cluster(Strict):

@@ -1,22 +1,38 @@
 """Explicit wiring of a sized fabric as a networkx MultiGraph (small fabrics only, for simulators/checks).
 
-Nodes: ``("nic", server, i)`` endpoints and ``("leaf"|"spine"|"core", index)`` switches, each with a
-``tier`` attribute (rail leaves also carry ``rail``, pod members ``pod``). One edge per cable, so
-parallel links appear as parallel edges. The wiring follows :func:`size_fabric` exactly: every leaf
-spreads its uplinks evenly over its (pod's) spines; spine uplinks go round-robin over the cores.
-Reserved leaf ports (UFM/management) are not drawn.
+Nodes: ``("nic", server, i)`` endpoints and ``("leaf"|"spine"|"core"|"super_core", index)`` switches,
+each with a ``tier`` attribute (rail leaves also carry ``rail``; with 3+ tiers leaves and spines carry
+``pod``, and with 4 tiers cores carry ``super_pod``). One edge per cable, so parallel links appear as
+parallel edges. The wiring follows :func:`size_fabric` exactly, block by block: in each pod (and
+super-pod) the j-th top switch of every sub-block joins position group j and spreads its uplinks
+evenly over that group's upper switches; the top tier of a 3+ tier fabric takes the uplinks of the
+tier below round-robin. A single node (0 tiers) is its NICs alone. Reserved leaf ports
+(UFM/management) are not drawn.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import networkx as nx
 
 from fabricplan.errors import InputError
-from fabricplan.topology.ports import leaf_ports, uplinks_needed
-from fabricplan.topology.sizing import FabricSize, _pod
+from fabricplan.topology.ports import TIER_NAMES, tier_ratios, upper_tier_switches, uplinks_needed
+from fabricplan.topology.sizing import FabricSize, _plan, _Plan
 
 #: Refuse to materialise graphs bigger than this many nodes (switches + NIC ports).
 MAX_GRAPH_NODES = 50_000
+#: Node attribute naming the block a switch belongs to, per block level (1 = pod, 2 = super-pod).
+_BLOCK_ATTR = {1: "pod", 2: "super_pod"}
+
+
+@dataclass
+class _Wired:
+    """A wired block: its top switches and the uplinks each of them needs."""
+
+    tops: list[tuple]
+    needs: list[int]
+    down: int              # most down ports used on one top switch
 
 
 def build_graph(size: FabricSize) -> nx.MultiGraph:
@@ -30,11 +46,10 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
     for server in range(size.nodes):
         for nic in range(size.nics_per_node):
             g.add_node(("nic", server, nic), tier="nic")
-            g.add_edge(("nic", server, nic), ("leaf", _leaf_of(size, server, nic)))
-    if size.tiers == 2:
-        _wire_spines(g, range(size.leaf_switches), range(size.spine_switches), size.leaf_uplinks)
-    elif size.tiers == 3:
-        _wire_pods_and_cores(g, size)
+            if size.tiers:
+                g.add_edge(("nic", server, nic), ("leaf", _leaf_of(size, server, nic)))
+    if size.tiers >= 2:
+        _wire_upper_tiers(g, size)
     return g
 
 
@@ -48,33 +63,48 @@ def _leaf_of(size: FabricSize, server: int, nic: int) -> int:
     return (server * size.nics_per_node + nic) // size.leaf_host_ports_max
 
 
-def _wire_spines(g: nx.MultiGraph, leaves, spines, uplinks_per_leaf: int, pod: int | None = None) -> None:
-    spines = list(spines)
-    for s in spines:
-        g.add_node(("spine", s), tier="spine", **({"pod": pod} if pod is not None else {}))
-    for leaf in leaves:
-        if pod is not None:
-            g.nodes[("leaf", leaf)]["pod"] = pod
-        for i in range(uplinks_per_leaf):
-            g.add_edge(("leaf", leaf), ("spine", spines[i % len(spines)]))
-
-
-def _wire_pods_and_cores(g: nx.MultiGraph, size: FabricSize) -> None:
-    r_leaf, r_spine = size.oversubscription
-    leaf_up = leaf_ports(size.radix, r_leaf)[1]
-    spine_down = leaf_ports(size.radix, r_spine)[0]
-    need = uplinks_needed(size.leaf_host_ports_max, r_leaf)
-    first_leaf = first_spine = 0
-    stubs: list[int] = []
-    for pod in range(size.pods):
-        members = min(size.leaves_per_pod, size.leaf_switches - first_leaf)
-        shape = _pod(members, need, leaf_up, spine_down, r_spine)
-        spines = range(first_spine, first_spine + shape.spines)
-        _wire_spines(g, range(first_leaf, first_leaf + members), spines, shape.leaf_uplinks, pod)
-        stubs += [s for s in spines for _ in range(shape.spine_up)]
-        first_leaf += members
-        first_spine += shape.spines
-    for c in range(size.core_switches):
-        g.add_node(("core", c), tier="core")
+def _wire_upper_tiers(g: nx.MultiGraph, size: FabricSize) -> None:
+    """Wire pods, super-pods and the top tier (see the module docstring)."""
+    plan = _plan(size.radix, size.tiers, tier_ratios(size.oversubscription), size.leaves_per_pod)
+    need = uplinks_needed(size.leaf_host_ports_max, plan.ratios[0])
+    blocks = [_Wired([("leaf", i)], [need], size.leaf_host_ports_max) for i in range(size.leaf_switches)]
+    counter = [0] * len(TIER_NAMES)
+    if size.tiers == 2:
+        _join(g, blocks, 1, plan, counter, top=True)
+        return
+    for level in range(1, size.tiers - 1):
+        per_block = plan.block_leaves[level] // plan.block_leaves[level - 1]
+        blocks = [_join(g, blocks[i:i + per_block], level, plan, counter, block=i // per_block)
+                  for i in range(0, len(blocks), per_block)]
+    stubs = [s for b in blocks for s, n in zip(b.tops, b.needs) for _ in range(n)]
+    top = TIER_NAMES[size.tiers - 1]
+    tops = size.switches_by_tier[top]
+    for t in range(tops):
+        g.add_node((top, t), tier=top)
     for i, s in enumerate(stubs):
-        g.add_edge(("spine", s), ("core", i % size.core_switches))
+        g.add_edge(s, (top, i % tops))
+
+
+def _join(g: nx.MultiGraph, subs: list[_Wired], tier: int, plan: _Plan, counter: list[int],
+          top: bool = False, block: int | None = None) -> _Wired:
+    """Add one block's tier-``tier`` switches, one position group at a time, and cable its members."""
+    name, down_ports = TIER_NAMES[tier], plan.radix if top else plan.down[tier]
+    tops, needs, most = [], [], 0
+    for j in range(max(len(b.tops) for b in subs)):
+        members = [b for b in subs if len(b.tops) > j]
+        need = max(b.needs[j] for b in members)
+        count, uplinks = upper_tier_switches(len(members), need, plan.up[tier - 1], down_ports)
+        group = [(name, counter[tier] + i) for i in range(count)]
+        counter[tier] += count
+        for node in group:
+            g.add_node(node, tier=name, **({_BLOCK_ATTR[tier]: block} if block is not None else {}))
+        for member in members:
+            if block is not None and tier == 1:
+                g.nodes[member.tops[j]]["pod"] = block
+            for i in range(uplinks):
+                g.add_edge(member.tops[j], group[i % count])
+        down = len(members) * uplinks // count
+        tops += group
+        needs += [0 if top else uplinks_needed(down, plan.ratios[tier])] * count
+        most = max(most, down)
+    return _Wired(tops, needs, most)

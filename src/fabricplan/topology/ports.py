@@ -19,9 +19,11 @@ from numbers import Real
 from fabricplan.errors import InputError
 
 #: Tier names used as keys of the per-tier port dictionaries, bottom to top.
-TIER_NAMES: tuple[str, str, str] = ("leaf", "spine", "core")
-#: The engine sizes 1-, 2- and 3-tier folded Clos fabrics.
-MAX_SUPPORTED_TIERS = 3
+TIER_NAMES: tuple[str, str, str, str] = ("leaf", "spine", "core", "super_core")
+#: The engine sizes 1- to 4-tier folded Clos fabrics (and 0 tiers for a single node).
+MAX_SUPPORTED_TIERS = 4
+#: Ratios a user may give: leaf and spine tier. Further tiers (the core of a 4-tier fabric) are 1:1.
+MAX_GIVEN_RATIOS = 2
 
 
 def as_ratio(value: Real, name: str = "oversubscription") -> Fraction:
@@ -60,37 +62,47 @@ def uplinks_needed(down_used: int, oversubscription: Real) -> int:
     return math.ceil(Fraction(down_used) / as_ratio(oversubscription))
 
 
-def tier_ratios(oversubscription: tuple[Real, ...] | list[Real]) -> tuple[Fraction, Fraction]:
-    """Validate the per-tier oversubscription tuple ``(leaf, spine)``; a missing spine entry means 1:1.
+def tier_ratios(oversubscription: tuple[Real, ...] | list[Real] | Real) -> tuple[Fraction, ...]:
+    """Validate the per-tier oversubscription ``(leaf, spine)``; return one ratio per tier with uplinks.
 
-    Entry 0 applies to the leaf (ToR / rail leaf) tier, entry 1 to the spine (aggregation) tier of a
-    3-tier fabric. The top tier has no uplinks, so it has no ratio.
+    Entry 0 applies to the leaf (ToR / rail leaf) tier, entry 1 to the spine (aggregation) tier.
+    Tiers not given (the spine when only one ratio is given, the core of a 4-tier fabric) are 1:1,
+    so the result always has ``MAX_SUPPORTED_TIERS − 1`` entries (leaf, spine, core). The top tier
+    has no uplinks, so it has no ratio.
     """
     if isinstance(oversubscription, Real) and not isinstance(oversubscription, bool):
         oversubscription = (oversubscription,)
-    if not isinstance(oversubscription, (tuple, list)) or not 1 <= len(oversubscription) <= 2:
+    if not isinstance(oversubscription, (tuple, list)) or not 1 <= len(oversubscription) <= MAX_GIVEN_RATIOS:
         raise InputError(
             "must be a tuple of 1 or 2 down:up ratios (leaf tier, spine tier), "
             f"e.g. (1.0, 1.0) or (3.0,), got {oversubscription!r}",
             "oversubscription",
         )
-    leaf = as_ratio(oversubscription[0], "oversubscription[0]")
-    spine = as_ratio(oversubscription[1], "oversubscription[1]") if len(oversubscription) > 1 else Fraction(1)
-    return leaf, spine
+    given = tuple(as_ratio(r, f"oversubscription[{i}]") for i, r in enumerate(oversubscription))
+    return given + (Fraction(1),) * (MAX_SUPPORTED_TIERS - 1 - len(given))
 
 
-def max_leaves(radix: int, tiers: int, leaves_per_pod: int) -> int:
+def down_ports_per_tier(radix: int, ratios: tuple[Fraction, ...]) -> tuple[int, ...]:
+    """Down ports ``d_i = floor(k·r_i/(r_i+1))`` of each tier with uplinks (leaf, spine, core, ...)."""
+    return tuple(leaf_ports(radix, r)[0] for r in ratios)
+
+
+def max_leaves(radix: int, tiers: int, leaves_per_pod: int, down_ports: tuple[int, ...] = ()) -> int:
     """Most leaves a ``tiers``-tier Clos of radix-k switches can hold.
 
     * 2 tiers: every leaf needs at least one link to every spine, so ``L ≤ k``.
     * 3 tiers (Al-Fares et al., SIGCOMM 2008, generalised): a pod holds ``leaves_per_pod`` leaves and
       each core switch has one port per pod, so at most ``k`` pods: ``L ≤ k · leaves_per_pod``.
+    * t ≥ 4 tiers (recursive folded Clos / k-ary n-tree): a level-i block joins up to ``d_i`` level-(i−1)
+      blocks (one down port of each tier-i switch per block), and the top tier joins up to ``k``
+      level-(t−2) blocks: ``L ≤ k · leaves_per_pod · d_2 ··· d_{t−2}`` (``down_ports[i] = d_i``).
+      Non-blocking: ``k · (k/2)^{t−2}`` leaves, i.e. ``2·(k/2)^t`` endpoints (k⁴/8 at 4 tiers).
     """
     if tiers == 2:
         return radix
-    if tiers == 3:
-        return radix * leaves_per_pod
-    raise ValueError(f"max_leaves is defined for 2 or 3 tiers, not {tiers}")
+    if 3 <= tiers <= MAX_SUPPORTED_TIERS:
+        return radix * math.prod(down_ports[2:tiers - 1], start=leaves_per_pod)
+    raise ValueError(f"max_leaves is defined for 2 to {MAX_SUPPORTED_TIERS} tiers, not {tiers}")
 
 
 def max_endpoints(radix: int, tiers: int, oversubscription: tuple[Real, ...] | Real = (1.0, 1.0),
@@ -100,19 +112,19 @@ def max_endpoints(radix: int, tiers: int, oversubscription: tuple[Real, ...] | R
     * 1 tier: ``k − reserved``.
     * 2 tiers: ``k · d`` with ``d`` the leaf's host ports (= k²/2 at 1:1; topology.md §1.1–1.2).
     * 3 tiers: ``k · da · d`` with ``da`` the spine's down ports (= k³/4 at 1:1; Al-Fares 2008).
+    * 4 tiers: ``k · dc · da · d`` with ``dc`` the core's down ports (= k⁴/8 at 1:1).
 
     ``reserved_leaf_ports`` (e.g. one UFM port per leaf) are taken from each leaf's down ports.
     """
     check_radix(radix)
     check_count(reserved_leaf_ports, "reserved_leaf_ports", minimum=0)
     if isinstance(tiers, bool) or not isinstance(tiers, int) or not 1 <= tiers <= MAX_SUPPORTED_TIERS:
-        raise InputError(f"must be 1, 2 or 3, got {tiers!r}", "tiers")
-    r_leaf, r_spine = tier_ratios(oversubscription)
+        raise InputError(f"must be 1, 2, 3 or 4, got {tiers!r}", "tiers")
+    down = down_ports_per_tier(radix, tier_ratios(oversubscription))
     if tiers == 1:
         return max(radix - reserved_leaf_ports, 0)
-    host_ports = max(leaf_ports(radix, r_leaf)[0] - reserved_leaf_ports, 0)
-    spine_down = leaf_ports(radix, r_spine)[0]
-    return max_leaves(radix, tiers, spine_down) * host_ports
+    host_ports = max(down[0] - reserved_leaf_ports, 0)
+    return max_leaves(radix, tiers, down[1], down) * host_ports
 
 
 def check_count(value: int, name: str, minimum: int = 1) -> None:

@@ -1,20 +1,27 @@
-"""Size a 1-, 2- or 3-tier folded-Clos GPU fabric: switch, link and port counts per tier.
+"""Size a 0- to 4-tier folded-Clos GPU fabric: switch, link and port counts per tier.
 
 Pure integer arithmetic (no graph), so it is instant from 1 to millions of GPUs. Sources and formulas:
 
 * Non-blocking k-ary fat tree: 2-tier max k²/2, 3-tier max k³/4, 5k²/4 switches at full size
   (Al-Fares, Loukissas, Vahdat, "A Scalable, Commodity Data Center Network Architecture", SIGCOMM 2008).
+  Its recursive generalisation (folded Clos / k-ary n-tree) adds a super-core tier: 4-tier max
+  ``k·(k/2)³ = k⁴/8`` with N/(k/2) switches in each of the three lower tiers and N/k at the top.
 * Oversubscription r:1 per tier: ``d = floor(k·r/(r+1))`` down ports, ``u = k − d`` up (topology.md §1.2).
 * Rail-optimised scalable units and the leaf/spine/core counts of the NVIDIA DGX SuperPOD B200/H100
   reference architectures (topology.md §1.3), which this module reproduces exactly.
 
 Design rules (see :func:`size_fabric` for the details):
 
+* One node needs no scale-out fabric (0 tiers): NVLink carries all its GPU traffic.
 * Leaves come from the style's attachment rule (:mod:`fabricplan.topology.layout`).
-* Every leaf has the same uplink count, sized for its fullest member (``ceil(host ports / r)``) and
-  spread evenly over all spines of its (pod's) spine group (:func:`ports.upper_tier_switches`).
-* 3 tiers: leaves group into pods of ≤ ``da`` leaves, each pod with its own spines (aggregation);
-  partial pods are allowed; cores = ``ceil(total spine uplinks / k)``.
+* Blocks, recursively: a level-0 block is one leaf; a level-i block joins up to ``g_i`` level-(i−1)
+  blocks with tier-i switches (``g_1`` = leaves per pod ≤ ``da``: a *pod*; ``g_2 = dc``: a *super-pod*).
+  As in Al-Fares' fat tree, the j-th top switch of every sub-block is in position group j, and each
+  group gets its own tier-i switches, sized like a 2-tier spine layer over the group
+  (:func:`ports.upper_tier_switches`): every member spreads its uplinks evenly over them.
+  Blocks fill in order, so only the last block of each level is partial.
+* Top tier: 2 tiers — one group of k-port spines over all leaves; 3+ tiers — the top joins up to k
+  blocks and needs only ports: ``ceil(uplinks of the tier below / k)`` switches.
 """
 
 from __future__ import annotations
@@ -26,20 +33,27 @@ from fractions import Fraction
 from fabricplan.errors import InputError
 from fabricplan.topology.layout import STYLES, LeafLayout, Style, leaf_layout
 from fabricplan.topology.ports import (
-    MAX_SUPPORTED_TIERS, TIER_NAMES, check_count, check_radix, leaf_ports, max_leaves, tier_ratios,
-    upper_tier_switches, uplinks_needed,
+    MAX_GIVEN_RATIOS, MAX_SUPPORTED_TIERS, TIER_NAMES, check_count, check_radix, down_ports_per_tier,
+    leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
 )
 
 __all__ = ["FabricSize", "Style", "size_fabric"]
+
+#: Display names per tier (plural), for notes.
+_PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
+_SINGULAR = {"leaf": "leaf", "spine": "spine", "core": "core", "super_core": "super-core"}
+NO_FABRIC_NOTE = "1 node: NVLink carries all GPU traffic; no scale-out switch is needed"
 
 
 @dataclass(frozen=True, slots=True)
 class FabricSize:
     """Counts for one sized fabric. Links are point-to-point cables at the chosen port speed.
 
-    Per-tier dictionaries always have the keys ``"leaf"``, ``"spine"``, ``"core"`` (0 where the tier
-    does not exist). ``switch_ports_used`` counts every cabled port: host links, reserved
-    (e.g. UFM/management) ports, and both ends of every switch-to-switch link.
+    Per-tier dictionaries always have the keys ``"leaf"``, ``"spine"``, ``"core"``, ``"super_core"``
+    (0 where the tier does not exist). ``switch_ports_used`` counts every cabled port: host links,
+    reserved (e.g. UFM/management) ports, and both ends of every switch-to-switch link.
+    ``tiers == 0`` (one node, no scale-out switch) has no switches and no links; its NICs still
+    count as ``endpoints``.
     """
 
     style: str
@@ -51,33 +65,36 @@ class FabricSize:
     oversubscription: tuple[float, float]  # design ratio per tier (leaf, spine), as requested
     reserved_leaf_ports: int               # per leaf
     leaf_switches: int
-    spine_switches: int                    # the aggregation tier in a 3-tier fabric
+    spine_switches: int                    # the aggregation tier of a 3- or 4-tier fabric
     core_switches: int
     total_switches: int
-    host_links: int                        # NIC ↔ leaf (= endpoints)
+    host_links: int                        # NIC ↔ leaf (= endpoints; 0 without a fabric)
     leaf_spine_links: int
     spine_core_links: int
-    total_links: int                       # host + leaf-spine + spine-core (reserved ports excluded)
+    total_links: int                       # host + all switch-to-switch links (reserved ports excluded)
     switch_ports_used: dict[str, int]
     switch_ports_available: dict[str, int]
     host_links_in_rack: bool               # True only for leaf_spine (ToR + DAC); else optical
-    pods: int                              # 3-tier pods (0 for 1 or 2 tiers)
-    leaves_per_pod: int                    # leaves in a full pod (0 for 1 or 2 tiers)
+    pods: int                              # pods of 3- and 4-tier fabrics (0 for 0–2 tiers)
+    leaves_per_pod: int                    # leaves in a full pod (0 for 0–2 tiers)
     scalable_units: int                    # rail_optimized SUs (0 otherwise)
     servers_per_leaf: int                  # rail: servers per SU; ToR: servers per rack; 0 = n/a
     leaf_host_ports_max: int               # host ports on the fullest leaf
     leaf_uplinks: int                      # uplinks per leaf (largest over pods)
-    spine_uplinks: int                     # uplinks per spine in a 3-tier fabric (largest), else 0
+    spine_uplinks: int                     # uplinks per spine with 3+ tiers (largest), else 0
     max_endpoints: int                     # capacity of this design (style, tiers, radix, ratios)
     oversubscription_effective: tuple[float, ...]  # realised worst down:up per tier with uplinks
     bisection_ratio: float                 # share of host bandwidth that can cross the top tier
     reserved_ports_total: int
     notes: tuple[str, ...]
+    super_core_switches: int = 0           # top tier of a 4-tier fabric
+    core_super_core_links: int = 0
 
     @property
     def switches_by_tier(self) -> dict[str, int]:
         """Switch count per tier name."""
-        return dict(zip(TIER_NAMES, (self.leaf_switches, self.spine_switches, self.core_switches)))
+        return dict(zip(TIER_NAMES, (self.leaf_switches, self.spine_switches, self.core_switches,
+                                     self.super_core_switches)))
 
 
 def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tiers: int | None = None,
@@ -86,41 +103,51 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     """Size the fabric for ``nodes`` servers with ``nics_per_node`` NIC ports each on radix-k switches.
 
     * ``tiers=None`` picks the smallest tier count (≤ ``max_tiers``) whose capacity holds all
-      endpoints: 1 tier if they fit one switch (``endpoints ≤ k − reserved``), else 2, else 3.
+      endpoints: 0 tiers for a single node (NVLink carries its GPU traffic; no switch), 1 tier if
+      they fit one switch (``endpoints ≤ k − reserved``), else 2, 3 or 4. An explicit ``tiers``
+      (1..4) is honoured even for one node (a switch provisioned for growth).
     * ``oversubscription = (r_leaf, r_spine)`` down:up bandwidth per tier; ``r_spine`` only matters
-      for 3 tiers. ``reserved_leaf_ports`` are taken from each leaf's down ports (DGX H100 RA:
-      31 servers + 1 UFM port per rail leaf) and count as used ports.
+      for 3+ tiers; the core tier of a 4-tier fabric is 1:1. ``reserved_leaf_ports`` are taken from
+      each leaf's down ports (DGX H100 RA: 31 servers + 1 UFM port per rail leaf) and count as used.
     * 2 tiers: ``L`` leaves from the style; each leaf gets ``ceil(host ports / r)`` uplinks (≤ u);
       spines ``S`` = smallest divisor of u with ``L · ceil(uplinks/S) ≤ k``, leaf uplinks then
       rounded up to a multiple of ``S``. Full size: k leaves, u spines, k·d endpoints.
     * 3 tiers: pods of ``leaves_per_pod ≤ da`` leaves; each pod's spines sized like a 2-tier fabric
       whose spines have ``da`` down ports; each spine gets ``ceil(down used / r_spine)`` uplinks;
       cores = ``ceil(total spine uplinks / k)``. Full size: k pods, 5k²/4 switches at 1:1.
+    * 4 tiers: super-pods of up to ``dc`` pods; in each, spine j of every pod joins core group j,
+      sized like a pod's spines (``dc`` down ports per core); super-cores =
+      ``ceil(total core uplinks / k)``. Full size: k super-pods, k⁴/8 endpoints at 1:1.
 
     Raises :class:`fabricplan.errors.InputError` for invalid inputs, for a ``tiers`` too small for
     the endpoints, and when even ``max_tiers`` tiers cannot hold them.
     """
     _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers)
-    r_leaf, r_spine = tier_ratios(oversubscription)
-    leaf_down, leaf_up = leaf_ports(radix, r_leaf)
-    spine_down, spine_up = leaf_ports(radix, r_spine)
-    layout = leaf_layout(style, nodes=nodes, nics_per_node=nics_per_node, leaf_down_ports=leaf_down,
-                         reserved_leaf_ports=reserved_leaf_ports, spine_down_ports=spine_down)
+    ratios = tier_ratios(oversubscription)
+    layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
     endpoints = nodes * nics_per_node
-    capacity = {1: max(radix - reserved_leaf_ports, 0)}
-    for t in (2, 3):
-        capacity[t] = layout.max_endpoints_for(max_leaves(radix, t, layout.leaves_per_pod))
+    common = dict(style=style, radix=radix, nodes=nodes, nics_per_node=nics_per_node, endpoints=endpoints,
+                  oversubscription=(float(ratios[0]), float(ratios[1])), reserved_leaf_ports=reserved_leaf_ports,
+                  host_links_in_rack=layout.host_links_in_rack)
+    if nodes == 1 and tiers is None:
+        return _no_fabric(common, capacity[1])
     chosen, why = _choose_tiers(endpoints, nodes, nics_per_node, radix, style, tiers, max_tiers, capacity,
-                                layout, (r_leaf, r_spine), reserved_leaf_ports)
-    common = dict(style=style, tiers=chosen, radix=radix, nodes=nodes, nics_per_node=nics_per_node,
-                  endpoints=endpoints, oversubscription=(float(r_leaf), float(r_spine)),
-                  reserved_leaf_ports=reserved_leaf_ports, host_links_in_rack=layout.host_links_in_rack,
-                  max_endpoints=capacity[chosen], notes=(why,))
+                                layout, ratios, reserved_leaf_ports)
+    common.update(tiers=chosen, max_endpoints=capacity[chosen], notes=(why,))
     if chosen == 1:
-        return _one_tier(common, endpoints, radix, reserved_leaf_ports, layout)
-    if chosen == 2:
-        return _two_tier(common, layout, radix, r_leaf, leaf_up, reserved_leaf_ports)
-    return _three_tier(common, layout, radix, r_leaf, r_spine, leaf_up, spine_down, reserved_leaf_ports)
+        return _one_tier(common, endpoints, radix, reserved_leaf_ports)
+    return _clos(common, layout, _plan(radix, chosen, ratios, layout.leaves_per_pod), reserved_leaf_ports)
+
+
+def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved) -> tuple[LeafLayout, dict[int, int]]:
+    """The style's leaf layout at radix k and the NIC ports 1..MAX_SUPPORTED_TIERS tiers can hold."""
+    down = down_ports_per_tier(radix, ratios)
+    layout = leaf_layout(style, nodes=nodes, nics_per_node=nics, leaf_down_ports=down[0],
+                         reserved_leaf_ports=reserved, spine_down_ports=down[1])
+    capacity = {1: max(radix - reserved, 0)}
+    for t in range(2, MAX_SUPPORTED_TIERS + 1):
+        capacity[t] = layout.max_endpoints_for(max_leaves(radix, t, layout.leaves_per_pod, down))
+    return layout, capacity
 
 
 def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers) -> None:
@@ -134,8 +161,8 @@ def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers) ->
         raise InputError(f"must be smaller than the radix ({radix}), got {reserved}", "reserved_leaf_ports")
     check_count(max_tiers, "max_tiers")
     if max_tiers > MAX_SUPPORTED_TIERS:
-        raise InputError(f"must be 1, 2 or 3 (fabricplan sizes up to 3-tier Clos), got {max_tiers}",
-                         "max_tiers")
+        raise InputError(f"must be 1, 2, 3 or 4 (fabricplan sizes up to {MAX_SUPPORTED_TIERS}-tier Clos), "
+                         f"got {max_tiers}", "max_tiers")
     if tiers is not None:
         check_count(tiers, "tiers")
         if tiers > max_tiers:
@@ -165,7 +192,7 @@ def _choose_tiers(endpoints, nodes, nics, radix, style, tiers, max_tiers, capaci
 
 
 def _too_big_message(what, radix, style, max_tiers, capacity, layout, ratios, reserved) -> str:
-    ratio_text = ":1, ".join(f"{float(r):g}" for r in ratios) + ":1"
+    ratio_text = ":1, ".join(f"{float(r):g}" for r in ratios[:MAX_GIVEN_RATIOS]) + ":1"
     msg = (f"{what} exceed the {max_tiers}-tier maximum of {capacity[max_tiers]:,} for style {style} at "
            f"radix {radix} (oversubscription {ratio_text})")
     if layout.host_ports_per_leaf == 0 and max_tiers > 1:
@@ -186,108 +213,233 @@ def _smallest_fitting_radix(layout: LeafLayout, radix, ratios, reserved, max_tie
     endpoints = layout.nodes * layout.nics_per_node
     k = radix * 2
     while k <= min(radix * 8, 1024):
-        d, da = leaf_ports(k, ratios[0])[0], leaf_ports(k, ratios[1])[0]
-        trial = leaf_layout(layout.style, nodes=layout.nodes, nics_per_node=layout.nics_per_node,
-                            leaf_down_ports=d, reserved_leaf_ports=reserved, spine_down_ports=da)
-        fits = (endpoints <= k - reserved if max_tiers == 1 else
-                endpoints <= trial.max_endpoints_for(max_leaves(k, max_tiers, trial.leaves_per_pod)))
-        if fits:
+        if endpoints <= _layout_and_capacity(layout.style, layout.nodes, layout.nics_per_node, k, ratios,
+                                             reserved)[1][max_tiers]:
             return k
         k *= 2
     return None
 
 
-def _ports(radix: int, leaf: int, spine: int, core: int, used: tuple[int, int, int]) -> dict:
-    return {"switch_ports_used": dict(zip(TIER_NAMES, used)),
-            "switch_ports_available": dict(zip(TIER_NAMES, (radix * leaf, radix * spine, radix * core)))}
+def _ports(radix: int, switches: tuple[int, ...], used: tuple[int, ...]) -> dict:
+    """Per-tier used/available port dictionaries (tiers missing from the tuples count 0)."""
+    pad = (0,) * len(TIER_NAMES)
+    return {"switch_ports_used": dict(zip(TIER_NAMES, used + pad)),
+            "switch_ports_available": dict(zip(TIER_NAMES, tuple(radix * n for n in switches) + pad))}
 
 
-def _one_tier(common: dict, endpoints: int, radix: int, reserved: int, layout: LeafLayout) -> FabricSize:
+def _no_fabric(common: dict, one_tier_capacity: int) -> FabricSize:
+    """One node: all GPU traffic stays on NVLink, so no backend switch, link or optic is needed."""
+    notes = (NO_FABRIC_NOTE,
+             f"max endpoints = the 1-tier capacity ({one_tier_capacity:,} NIC ports on one "
+             f"{common['radix']}-port switch) should the cluster grow; pass tiers=1 to provision it now")
+    return FabricSize(**common, tiers=0, leaf_switches=0, spine_switches=0, core_switches=0, total_switches=0,
+                      host_links=0, leaf_spine_links=0, spine_core_links=0, total_links=0,
+                      **_ports(common["radix"], (), ()), pods=0, leaves_per_pod=0, scalable_units=0,
+                      servers_per_leaf=0, leaf_host_ports_max=0, leaf_uplinks=0, spine_uplinks=0,
+                      max_endpoints=one_tier_capacity, oversubscription_effective=(), bisection_ratio=1.0,
+                      reserved_ports_total=0, notes=notes)
+
+
+def _one_tier(common: dict, endpoints: int, radix: int, reserved: int) -> FabricSize:
     notes = common.pop("notes") + ("single switch: no uplinks; rails/ToR grouping collapse onto it",)
     return FabricSize(**common, leaf_switches=1, spine_switches=0, core_switches=0, total_switches=1,
                       host_links=endpoints, leaf_spine_links=0, spine_core_links=0, total_links=endpoints,
-                      **_ports(radix, 1, 0, 0, (endpoints + reserved, 0, 0)), pods=0, leaves_per_pod=0,
+                      **_ports(radix, (1,), (endpoints + reserved,)), pods=0, leaves_per_pod=0,
                       scalable_units=0, servers_per_leaf=0,
                       leaf_host_ports_max=endpoints, leaf_uplinks=0, spine_uplinks=0,
                       oversubscription_effective=(), bisection_ratio=1.0, reserved_ports_total=reserved,
                       notes=notes)
 
 
-def _two_tier(common, layout: LeafLayout, radix, r_leaf, leaf_up, reserved) -> FabricSize:
-    leaves, host_max = layout.leaves, layout.host_ports_max
-    need = uplinks_needed(host_max, r_leaf)
-    spines, uplinks = upper_tier_switches(leaves, need, leaf_up, radix)
-    links = leaves * uplinks
-    notes = common.pop("notes") + layout.notes + _rounding_notes(leaves, need, uplinks, spines, radix)
-    ratio = Fraction(host_max, uplinks)
-    return FabricSize(**common, leaf_switches=leaves, spine_switches=spines, core_switches=0,
-                      total_switches=leaves + spines, host_links=common["endpoints"], leaf_spine_links=links,
-                      spine_core_links=0, total_links=common["endpoints"] + links,
-                      **_ports(radix, leaves, spines, 0,
-                               (common["endpoints"] + leaves * reserved + links, links, 0)),
-                      pods=0, leaves_per_pod=0, scalable_units=layout.scalable_units,
-                      servers_per_leaf=layout.servers_per_leaf, leaf_host_ports_max=host_max,
-                      leaf_uplinks=uplinks, spine_uplinks=0, oversubscription_effective=(float(ratio),),
-                      bisection_ratio=float(min(1, 1 / ratio)), reserved_ports_total=leaves * reserved,
-                      notes=notes)
+# --- 2- to 4-tier folded Clos: recursive blocks -------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Port budget of one design: per tier with uplinks, ratio ``r_i``, down ``d_i`` and up ``u_i`` ports;
+    ``block_leaves[i]`` = leaves in a full level-i block (1, leaves per pod, leaves per super-pod)."""
+
+    radix: int
+    tiers: int
+    ratios: tuple[Fraction, ...]
+    down: tuple[int, ...]
+    up: tuple[int, ...]
+    block_leaves: tuple[int, ...]
 
 
-def _rounding_notes(leaves, need, uplinks, spines, upper_ports) -> tuple[str, ...]:
-    notes = []
-    if uplinks > need:
-        notes.append(f"leaf uplinks rounded up from {need} to {uplinks} to spread evenly over {spines} spines")
-    if spines > math.ceil(leaves * need / upper_ports):
-        notes.append(f"{spines} spines (not {math.ceil(leaves * need / upper_ports)}): the spine count "
-                     "must divide the leaf's uplink ports so every leaf reaches every spine evenly")
-    return tuple(notes)
+def _plan(radix: int, tiers: int, ratios: tuple[Fraction, ...], leaves_per_pod: int) -> _Plan:
+    """Block sizes: a pod holds ``leaves_per_pod`` (≤ da) leaves, a level-i block (i ≥ 2) ``d_i`` blocks."""
+    down = down_ports_per_tier(radix, ratios)
+    sizes = [1, leaves_per_pod][:tiers - 1]
+    for level in range(2, tiers - 1):
+        sizes.append(sizes[-1] * down[level])
+    return _Plan(radix, tiers, ratios, down, tuple(radix - d for d in down), tuple(sizes))
 
 
 @dataclass(frozen=True, slots=True)
-class _Pod:
-    leaves: int
-    spines: int
-    leaf_uplinks: int      # per leaf
-    spine_down: int        # per spine
-    spine_up: int          # per spine
+class _Block:
+    """Counts inside one block (level 0 = one leaf); tuples run bottom-up over its tiers."""
+
+    switches: tuple[int, ...]      # per tier; switches[-1] = the block's top switches
+    links: tuple[int, ...]         # links between tier i and i+1
+    uplinks: tuple[int, ...]       # most uplinks on one switch, per tier below the block's top
+    ratios: tuple[Fraction, ...]   # worst realised down:up, per tier below the block's top
+    top_down: int                  # most down ports used on one top switch
+    top_up: int                    # most uplinks one top switch needs: ceil(down / r)
+    top_up_total: int              # uplinks all top switches need together
+    top_ratio: Fraction            # worst down / needed uplinks over the top switches
+    notes: tuple[str, ...]
 
 
-def _pod(leaves: int, need: int, leaf_up: int, spine_down_ports: int, r_spine: Fraction) -> _Pod:
-    """One pod: its spines are a 2-tier spine layer whose switches have ``da`` down ports."""
-    spines, uplinks = upper_tier_switches(leaves, need, leaf_up, spine_down_ports)
-    down = leaves * uplinks // spines
-    return _Pod(leaves, spines, uplinks, down, uplinks_needed(down, r_spine))
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """One position group: ``width`` identical groups of ``switches`` upper switches over ``lower``
+    lower switches, each lower switch with ``uplinks`` links spread evenly over the group."""
+
+    width: int
+    lower: int
+    need: int
+    switches: int
+    uplinks: int
+    lower_down: int                # most down ports used on a member (for its realised ratio)
+    down: int                      # down ports used per upper switch = lower · uplinks / switches
+    up: int                        # uplinks each upper switch needs (0 at the top tier)
 
 
-def _three_tier(common, layout: LeafLayout, radix, r_leaf, r_spine, leaf_up, spine_down_ports,
-                reserved) -> FabricSize:
-    leaves, host_max, per_pod = layout.leaves, layout.host_ports_max, layout.leaves_per_pod
-    need = uplinks_needed(host_max, r_leaf)
-    full, rest = divmod(leaves, per_pod)
-    shapes = [(n, _pod(size, need, leaf_up, spine_down_ports, r_spine))
-              for n, size in ((full, per_pod), (1, rest)) if n and size]
-    spines = sum(n * p.spines for n, p in shapes)
-    leaf_spine = sum(n * p.leaves * p.leaf_uplinks for n, p in shapes)
-    spine_core = sum(n * p.spines * p.spine_up for n, p in shapes)
-    cores = math.ceil(spine_core / radix)
-    endpoints = common["endpoints"]
-    leaf_ratio = Fraction(host_max, min(p.leaf_uplinks for _, p in shapes))
-    spine_ratio = max(Fraction(p.spine_down, p.spine_up) for _, p in shapes)
-    notes = common.pop("notes") + layout.notes + (
-        f"{full + (rest > 0):,} pods of up to {per_pod} leaves"
-        + (f" (last pod has {rest} leaves)" if rest else "")
-        + f"; cores = ceil({spine_core:,} spine uplinks / {radix}) = {cores:,}",)
-    for _, p in shapes:
-        notes += _rounding_notes(p.leaves, need, p.leaf_uplinks, p.spines, spine_down_ports)
-    return FabricSize(**common, leaf_switches=leaves, spine_switches=spines, core_switches=cores,
-                      total_switches=leaves + spines + cores, host_links=endpoints,
-                      leaf_spine_links=leaf_spine, spine_core_links=spine_core,
-                      total_links=endpoints + leaf_spine + spine_core,
-                      **_ports(radix, leaves, spines, cores, (endpoints + leaves * reserved + leaf_spine,
-                                                              leaf_spine + spine_core, spine_core)),
-                      pods=full + (rest > 0), leaves_per_pod=per_pod, scalable_units=layout.scalable_units,
-                      servers_per_leaf=layout.servers_per_leaf, leaf_host_ports_max=host_max,
-                      leaf_uplinks=max(p.leaf_uplinks for _, p in shapes),
-                      spine_uplinks=max(p.spine_up for _, p in shapes),
-                      oversubscription_effective=(float(leaf_ratio), float(spine_ratio)),
-                      bisection_ratio=float(min(1, 1 / (leaf_ratio * spine_ratio))),
-                      reserved_ports_total=leaves * reserved, notes=tuple(dict.fromkeys(notes)))
+def _leaf(host_max: int, plan: _Plan) -> _Block:
+    """A leaf with ``host_max`` host ports needs ``ceil(host_max / r_leaf)`` uplinks."""
+    need = uplinks_needed(host_max, plan.ratios[0])
+    return _Block((1,), (), (), (), host_max, need, need, Fraction(host_max, need), ())
+
+
+def _split(leaves: int, level: int, plan: _Plan, host_max: int) -> list[tuple[int, _Block]]:
+    """Fill ``leaves`` in order into level-``level`` blocks: ``(count, block)`` for full and partial ones."""
+    size = plan.block_leaves[level]
+    full, rest = divmod(leaves, size)
+    return [(n, _block(m, level, plan, host_max)) for n, m in ((full, size), (1, rest)) if n and m]
+
+
+def _block(leaves: int, level: int, plan: _Plan, host_max: int) -> _Block:
+    """A level-``level`` block of ``leaves`` leaves (recursive over the levels below)."""
+    if level == 0:
+        return _leaf(host_max, plan)
+    return _join(_split(leaves, level - 1, plan, host_max), level, plan)
+
+
+def _groups(subs: list[tuple[int, _Block]], tier: int, plan: _Plan, top: bool) -> list[_Group]:
+    """Position groups of a tier-``tier`` join (Al-Fares: core group j serves aggregation switch j of
+    every pod). Sub-blocks may differ (the last is partial), so positions with the same members are
+    merged; each group is sized by :func:`upper_tier_switches` for its neediest member."""
+    down_ports = plan.radix if top else plan.down[tier]
+    groups, prev = [], 0
+    for m in sorted({b.switches[-1] for _, b in subs}):
+        members = [(n, b) for n, b in subs if b.switches[-1] >= m]
+        lower = sum(n for n, _ in members)
+        need = max(b.top_up for _, b in members)
+        switches, uplinks = upper_tier_switches(lower, need, plan.up[tier - 1], down_ports)
+        down = lower * uplinks // switches
+        up = 0 if top else uplinks_needed(down, plan.ratios[tier])
+        groups.append(_Group(m - prev, lower, need, switches, uplinks,
+                             max(b.top_down for _, b in members), down, up))
+        prev = m
+    return groups
+
+
+def _join(subs: list[tuple[int, _Block]], tier: int, plan: _Plan, top: bool = False) -> _Block:
+    """Join sub-blocks with tier-``tier`` switches (``d_tier`` down ports, or k at a 2-tier top)."""
+    groups = _groups(subs, tier, plan, top)
+    inner = _combine(subs)
+    notes = inner.notes + tuple(n for g in groups for n in _rounding_notes(g, tier, plan))
+    return _Block(
+        inner.switches + (sum(g.width * g.switches for g in groups),),
+        inner.links + (sum(g.width * g.lower * g.uplinks for g in groups),),
+        inner.uplinks + (max(g.uplinks for g in groups),),
+        inner.ratios + (max(Fraction(g.lower_down, g.uplinks) for g in groups),),
+        top_down=max(g.down for g in groups), top_up=max(g.up for g in groups),
+        top_up_total=sum(g.width * g.switches * g.up for g in groups),
+        top_ratio=max((Fraction(g.down, g.up) for g in groups if g.up), default=Fraction(1)), notes=notes)
+
+
+def _combine(subs: list[tuple[int, _Block]]) -> _Block:
+    """Totals (switches, links) and worst cases (uplinks, ratios) over ``count × block`` pairs."""
+    blocks = [b for _, b in subs]
+    return _Block(
+        tuple(sum(n * b.switches[i] for n, b in subs) for i in range(len(blocks[0].switches))),
+        tuple(sum(n * b.links[i] for n, b in subs) for i in range(len(blocks[0].links))),
+        tuple(map(max, *(b.uplinks for b in blocks))) if blocks[0].uplinks and len(blocks) > 1
+        else blocks[0].uplinks,
+        tuple(map(max, *(b.ratios for b in blocks))) if blocks[0].ratios and len(blocks) > 1
+        else blocks[0].ratios,
+        0, 0, 0, Fraction(1), tuple(n for b in blocks for n in b.notes))
+
+
+def _loose_top(subs: list[tuple[int, _Block]], plan: _Plan) -> _Block:
+    """Top of a 3+ tier fabric: each lower top switch keeps exactly the uplinks it needs, and the top
+    tier only needs ports for them: ``ceil(Σ uplinks / k)`` switches (5k²/4 at a full 3-tier tree)."""
+    inner = _combine(subs)
+    links = sum(n * b.top_up_total for n, b in subs)
+    return _Block(inner.switches + (-(-links // plan.radix),), inner.links + (links,),
+                  inner.uplinks + (max(b.top_up for _, b in subs),),
+                  inner.ratios + (max(b.top_ratio for _, b in subs),), 0, 0, 0, Fraction(1), inner.notes)
+
+
+def _fabric(leaves: int, host_max: int, plan: _Plan) -> _Block:
+    """All tiers of a ``plan.tiers``-tier Clos over ``leaves`` leaves."""
+    if plan.tiers == 2:
+        return _join(_split(leaves, 0, plan, host_max), 1, plan, top=True)
+    return _loose_top(_split(leaves, plan.tiers - 2, plan, host_max), plan)
+
+
+def _rounding_notes(g: _Group, tier: int, plan: _Plan) -> tuple[str, ...]:
+    """Explain uplinks rounded up for an even spread and upper counts forced up by the divisor rule."""
+    lower, upper = TIER_NAMES[tier - 1], TIER_NAMES[tier]
+    ports = plan.radix if tier == plan.tiers - 1 else plan.down[tier]
+    notes = []
+    if g.uplinks > g.need:
+        notes.append(f"{_SINGULAR[lower]} uplinks rounded up from {g.need} to {g.uplinks} to spread evenly "
+                     f"over {g.switches} {_PLURAL[upper]}")
+    plain = math.ceil(g.lower * g.need / ports)
+    if g.switches > plain:
+        notes.append(f"{g.switches} {_PLURAL[upper]} (not {plain}): the {_SINGULAR[upper]} count must divide "
+                     f"the {_SINGULAR[lower]}'s uplink ports so every {_SINGULAR[lower]} reaches every "
+                     f"{_SINGULAR[upper]} evenly")
+    return tuple(notes)
+
+
+def _structure_note(leaves: int, plan: _Plan, fabric: _Block) -> tuple[str, ...]:
+    """Pods (3+ tiers), super-pods (4 tiers) and the top-tier count, for the notes."""
+    if plan.tiers == 2:
+        return ()
+    per_pod = plan.block_leaves[1]
+    pods, rest = -(-leaves // per_pod), leaves % per_pod
+    text = f"{pods:,} pods of up to {per_pod} leaves" + (f" (last pod has {rest} leaves)" if rest else "")
+    if plan.tiers == 4:
+        per_super = plan.down[2]
+        supers, rest_pods = -(-pods // per_super), pods % per_super
+        text += (f"; {supers:,} super-pods of up to {per_super} pods"
+                 + (f" (last super-pod has {rest_pods} pods)" if rest_pods else ""))
+    top, lower = TIER_NAMES[plan.tiers - 1], TIER_NAMES[plan.tiers - 2]
+    return (text + f"; {_PLURAL[top]} = ceil({fabric.links[-1]:,} {_SINGULAR[lower]} uplinks / {plan.radix}) "
+                   f"= {fabric.switches[-1]:,}",)
+
+
+def _clos(common: dict, layout: LeafLayout, plan: _Plan, reserved: int) -> FabricSize:
+    """FabricSize of a 2- to 4-tier folded Clos from the recursive block counts."""
+    leaves, endpoints = layout.leaves, common["endpoints"]
+    f = _fabric(leaves, layout.host_ports_max, plan)
+    sw = f.switches + (0,) * (len(TIER_NAMES) - len(f.switches))
+    links = f.links + (0,) * (len(TIER_NAMES) - len(f.links))
+    used = (endpoints + leaves * reserved + links[0],) + tuple(links[t - 1] + links[t] for t in range(1, plan.tiers))
+    ratio = math.prod(f.ratios, start=Fraction(1))
+    notes = common.pop("notes") + layout.notes + _structure_note(leaves, plan, f) + f.notes
+    return FabricSize(**common, leaf_switches=sw[0], spine_switches=sw[1], core_switches=sw[2],
+                      super_core_switches=sw[3], total_switches=sum(sw), host_links=endpoints,
+                      leaf_spine_links=links[0], spine_core_links=links[1], core_super_core_links=links[2],
+                      total_links=endpoints + sum(links), **_ports(plan.radix, f.switches, used),
+                      pods=-(-leaves // plan.block_leaves[1]) if plan.tiers >= 3 else 0,
+                      leaves_per_pod=plan.block_leaves[1] if plan.tiers >= 3 else 0,
+                      scalable_units=layout.scalable_units, servers_per_leaf=layout.servers_per_leaf,
+                      leaf_host_ports_max=layout.host_ports_max, leaf_uplinks=f.uplinks[0],
+                      spine_uplinks=f.uplinks[1] if plan.tiers >= 3 else 0,
+                      oversubscription_effective=tuple(float(r) for r in f.ratios),
+                      bisection_ratio=float(min(1, 1 / ratio)), reserved_ports_total=leaves * reserved,
+                      notes=tuple(dict.fromkeys(notes)))

@@ -114,7 +114,16 @@ def test_every_rule_cites_a_seed_and_reports_thresholds():
 def test_compare_report_has_crossovers_and_sensitivity():
     report = compare(moe_128("basic"), CATALOG)
     assert report.recommendation.recommended == "roce-v2"
-    assert len(report.crossovers) == 3
+    pairs = {(c.fabric_a, c.fabric_b) for c in report.crossovers}
+    assert pairs == {("ethernet-tcp", "roce-v2"), ("ethernet-tcp", "infiniband-ndr"), ("roce-v2", "infiniband-ndr")}
+    curve = {point.gpus: point.cost_per_useful_gpu_hour_usd for point in report.scale_curve}
+    for crossing in (c for c in report.crossovers if c.gpus is not None):
+        # The leader really changes across the reported GPU count: check it on the grid around it.
+        below = max(g for g in curve if g < crossing.gpus)
+        above = min(g for g in curve if g >= crossing.gpus)
+        pair = (crossing.fabric_a, crossing.fabric_b)
+        assert min(pair, key=lambda f: curve[below][f]) == crossing.leader_below
+        assert min(pair, key=lambda f: curve[above][f]) == crossing.leader_above
     assert {row.factor for row in report.sensitivity} >= {
         "switch prices", "NIC prices", "optics and cable prices", "energy price", "achievable GPU efficiency",
         "operations maturity one step"}

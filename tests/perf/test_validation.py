@@ -4,12 +4,9 @@ import pytest
 
 from fabricplan.perf.collectives import bus_bandwidth_factor
 from fabricplan.perf.validation import (
-    RAMP_BYTES, TOLERANCES, azure_allreduce_rows, gpt3_rows, nic_ceiling_rows,
+    RAMP_BYTES, RAMP_MEASURED_DEVIATIONS, TOLERANCES, azure_allreduce_rows, gpt3_rows, llama3_405b_rows,
+    nic_ceiling_rows, nvls_single_node_rows,
 )
-
-# 16 and 32 MiB: the model (NCCL's LL128 bandwidth caps) is 23-31 % faster than measured; kept
-# visible here and in docs/validation.md rather than hidden (see docs/performance.md).
-KNOWN_RAMP_DEVIATIONS = {16 * 2**20: 0.35, 32 * 2**20: 0.35}
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +32,23 @@ def test_azure_peak_busbw_within_5_percent(azure):
 
 
 def test_azure_ramp_within_20_percent(azure):
+    """Every ramp row 16 MiB..1 GiB within 20 %, except the two rows the model still misses.
+
+    Those (16 MiB +22.6 %, 32 MiB +31.4 %, NCCL's LL128 estimate faster than measured) are pinned at
+    their measured error to 0.5 points, so any change to them shows up here and in docs/validation.md.
+    """
     sizes = [int(q.split("@")[1]) for q in azure if q.startswith("busbw@")]
+    checked = 0
     for size in sizes:
         if not RAMP_BYTES[0] <= size <= RAMP_BYTES[1]:
             continue
-        error = abs(azure[f"busbw@{size}"].error)
-        assert error <= KNOWN_RAMP_DEVIATIONS.get(size, TOLERANCES["ramp_busbw"]), (size, error)
+        error = azure[f"busbw@{size}"].error
+        if size in RAMP_MEASURED_DEVIATIONS:
+            assert error == pytest.approx(RAMP_MEASURED_DEVIATIONS[size], abs=0.005), (size, error)
+        else:
+            assert abs(error) <= TOLERANCES["ramp_busbw"], (size, error)
+        checked += 1
+    assert checked == 7
 
 
 def test_azure_8_byte_latency_within_30_percent(azure):
@@ -58,3 +66,21 @@ def test_gpt3_step_time_within_10_percent(capsys):
         print(f"\nGPT-3 175B / 1024 A100: {step.model:.2f} s (published {step.published} s), {step.detail}")
     assert abs(step.error) <= TOLERANCES["gpt3_step"]
     assert abs(tflops.error) <= TOLERANCES["gpt3_step"]
+
+
+def test_nvls_single_node_busbw_within_5_percent():
+    # 8 x H100, NVLS, >= 1 GiB: ~480 GB/s busbw, algbw ~275 (nccl-tests#212); model 370.8 x 0.85 x 8/9.
+    rows = nvls_single_node_rows()
+    assert len(rows) == 3
+    for row in rows:
+        assert row.detail.startswith("nvls/simple")
+        assert abs(row.error) <= TOLERANCES["nvls_single_node"], row
+    assert rows[0].model == pytest.approx(370.8 * 0.85 * 8 / 9 * 14 / 8, rel=0.02)
+
+
+def test_llama3_405b_mfu_below_meta_by_construction():
+    # Informational: the H100 achievable fraction (0.43) is Meta's own MFU, so the model's MFU is
+    # 0.43 x compute / step. v = 4: bubble 15/64 of the ideal time -> ~31.7 % vs Meta's 38-43 %.
+    (row,) = llama3_405b_rows()
+    assert row.model == pytest.approx(0.3165, abs=0.005)
+    assert row.model < 0.38

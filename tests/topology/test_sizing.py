@@ -18,8 +18,8 @@ def fab(**kw) -> FabricSize:
 
 
 @pytest.mark.parametrize("endpoints, radix, tiers", [
-    (1, 64, 1), (64, 64, 1), (65, 64, 2), (2_048, 64, 2), (2_049, 64, 3), (65_536, 64, 3),
-    (100_000, 128, 3), (8_192, 128, 2), (8_193, 128, 3),
+    (2, 64, 1), (64, 64, 1), (65, 64, 2), (2_048, 64, 2), (2_049, 64, 3), (65_536, 64, 3),
+    (100_000, 128, 3), (8_192, 128, 2), (8_193, 128, 3), (65_537, 64, 4), (2_097_152, 64, 4),
 ])
 def test_auto_tier_choice(endpoints, radix, tiers):
     f = fab(nodes=endpoints, radix=radix)
@@ -35,9 +35,11 @@ def test_auto_tier_note_explains_choice():
 
 def test_too_many_endpoints_raises_with_advice():
     with pytest.raises(InputError) as err:
-        fab(nodes=100_000)
+        fab(nodes=2_097_153)  # k⁴/8 + 1 at k=64
     msg = str(err.value)
-    assert "65,536" in msg and "radix 128 would fit" in msg and err.value.location == "nodes"
+    assert "2,097,152" in msg and "radix 128 would fit" in msg and err.value.location == "nodes"
+    with pytest.raises(InputError, match="65,536.*max_tiers=3"):
+        fab(nodes=100_000, max_tiers=3)
 
 
 def test_max_tiers_limits_auto_choice():
@@ -64,8 +66,8 @@ def test_explicit_tiers_larger_than_needed_builds_partial_fabric():
 def test_one_tier_single_switch():
     f = fab(nodes=4, nics_per_node=8, style="rail_optimized")
     assert (f.tiers, f.total_switches, f.host_links, f.leaf_spine_links) == (1, 1, 32, 0)
-    assert f.switch_ports_used == {"leaf": 32, "spine": 0, "core": 0}
-    assert f.switch_ports_available == {"leaf": 64, "spine": 0, "core": 0}
+    assert f.switch_ports_used == {"leaf": 32, "spine": 0, "core": 0, "super_core": 0}
+    assert f.switch_ports_available == {"leaf": 64, "spine": 0, "core": 0, "super_core": 0}
     assert f.bisection_ratio == 1.0 and f.oversubscription_effective == ()
 
 
@@ -93,8 +95,9 @@ def test_optical_host_links_for_rail_and_fat_tree():
 def test_tor_too_small_for_one_server():
     with pytest.raises(InputError, match="too few for one server"):
         size_fabric(nodes=4, nics_per_node=40, radix=64, style="leaf_spine")
-    # a single such server still fits one switch
-    assert size_fabric(nodes=1, nics_per_node=40, radix=64, style="leaf_spine").tiers == 1
+    # a single such server needs no switch, and still fits one if asked for
+    assert size_fabric(nodes=1, nics_per_node=40, radix=64, style="leaf_spine").tiers == 0
+    assert size_fabric(nodes=1, nics_per_node=40, radix=64, style="leaf_spine", tiers=1).tiers == 1
 
 
 def test_rail_pods_are_whole_scalable_units():
@@ -131,7 +134,7 @@ def test_port_accounting_consistent():
     ({"nodes": 0}, "nodes"), ({"nodes": 1.5}, "nodes"), ({"nodes": True}, "nodes"),
     ({"nics_per_node": 0}, "nics_per_node"), ({"radix": 63}, "radix"), ({"radix": 2}, "radix"),
     ({"radix": 64.0}, "radix"), ({"style": "torus"}, "style"), ({"tiers": 0}, "tiers"),
-    ({"tiers": 4}, "tiers"), ({"max_tiers": 4}, "max_tiers"), ({"reserved_leaf_ports": -1}, "reserved_leaf_ports"),
+    ({"tiers": 5}, "tiers"), ({"max_tiers": 5}, "max_tiers"), ({"reserved_leaf_ports": -1}, "reserved_leaf_ports"),
     ({"reserved_leaf_ports": 64}, "reserved_leaf_ports"), ({"oversubscription": (0.5,)}, "oversubscription[0]"),
     ({"oversubscription": (1.0, float("nan"))}, "oversubscription[1]"),
     ({"oversubscription": (1.0, 1.0, 1.0)}, "oversubscription"), ({"oversubscription": ()}, "oversubscription"),
@@ -146,7 +149,7 @@ def test_bad_inputs_name_the_parameter(kw, location):
 
 def test_max_endpoints_helper_validates():
     with pytest.raises(InputError):
-        max_endpoints(64, 4)
+        max_endpoints(64, 5)
     with pytest.raises(InputError):
         max_endpoints(65, 2)
     assert max_endpoints(64, 2, (1.0,), reserved_leaf_ports=1) == 64 * 31

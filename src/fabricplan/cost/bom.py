@@ -77,7 +77,7 @@ def count_parts(size: FabricSize, hardware: FabricHardware) -> list[PartCount]:
                                modules_for_links(host_links, hardware.switch_optic)))
         if hardware.fibre is not None:
             parts.append(PartCount("cables", hardware.fibre, "host fibre", host_links))
-    fabric_links = size.leaf_spine_links + size.spine_core_links
+    fabric_links = size.leaf_spine_links + size.spine_core_links + size.core_super_core_links
     if fabric_links:
         parts.append(PartCount("optics", hardware.interswitch_optic,
                                "switch-to-switch optics (both ends)",

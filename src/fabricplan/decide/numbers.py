@@ -21,7 +21,12 @@ from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.step import ClusterShape, StepResult, step_time
 from fabricplan.spec import ClusterSpec, FabricChoice, JobSpec
 
-HOP_CLASS_BY_TIERS = {1: "same_leaf", 2: "same_pod", 3: "cross_core"}
+
+
+def switches_across(tiers: int) -> int:
+    """Switches on the longest shortest path of a folded Clos: up to the top tier and down again
+    (1, 3, 5, 7 for 1-4 tiers); a fabric-less single node is quoted as one switch hop."""
+    return max(2 * tiers - 1, 1)
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def fabric_outcome(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, as
         utilisation, weighted_mfu = 1.0, 0.0
     switch = catalog.switch(fabric_cost.switch_id)
     latency = point_to_point_latency(profile, switch.port_to_port_latency_ns,
-                                     HOP_CLASS_BY_TIERS.get(fabric_cost.topology.tiers, "cross_core"))
+                                     switches_across(fabric_cost.topology.tiers))
     useful = gpu_hours_total * utilisation
     return FabricOutcome(
         fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,

@@ -133,8 +133,10 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
         util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
         text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
                 f"GPU utilisation {100 * util_gap:+.1f} points.")
-        if gap <= band:
+        if gap <= band and mix is None:
             text += f" Within the close-call band; rule score {_score(fabric, rules)} vs {_score(chosen, rules)}."
+        elif gap <= band:
+            text += " Within the close-call band, but the fabric barely changes the step time, so cost decided."
         against = [r for r in fired if fabric in r.disfavours]
         if against:
             text += " Disfavoured by " + ", ".join(r.id for r in against) + "."

@@ -91,39 +91,47 @@ def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[st
     return {f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}
 
 
-def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> list[Crossover]:
-    """For each pair of fabrics, the first GPU count (bisected between grid points, in whole nodes)
-    at which the fabric with the lower cost per useful GPU-hour changes."""
-    fabrics = [c.profile for c in spec.fabric_choices()]
+def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus: int, high_gpus: int,
+            leader_low: str) -> int:
+    """Smallest GPU count in (low, high], in whole nodes, at which `leader_low` stops leading."""
     per_node = spec.cluster.gpus_per_node
+    low, high = low_gpus // per_node, high_gpus // per_node
+    while high - low > 1:
+        mid = (low + high) // 2
+        try:
+            metrics = _pair_metrics(spec, catalog, mid * per_node, pair)
+        except FabricplanError:
+            metrics = None
+        if metrics is None:
+            break
+        if _leader(metrics, *pair) == leader_low:
+            low = mid
+        else:
+            high = mid
+    return high * per_node
+
+
+def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> list[Crossover]:
+    """Every GPU count at which the cheaper fabric of a pair (per useful GPU-hour) changes: found on
+    the scale grid, then bisected in whole nodes between the two grid points around it."""
+    fabrics = [c.profile for c in spec.fabric_choices()]
     results = []
     for i, a in enumerate(fabrics):
         for b in fabrics[i + 1:]:
             points = [p for p in curve if a in p.cost_per_useful_gpu_hour_usd and b in p.cost_per_useful_gpu_hour_usd]
             if not points:
                 continue
-            first = _leader(points[0].cost_per_useful_gpu_hour_usd, a, b)
-            change = next((k for k, p in enumerate(points) if _leader(p.cost_per_useful_gpu_hour_usd, a, b) != first), None)
-            if change is None:
-                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=first, leader_above=None,
-                                         note=f"{first} leads at every searched size "
-                                              f"({points[0].gpus:,}-{points[-1].gpus:,} GPUs)"))
-                continue
-            low, high = points[change - 1].gpus // per_node, points[change].gpus // per_node
-            while high - low > 1:
-                mid = (low + high) // 2
-                metrics = _pair_metrics(spec, catalog, mid * per_node, (a, b))
-                if metrics is None:
-                    break
-                if _leader(metrics, a, b) == first:
-                    low = mid
-                else:
-                    high = mid
-            after = _leader(points[change].cost_per_useful_gpu_hour_usd, a, b)
-            results.append(Crossover(fabric_a=a, fabric_b=b, gpus=high * per_node, leader_below=first,
-                                     leader_above=after,
-                                     note=f"{first} leads below {high * per_node:,} GPUs, {after} from there"
-                                          f" (searched {points[0].gpus:,}-{points[-1].gpus:,})"))
+            searched = f"searched {points[0].gpus:,}-{points[-1].gpus:,} GPUs"
+            leaders = [_leader(p.cost_per_useful_gpu_hour_usd, a, b) for p in points]
+            changes = [k for k in range(1, len(points)) if leaders[k] != leaders[k - 1]]
+            if not changes:
+                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=leaders[0],
+                                         leader_above=None, note=f"{leaders[0]} leads at every size ({searched})"))
+            for k in changes:
+                gpus = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1])
+                results.append(Crossover(
+                    fabric_a=a, fabric_b=b, gpus=gpus, leader_below=leaders[k - 1], leader_above=leaders[k],
+                    note=f"{leaders[k - 1]} leads below {gpus:,} GPUs, {leaders[k]} from there ({searched})"))
     return results
 
 

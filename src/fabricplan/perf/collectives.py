@@ -225,7 +225,7 @@ def fabric_context(fabric, catalog, n_nodes: int, nics_per_node: int):
     placement = placement_for(n_nodes, nics_per_node, radix)
     reference = catalog.fabric(load_reference_fabric_id())
     reference_switch = catalog.switch(reference.hardware.switch)
-    switches = {1: 1, 2: 3, 3: 5}[placement.tiers]
+    switches = max(2 * placement.tiers - 1, 1)  # up and down through the top tier: 1, 3, 5, 7 switches
     extra = latency_inter_us(profile, reference, switch.port_to_port_latency_ns,
                              reference_switch.port_to_port_latency_ns, switches)
     return profile, placement, extra

@@ -476,6 +476,33 @@ def _with_channels(comm: Communicator, algorithm: str, n_channels: int) -> Commu
     return replace(comm, graphs=graphs)
 
 
+def nvls_single_node_algbw_gbytes_per_s(constants: dict, comm: Communicator) -> float | None:
+    """Data-path algbw [GB/s] of a one-node NVLS AllReduce, or None when it does not apply.
+
+    NVLS AllReduce (``multimem.ld_reduce`` of each rank's 1/n share through the NVSwitch, then
+    ``multimem.st`` of the result to all ranks) moves ``S (n+1)/n`` bytes per direction over every
+    GPU's NVLink: ``S`` for the switch's reads of this GPU's data plus ``S/n`` for its own reduced
+    share out, and ``S/n + S`` in (sjeaugey: NVLS "algobw = busbw * n / (n+1)", NVIDIA/nccl-tests
+    PR #239, 2024-09). So::
+
+        algbw = B_nvlink x nvlsEfficiency x n / (n + 1)
+
+    with ``B_nvlink`` NCCL's per-GPU NVLink bandwidth (links x per-link rate, topo.h: H100 18 x 20.6
+    = 370.8 GB/s) and ``nvlsEfficiency`` NCCL's own NVLS factor (tuning.cc, Hopper 0.85). NCCL's
+    tuner estimate is min(intra, bwInter) per channel, a ranking number that stays below this
+    (it would give 370 GB/s busbw on 8 x H100); measured NVLS on one 8 x H100 node is ~480 GB/s busbw
+    (algbw ~275, sjeaugey, NVIDIA/nccl-tests#212; 476 in #290). Used only for the achieved time,
+    not for NCCL's choice.
+    """
+    efficiency = constants.get("nvls_efficiency")
+    if comm.n_nodes != 1 or not efficiency:
+        return None
+    eta = float(efficiency[architecture(comm.compute_capability)])
+    graph = comm.graph("nvls")
+    n = comm.n_ranks
+    return graph.n_channels * graph.bw_intra_gbytes_per_s * eta * n / (n + 1)
+
+
 def predicted_time_us(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
                       size_bytes: int) -> AlgorithmChoice | None:
     """NCCL's ``ncclTopoGetAlgoTime``: ``lat + nBytes / (1000 * bw)`` [us], or None if unusable.
@@ -513,6 +540,8 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
         launched = _corrected_bandwidth(constants, _with_channels(comm, algorithm, nc), collective, algorithm,
                                         protocol, size_bytes)
     launched *= nt / nt_max
+    if algorithm == "nvls" and collective == "all_reduce":
+        launched = nvls_single_node_algbw_gbytes_per_s(constants, comm) or launched
     launch_time = latency + size_bytes / (1000.0 * launched) if launched > 0 else math.inf
     return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time)
 

@@ -21,8 +21,12 @@ from fabricplan.perf.step import ClusterShape, step_time
 # Stated tolerances (issue #3): busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
 # per-NIC ceilings 5 %, GPT-3 step time 10 %.
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
-              "gpt3_step": 0.10}
+              "gpt3_step": 0.10, "nvls_single_node": 0.05}
 RAMP_BYTES = (16 * 2**20, 2**30)
+
+# Azure ramp rows still outside the 20 % after the launch-shape mechanism (measured model errors,
+# busbw model / published - 1); see docs/performance.md "Known gaps". Tests pin these numbers.
+RAMP_MEASURED_DEVIATIONS = {16 * 2**20: 0.226, 32 * 2**20: 0.314}
 
 
 @dataclass(frozen=True)
@@ -100,3 +104,50 @@ def gpt3_rows(catalog=None) -> list[ValidationRow]:
     detail = f"MFU {result.mfu:.1%}, HFU {result.hfu:.1%}"
     return [ValidationRow("gpt3_175b", "step_time_s", published["step_time_s"], result.step_time_s, detail),
             ValidationRow("gpt3_175b", "tflops_per_gpu", published["tflops_per_gpu"], tflops, detail)]
+
+
+def nvls_single_node_rows(catalog=None) -> list[ValidationRow]:
+    """8 x H100 in one node, NVLS all-reduce busbw at >= 1 GiB vs the published ~480 GB/s.
+
+    Tolerance 5 %: "~480" (nccl-tests#212) and 476 (#290) differ by 1 %; the model's algbw is
+    ``370.8 x 0.85 x 8/9`` (NCCL's NVLink bandwidth and NVLS efficiency, NVLS traffic (n+1)/n).
+    """
+    catalog = catalog or default_catalog()
+    entry = load_data_file("published_perf.yaml")["h100_nvls_single_node_allreduce"]
+    gpu = catalog.gpu(entry["gpu"])
+    rows = []
+    size = entry["min_size_bytes"]
+    for size in (size, 4 * size, 8 * size):
+        result = collective_time("all_reduce", size, entry["gpus"], entry["gpus"], "infiniband-ndr", gpu,
+                                 catalog=catalog)
+        rows.append(ValidationRow("nvls_1node", f"busbw@{size}", entry["busbw_gbytes_per_s"],
+                                  result.busbw_gbytes_per_s,
+                                  f"{result.algorithm}/{result.protocol}, algbw {result.algbw_gbytes_per_s:.0f}"))
+    return rows
+
+
+LLAMA3_405B_VIRTUAL_STAGES = 4
+
+
+def llama3_405b_rows(catalog=None, virtual_pipeline_stages: int = LLAMA3_405B_VIRTUAL_STAGES,
+                     fabric: str = "roce-v2") -> list[ValidationRow]:
+    """Llama 3 405B on 16,384 H100 (Meta's Table 4 8K-sequence setup): model MFU vs 38-43 %.
+
+    Published = the middle of the range (40.5 %). Not a tolerance check: the H100's achievable
+    fraction of peak (0.43, gpus.yaml) was itself taken from this MFU, so the row only shows what
+    the bubble and exposed communication cost on top of it.
+    """
+    from fabricplan.spec import JobSpec
+
+    catalog = catalog or default_catalog()
+    published = load_data_file("published_perf.yaml")["llama3_405b_meta"]
+    job = JobSpec(name="llama3-405b-meta", model="llama3-405b", tp=8, cp=1, pp=16, dp=128,
+                  virtual_pipeline_stages=virtual_pipeline_stages, global_batch_sequences=2048,
+                  micro_batch_sequences=1, seq_len_tokens=8192, precision="bf16", zero_stage=2)
+    cluster = ClusterShape(gpu=catalog.gpu("h100-sxm"), gpus=published["gpus"], gpus_per_node=8,
+                           scale_up_domain=8, nics_per_node=8)
+    result = step_time(job, cluster, fabric, catalog=catalog)
+    middle = (published["mfu_low"] + published["mfu_high"]) / 2
+    detail = (f"v={virtual_pipeline_stages}, {fabric}, step {result.step_time_s:.2f} s, bubble "
+              f"{result.bubble_s:.2f} s, range {published['mfu_low']:.0%}-{published['mfu_high']:.0%}")
+    return [ValidationRow("llama3_405b", "mfu", middle, result.mfu, detail)]

@@ -52,6 +52,9 @@ def topology_table(report: CostReport) -> RenderableType:
         ("spine-core links", [f"{f.topology.spine_core_links:,}" for f in fabrics]),
         ("max endpoints at this design", [f"{f.topology.max_endpoints:,}" for f in fabrics]),
     ]
+    if any(f.topology.super_core_switches for f in fabrics):  # 4-tier fabrics only
+        rows.insert(6, ("super-core switches", [f"{f.topology.super_core_switches:,}" for f in fabrics]))
+        rows.insert(11, ("core-super-core links", [f"{f.topology.core_super_core_links:,}" for f in fabrics]))
     for label, values in rows:
         table.add_row(label, *values)
     notes = [Text(f"{f.fabric}: {note}", style="dim") for f in fabrics for note in f.topology.notes]

@@ -32,7 +32,6 @@ class _Wired:
 
     tops: list[tuple]
     needs: list[int]
-    down: int              # most down ports used on one top switch
 
 
 def build_graph(size: FabricSize) -> nx.MultiGraph:
@@ -41,8 +40,9 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
         raise InputError(f"graph of {size.endpoints + size.total_switches:,} nodes exceeds the "
                          f"{MAX_GRAPH_NODES:,}-node limit; use the counts in FabricSize instead", "size")
     g = nx.MultiGraph(style=size.style, tiers=size.tiers, radix=size.radix)
+    rails = size.style == "rail_optimized" and size.tiers >= 2
     for leaf in range(size.leaf_switches):
-        g.add_node(("leaf", leaf), tier="leaf")
+        g.add_node(("leaf", leaf), tier="leaf", **({"rail": leaf % size.nics_per_node} if rails else {}))
     for server in range(size.nodes):
         for nic in range(size.nics_per_node):
             g.add_node(("nic", server, nic), tier="nic")
@@ -67,7 +67,7 @@ def _wire_upper_tiers(g: nx.MultiGraph, size: FabricSize) -> None:
     """Wire pods, super-pods and the top tier (see the module docstring)."""
     plan = _plan(size.radix, size.tiers, tier_ratios(size.oversubscription), size.leaves_per_pod)
     need = uplinks_needed(size.leaf_host_ports_max, plan.ratios[0])
-    blocks = [_Wired([("leaf", i)], [need], size.leaf_host_ports_max) for i in range(size.leaf_switches)]
+    blocks = [_Wired([("leaf", i)], [need]) for i in range(size.leaf_switches)]
     counter = [0] * len(TIER_NAMES)
     if size.tiers == 2:
         _join(g, blocks, 1, plan, counter, top=True)
@@ -89,10 +89,10 @@ def _join(g: nx.MultiGraph, subs: list[_Wired], tier: int, plan: _Plan, counter:
           top: bool = False, block: int | None = None) -> _Wired:
     """Add one block's tier-``tier`` switches, one position group at a time, and cable its members."""
     name, down_ports = TIER_NAMES[tier], plan.radix if top else plan.down[tier]
-    tops, needs, most = [], [], 0
+    tops, needs = [], []
     for j in range(max(len(b.tops) for b in subs)):
         members = [b for b in subs if len(b.tops) > j]
-        need = max(b.needs[j] for b in members)
+        need = max(max(b.needs) for b in members)  # as sizing: a block's neediest top switch
         count, uplinks = upper_tier_switches(len(members), need, plan.up[tier - 1], down_ports)
         group = [(name, counter[tier] + i) for i in range(count)]
         counter[tier] += count
@@ -106,5 +106,4 @@ def _join(g: nx.MultiGraph, subs: list[_Wired], tier: int, plan: _Plan, counter:
         down = len(members) * uplinks // count
         tops += group
         needs += [0 if top else uplinks_needed(down, plan.ratios[tier])] * count
-        most = max(most, down)
-    return _Wired(tops, needs, most)
+    return _Wired(tops, needs)

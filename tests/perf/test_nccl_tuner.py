@@ -4,8 +4,8 @@ import pytest
 
 from fabricplan.errors import InputError
 from fabricplan.perf.nccl_tuner import (
-    Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, predicted_time_us,
-    select_algorithm, tuner_constants, tuner_versions,
+    Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, launch_shape,
+    nvls_single_node_algbw_gbytes_per_s, predicted_time_us, select_algorithm, tuner_constants, tuner_versions,
 )
 
 GRAPH = Graph(8, 24.0, 24.0)
@@ -123,3 +123,54 @@ def test_selection_picks_minimum_and_respects_forcing():
         select_algorithm(constants, c, "all_reduce", 8, algorithm="collnet_direct")
     with pytest.raises(InputError, match="unknown NCCL version"):
         tuner_constants("9.9.9")
+
+
+@pytest.mark.parametrize("version", ["2.7.5", "2.17.1", "2.19.3", "2.30.7"])
+def test_launch_shape_channel_and_thread_reduction(version):
+    """enqueue.cc getAlgoInfo: drop channels while nBytes < nc * nt * threadThreshold, then halve nt."""
+    constants = tuner_constants(version)
+    c = comm(2)  # 16 ranks, 8 channels
+    # Tree/LL: threshold 8 B/thread, 512 threads -> 4 KiB per channel.
+    assert launch_shape(constants, c, "tree", "ll", 8192) == (2, 512, 8, 512)
+    assert launch_shape(constants, c, "tree", "ll", 32768) == (8, 512, 8, 512)
+    # Ring/LL: threshold 8 x nRanks = 128 -> 64 KiB per channel; below one channel's worth, threads halve.
+    assert launch_shape(constants, c, "ring", "ll", 65536) == (1, 512, 8, 512)
+    assert launch_shape(constants, c, "ring", "ll", 32768) == (1, 256, 8, 512)
+    assert launch_shape(constants, c, "ring", "ll", 8) == (1, 64, 8, 512)  # 64 % 128 != 0: stops
+    # Ring/Simple: 64 B/thread x 512 -> 32 KiB per channel; LL128: 8 x 640 = 5 KiB per channel.
+    assert launch_shape(constants, c, "ring", "simple", 3 * 32768) == (3, 512, 8, 512)
+    assert launch_shape(constants, c, "ring", "ll128", 40960) == (8, 640, 8, 640)
+    assert launch_shape(constants, c, "ring", "ll128", 40959) == (7, 640, 8, 640)
+    # 16 MiB is far above every threshold: the mechanism cannot reach the mid-size ramp.
+    for algo, proto in (("ring", "ll128"), ("tree", "ll128"), ("ring", "simple"), ("ring", "ll")):
+        assert launch_shape(constants, c, algo, proto, 1 << 24)[:2] == (8, 640 if proto == "ll128" else 512)
+
+
+def test_launch_time_only_differs_for_small_messages():
+    constants = tuner_constants("2.17.1")
+    c = comm(2)
+    small = predicted_time_us(constants, c, "all_reduce", "ring", "ll", 8192)
+    assert small.channels == 1 and small.threads == 64  # 8192 < nt x 128 until nt = 64
+    full = algorithm_bandwidth_gbytes_per_s(constants, c, "all_reduce", "ring", "ll")
+    one = algorithm_bandwidth_gbytes_per_s(constants, Communicator(
+        n_ranks=16, n_nodes=2, compute_capability=80, graphs={"ring": Graph(1, 24.0, 24.0), "tree": GRAPH}),
+        "all_reduce", "ring", "ll")
+    assert small.launch_time_us == pytest.approx(small.latency_us + 8192 / (1000 * one * 64 / 512))
+    assert small.time_us == pytest.approx(small.latency_us + 8192 / (1000 * full))
+    large = predicted_time_us(constants, c, "all_reduce", "ring", "simple", 1 << 26)
+    assert large.launch_time_us == pytest.approx(large.time_us) and large.channels == 8
+    # 2.30.7: Tree always launches with all threads ("Tree now uses all threads always").
+    assert launch_shape(tuner_constants("2.30.7"), c, "tree", "ll", 8) == (1, 512, 8, 512)
+    assert launch_shape(tuner_constants("2.19.3"), c, "tree", "ll", 8) == (1, 64, 8, 512)
+
+
+def test_nvls_single_node_data_path_bandwidth():
+    constants = tuner_constants("2.30.7")
+    links = Graph(18, 20.6, 20.6)
+    one_node = Communicator(n_ranks=8, n_nodes=1, compute_capability=90,
+                            graphs={"ring": links, "tree": links, "nvls": links})
+    assert nvls_single_node_algbw_gbytes_per_s(constants, one_node) == pytest.approx(370.8 * 0.85 * 8 / 9)
+    assert nvls_single_node_algbw_gbytes_per_s(constants, comm(2, cc=90)) is None
+    assert nvls_single_node_algbw_gbytes_per_s(tuner_constants("2.19.3"), one_node) is None
+    choice = predicted_time_us(constants, one_node, "all_reduce", "nvls", "simple", 1 << 30)
+    assert choice.launch_time_us == pytest.approx(choice.latency_us + (1 << 30) / (1000 * 370.8 * 0.85 * 8 / 9))

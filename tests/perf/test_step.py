@@ -75,3 +75,67 @@ def test_clear_errors(kwargs, message):
         return
     with pytest.raises(InputError, match=message):
         step_time(job(**kwargs), H100, "infiniband-ndr", catalog=CATALOG)
+
+
+def test_interleaved_schedule_divides_bubble_by_v():
+    """Narayanan et al. SC'21 §2.2.2: bubble (p-1)/(v*m) of the ideal time, PP traffic x v."""
+    base = dict(model="llama3-405b", tp=8, pp=16, global_batch_sequences=128, seq_len_tokens=8192)
+    cluster = ClusterShape(gpu=CATALOG.gpu("h100-sxm"), gpus=1024, gpus_per_node=8, scale_up_domain=8,
+                           nics_per_node=8)
+    one = step_time(job(**base), cluster, "infiniband-ndr", catalog=CATALOG)
+    assert one.virtual_pipeline_stages == 1 and one.micro_batches == 16
+    for v in (2, 4):
+        inter = step_time(job(**base, virtual_pipeline_stages=v), cluster, "infiniband-ndr", catalog=CATALOG)
+        t_mb_one = one.bubble_s / 15
+        t_mb = inter.bubble_s * v / 15
+        assert inter.bubble_s / (inter.micro_batches * t_mb) == pytest.approx(15 / (v * 16))
+        assert inter.total_comm_s["pp"] == pytest.approx(v * one.total_comm_s["pp"], rel=1e-9)
+        assert inter.compute_s == pytest.approx(one.compute_s)
+        # 126 layers: 8 per stage at v=1, v chunks of ceil(126/(16 v)) at v > 1 -> same TP volume for v=2, 4.
+        assert t_mb == pytest.approx(t_mb_one + (v - 1) * one.total_comm_s["pp"] / 16, rel=1e-6)
+        assert inter.step_time_s < one.step_time_s and inter.mfu > one.mfu
+
+
+def test_interleaved_default_leaves_gpt3_unchanged():
+    from fabricplan.perf.validation import gpt3_rows
+
+    step, _ = gpt3_rows()
+    assert step.model == pytest.approx(31.56, abs=0.01)  # docs/validation.md before the change
+    explicit = job(model="gpt3-175b", pp=16, virtual_pipeline_stages=1, global_batch_sequences=512,
+                   seq_len_tokens=2048)
+    default = job(model="gpt3-175b", pp=16, global_batch_sequences=512, seq_len_tokens=2048)
+    assert step_time(explicit, H100, "roce-v2", catalog=CATALOG).step_time_s == pytest.approx(
+        step_time(default, H100, "roce-v2", catalog=CATALOG).step_time_s)
+
+
+def test_interleaved_needs_enough_layers_and_pipeline():
+    with pytest.raises(InputError, match=r"pp x virtual_pipeline_stages = 4 x 21 = 84 exceeds the model's 80"):
+        step_time(job(virtual_pipeline_stages=21), H100, "infiniband-ndr", catalog=CATALOG)
+    with pytest.raises(InputError, match="needs pipeline parallelism"):
+        step_time(job(pp=1, virtual_pipeline_stages=2, global_batch_sequences=128), H100, "infiniband-ndr",
+                  catalog=CATALOG)
+    step_time(job(virtual_pipeline_stages=20), H100, "infiniband-ndr", catalog=CATALOG)  # 4 x 20 = 80 layers
+    with pytest.raises(ValueError):
+        JobSpec(name="j", model="llama3-8b", global_batch_sequences=8, seq_len_tokens=8, virtual_pipeline_stages=0)
+
+
+def test_inline_gpu_perf_fields_are_used():
+    from fabricplan.perf.collectives import collective_time
+    from fabricplan.spec.models import GpuInline
+
+    base = dict(peak_dense_tflops={"bf16": 989}, hbm_gbytes=80, nvlink_bandwidth_gbytes_per_s=900, power_w=700)
+    plain = GpuInline(**base)
+    tuned = GpuInline(**base, architecture="future", compute_capability=90, nvlink_links=9,
+                      achievable_fraction_of_peak=0.6)
+    shape = dict(gpus=1024, gpus_per_node=8, scale_up_domain=8, nics_per_node=8)
+    a = step_time(job(), ClusterShape(gpu=plain, **shape), "infiniband-ndr", catalog=CATALOG)
+    b = step_time(job(), ClusterShape(gpu=tuned, **shape), "infiniband-ndr", catalog=CATALOG)
+    assert a.compute_s / b.compute_s == pytest.approx(0.6 / 0.4)  # perf default 0.4 vs the inline 0.6
+    ring = dict(algorithm="ring", catalog=CATALOG)
+    # 9 links x 20.6 GB/s (sm90) = 185.4 GB/s busbw on one node vs 18 links from 900 GB/s / 50.
+    slow = collective_time("all_gather", 1 << 32, 8, 8, "infiniband-ndr", tuned, **ring)
+    fast = collective_time("all_gather", 1 << 32, 8, 8, "infiniband-ndr", plain, **ring)
+    assert fast.busbw_gbytes_per_s == pytest.approx(2 * slow.busbw_gbytes_per_s, rel=0.01)
+    assert slow.busbw_gbytes_per_s == pytest.approx(9 * 20.6, rel=0.01)
+    with pytest.raises(ValueError):
+        GpuInline(**base, achievable_fraction_of_peak=1.5)

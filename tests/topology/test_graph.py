@@ -19,6 +19,11 @@ CASES = [
     dict(nodes=300, nics_per_node=2, radix=16, style="fat_tree", oversubscription=(3, 1.5)),
     dict(nodes=700, nics_per_node=1, radix=16, style="fat_tree", tiers=3),
     dict(nodes=90, nics_per_node=5, radix=24, style="leaf_spine", oversubscription=(2, 3)),
+    dict(nodes=1, nics_per_node=8, radix=64, style="rail_optimized"),           # 0 tiers: NICs only
+    dict(nodes=512, nics_per_node=1, radix=8, style="fat_tree"),                # full 4-tier k=8: k⁴/8
+    dict(nodes=300, nics_per_node=1, radix=8, style="fat_tree"),                # partial super-pod
+    dict(nodes=170, nics_per_node=4, radix=10, style="rail_optimized", oversubscription=(1, 1.5)),
+    dict(nodes=200, nics_per_node=3, radix=12, style="leaf_spine", oversubscription=(2, 3), tiers=4),
 ]
 
 
@@ -27,13 +32,12 @@ def test_graph_matches_counts(kw):
     f = size_fabric(**kw)
     g = build_graph(f)
     tiers = Counter(tier for _, tier in g.nodes(data="tier"))
-    assert tiers == Counter({"nic": f.endpoints, "leaf": f.leaf_switches, "spine": f.spine_switches,
-                             "core": f.core_switches}) - Counter()
+    assert tiers == Counter({"nic": f.endpoints, **f.switches_by_tier}) - Counter()
     assert g.number_of_edges() == f.total_links
-    assert nx.is_connected(g)
+    assert nx.is_connected(g) or f.tiers == 0
     for node, tier in g.nodes(data="tier"):
         if tier == "nic":
-            assert g.degree(node) == 1
+            assert g.degree(node) == (1 if f.tiers else 0)
         else:
             reserved = f.reserved_leaf_ports if tier == "leaf" else 0
             assert g.degree(node) + reserved <= f.radix
@@ -42,7 +46,18 @@ def test_graph_matches_counts(kw):
         if tier != "nic":
             used[tier] += g.degree(node)
     assert used["leaf"] + f.reserved_ports_total == f.switch_ports_used["leaf"]
-    assert used["spine"] == f.switch_ports_used["spine"] and used["core"] == f.switch_ports_used["core"]
+    assert all(used[t] == f.switch_ports_used[t] for t in ("spine", "core", "super_core"))
+
+
+def test_four_tier_graph_core_groups():
+    """Full k=8 4-tier tree: core j of a super-pod's group i links once to spine i of each of its 4 pods."""
+    g = build_graph(size_fabric(nodes=512, nics_per_node=1, radix=8, style="fat_tree"))
+    for node, tier in g.nodes(data="tier"):
+        if tier == "core":
+            spines = [n for n in g.neighbors(node) if n[0] == "spine"]
+            assert len(spines) == len(set(spines)) == 4
+            assert len({g.nodes[s]["pod"] for s in spines}) == 4
+            assert {g.nodes[s]["pod"] // 4 for s in spines} == {g.nodes[node]["super_pod"]}
 
 
 def test_rail_optimized_nic_i_goes_to_rail_i():

@@ -1,5 +1,5 @@
 """Property tests for size_fabric (hypothesis): port budgets, one host link per NIC, oversubscription,
-monotonicity in the number of nodes, and capacity/error agreement with max_endpoints."""
+monotonicity in the number of nodes, and capacity/error agreement with max_endpoints (0–4 tiers)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from fabricplan.errors import InputError
 from fabricplan.topology import max_endpoints, size_fabric
+from fabricplan.topology.ports import TIER_NAMES
 
 RATIOS = st.sampled_from([1, 1.125, 1.5, 2, 3, 4, 7])
 RADIX = st.one_of(st.integers(2, 40).map(lambda h: 2 * h), st.sampled_from([64, 128, 144, 256]))
@@ -20,11 +21,22 @@ FABRIC = st.fixed_dictionaries({
     "nics_per_node": st.integers(1, 16),
     "radix": RADIX,
     "style": STYLE,
-    "tiers": st.sampled_from([None, None, 2, 3]),
+    "tiers": st.sampled_from([None, None, 2, 3, 4]),
     "oversubscription": st.tuples(RATIOS, RATIOS),
     "reserved_leaf_ports": st.integers(0, 2),
 })
 PROPS = settings(max_examples=300, deadline=None)
+#: Small radices reach 4 tiers with few nodes (k=8: 3-tier max 128, 4-tier max 512 endpoints).
+FOUR_TIER = st.fixed_dictionaries({
+    "nodes": st.integers(2, 4_000),
+    "nics_per_node": st.integers(1, 8),
+    "radix": st.sampled_from([4, 6, 8, 10, 12, 16, 24]),
+    "style": STYLE,
+    "tiers": st.sampled_from([None, 4]),
+    "oversubscription": st.tuples(RATIOS, RATIOS),
+    "reserved_leaf_ports": st.integers(0, 1),
+})
+FOUR_PROPS = settings(max_examples=150, deadline=None)
 
 
 def sized(kw):
@@ -37,44 +49,76 @@ def sized(kw):
 @PROPS
 @given(FABRIC)
 def test_port_budgets_links_and_oversubscription(kw):
-    f = sized(kw)
-    for tier in ("leaf", "spine", "core"):
+    check_budgets(kw, sized(kw))
+
+
+@FOUR_PROPS
+@given(FOUR_TIER)
+def test_port_budgets_links_and_oversubscription_four_tiers(kw):
+    check_budgets(kw, sized(kw))
+
+
+def check_budgets(kw, f):
+    """Ports used ≤ available on every tier, one host link per NIC (nodes > 1), ratios honoured."""
+    for tier in TIER_NAMES:
         assert 0 <= f.switch_ports_used[tier] <= f.switch_ports_available[tier]
-    assert f.switch_ports_available["leaf"] == f.leaf_switches * f.radix
-    assert f.host_links == f.endpoints == kw["nodes"] * kw["nics_per_node"] <= f.max_endpoints
-    assert f.total_switches == f.leaf_switches + f.spine_switches + f.core_switches
+        assert f.switch_ports_available[tier] == f.switches_by_tier[tier] * f.radix
+    assert f.endpoints == kw["nodes"] * kw["nics_per_node"]
+    if kw["nodes"] == 1 and kw["tiers"] is None:
+        assert f.tiers == 0 and f.total_switches == f.total_links == f.host_links == 0
+        return
+    assert f.host_links == f.endpoints <= f.max_endpoints
+    assert f.total_switches == sum(f.switches_by_tier.values())
+    assert f.total_links == f.host_links + f.leaf_spine_links + f.spine_core_links + f.core_super_core_links
     assert f.switch_ports_used["leaf"] == f.host_links + f.reserved_ports_total + f.leaf_spine_links
     assert f.switch_ports_used["spine"] == f.leaf_spine_links + f.spine_core_links
-    assert f.switch_ports_used["core"] == f.spine_core_links
-    assert (f.spine_switches > 0) == (f.tiers >= 2) and (f.core_switches > 0) == (f.tiers == 3)
+    assert f.switch_ports_used["core"] == f.spine_core_links + f.core_super_core_links
+    assert f.switch_ports_used["super_core"] == f.core_super_core_links
+    for tiers_needed, tier in enumerate(TIER_NAMES[1:], start=2):
+        assert (f.switches_by_tier[tier] > 0) == (f.tiers >= tiers_needed)
+    assert len(f.oversubscription_effective) == f.tiers - 1
     r_leaf, r_spine = (Fraction(r) for r in kw["oversubscription"])
     if f.tiers >= 2:
         # every leaf honours r_leaf: uplinks ≥ ceil(host ports used / r)
         assert f.leaf_uplinks >= math.ceil(f.leaf_host_ports_max / r_leaf)
         assert Fraction(f.oversubscription_effective[0]) <= r_leaf
         assert f.leaf_spine_links >= math.ceil(f.host_links / r_leaf)
-    if f.tiers == 3:
+    if f.tiers >= 3:
         assert Fraction(f.oversubscription_effective[1]) <= r_spine
         assert f.spine_core_links >= math.ceil(f.leaf_spine_links / r_spine)
+    if f.tiers == 4:  # the core tier is 1:1: at least one uplink per core down link
+        assert f.oversubscription_effective[2] <= 1
+        assert f.core_super_core_links >= f.spine_core_links
     assert 0 < f.bisection_ratio <= 1
 
 
 @PROPS
 @given(FABRIC, st.integers(1, 5_000))
 def test_switch_count_monotone_in_nodes(kw, extra):
+    check_monotone(kw, extra)
+
+
+@FOUR_PROPS
+@given(FOUR_TIER, st.integers(1, 2_000))
+def test_switch_count_monotone_in_nodes_four_tiers(kw, extra):
+    check_monotone(kw, extra)
+
+
+def check_monotone(kw, extra):
     small = sized(kw)
     try:
         big = size_fabric(**{**kw, "nodes": kw["nodes"] + extra})
     except InputError:
         return  # the bigger cluster no longer fits: nothing to compare
     assert big.total_switches >= small.total_switches
+    assert big.total_links >= small.total_links
     if big.tiers == small.tiers:
-        for tier in ("leaf", "spine", "core"):
+        for tier in TIER_NAMES:
             assert big.switches_by_tier[tier] >= small.switches_by_tier[tier]
 
 
 @PROPS
-@given(st.integers(1, 300_000), RADIX, st.tuples(RATIOS, RATIOS), st.integers(1, 3))
+@given(st.integers(1, 300_000), RADIX, st.tuples(RATIOS, RATIOS), st.integers(1, 4))
 def test_fat_tree_fits_exactly_when_max_endpoints_allows(endpoints, radix, ratios, max_tiers):
     cap = max_endpoints(radix, max_tiers, ratios)
     try:
@@ -84,7 +128,10 @@ def test_fat_tree_fits_exactly_when_max_endpoints_allows(endpoints, radix, ratio
         assert endpoints > cap, str(err)
     else:
         assert endpoints <= cap
-        assert f.tiers == min(t for t in range(1, 4) if endpoints <= max_endpoints(radix, t, ratios))
+        if endpoints == 1:  # one node: no fabric
+            assert f.tiers == 0
+        else:
+            assert f.tiers == min(t for t in range(1, 5) if endpoints <= max_endpoints(radix, t, ratios))
 
 
 @settings(max_examples=100, deadline=None)
@@ -98,7 +145,7 @@ def test_bad_inputs_raise_input_error(kw, field, value):
         "nics_per_node": lambda v: type(v) is int and v >= 1,
         "radix": lambda v: type(v) is int and v >= 4 and v % 2 == 0,
         "reserved_leaf_ports": lambda v: type(v) is int and 0 <= v < bad["radix"],
-        "tiers": lambda v: v is None or (type(v) is int and 1 <= v <= 3),
+        "tiers": lambda v: v is None or (type(v) is int and 1 <= v <= 4),
         "oversubscription": lambda v: type(v) in (int, float) and v >= 1,  # a bare ratio = (r,)
         "style": lambda v: False,
     }[field](value)

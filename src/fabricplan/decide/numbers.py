@@ -10,15 +10,16 @@ one training run is the cluster's TCO per GPU-hour times the GPU-hours the run n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from fabricplan.catalog import Catalog, Gpu
+from fabricplan.catalog import Catalog
 from fabricplan.cost import Assumptions, FabricCost, cost_fabric
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.decide.models import FabricOutcome, JobOutcome
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.step import ClusterShape, StepResult, step_time
+from fabricplan.perf.step import cluster_shape as perf_cluster_shape
 from fabricplan.spec import ClusterSpec, FabricChoice, JobSpec
 
 
@@ -38,14 +39,13 @@ class Levers:
 
 def cluster_shape(spec: ClusterSpec, catalog: Catalog, levers: Levers) -> ClusterShape:
     """The performance model's view of the cluster, with the efficiency lever applied."""
-    cluster = spec.cluster
-    gpu = catalog.gpu(cluster.gpu, field="cluster.gpu") if isinstance(cluster.gpu, str) else cluster.gpu
-    if levers.efficiency_multiplier != 1.0 and isinstance(gpu, Gpu):
-        base = gpu.achievable_fraction_of_peak
-        if base is not None:
-            gpu = gpu.model_copy(update={"achievable_fraction_of_peak": min(1.0, base * levers.efficiency_multiplier)})
-    return ClusterShape(gpu=gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
-                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node)
+    shape = perf_cluster_shape(spec, catalog)
+    gpu = shape.gpu
+    base = getattr(gpu, "achievable_fraction_of_peak", None)
+    if levers.efficiency_multiplier == 1.0 or base is None:
+        return shape
+    scaled = gpu.model_copy(update={"achievable_fraction_of_peak": min(1.0, base * levers.efficiency_multiplier)})
+    return replace(shape, gpu=scaled)
 
 
 def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float) -> JobOutcome:

@@ -4,3 +4,9 @@ Public entry points: :func:`fabricplan.perf.latency.point_to_point_latency`,
 :func:`fabricplan.perf.collectives.collective_time`, :func:`fabricplan.perf.nccl_tuner.select_algorithm`,
 :func:`fabricplan.perf.step.step_time`. See docs/performance.md.
 """
+
+from fabricplan.perf.collectives import collective_time
+from fabricplan.perf.latency import point_to_point_latency
+from fabricplan.perf.step import ClusterShape, StepResult, cluster_shape, step_time
+
+__all__ = ["ClusterShape", "StepResult", "cluster_shape", "collective_time", "point_to_point_latency", "step_time"]

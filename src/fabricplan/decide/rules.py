@@ -143,17 +143,22 @@ def latency_sla(ctx: RuleContext) -> RuleResult:
 
 
 def small_models(ctx: RuleContext) -> RuleResult:
-    """WORK001: inference and small/medium models run well enough on RoCE."""
+    """WORK001: a mix (over the next 12-24 months) mostly of small/medium models runs well on RoCE."""
     limit = ctx.threshold("rule_small_model_max_params_billion")
+    majority = ctx.threshold("rule_small_model_mix_share")
     first = next(iter(ctx.outcomes.values()))
-    sizes = [job.params_billion for job in first.jobs]
-    fired = bool(sizes) and max(sizes) <= limit
+    total = sum(job.share for job in first.jobs)
+    small = sum(job.share for job in first.jobs if job.params_billion <= limit)
+    share = small / total if total > 0 else 0.0
+    fired = bool(first.jobs) and share >= majority
     return RuleResult(
-        id="WORK001", title="Small and medium models: RoCE is sufficient", kind="workload",
-        citation=f"{S1}, business SLA: 对于推理或中小模型训练，RoCE的性能已足够",
-        thresholds={"max_params_billion": limit}, fired=fired,
+        id="WORK001", title="Mostly small and medium models: RoCE is sufficient", kind="workload",
+        citation=(f"{S1}, business SLA: 对于推理或中小模型训练，RoCE的性能已足够; "
+                  f"{S2}, step 1: 先确定未来 12 到 24 个月的主要任务类型"),
+        thresholds={"max_params_billion": limit, "min_share_of_mix": majority}, fired=fired,
         favours=ctx.roce if fired else [], disfavours=ctx.infiniband if fired else [],
-        message=(f"largest model {max(sizes):.1f}B parameters" if sizes else "no jobs given"))
+        message=(f"{100 * share:.0f} % of the job mix's time is on models of at most {limit:g}B parameters"
+                 if first.jobs else "no jobs given"))
 
 
 def existing_estate(ctx: RuleContext) -> RuleResult:

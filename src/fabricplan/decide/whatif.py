@@ -24,8 +24,14 @@ def scale_grid(spec: ClusterSpec, largest: int = 131072) -> list[int]:
     return sorted(grid)
 
 
-def _scaled_job(job: JobSpec, gpus: int) -> JobSpec | None:
-    """The same job at another cluster size, or None if its model parallelism cannot fit."""
+def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
+    """The same job at another cluster size (weak scaling), or None if its parallelism cannot fit.
+
+    Model parallelism (tp, pp, cp, ep) stays; data parallelism grows or shrinks with the GPUs, and
+    so does the global batch, keeping the sequences per data-parallel replica (and so the number of
+    micro-batches per pipeline) as in the spec. A job given a fixed GPU count keeps it when it fits.
+    """
+    original_gpus = job.gpus or cluster_gpus
     job_gpus = gpus if job.gpus is None else min(job.gpus, gpus)
     model_parallel = job.tp * job.pp * job.cp
     if job_gpus < model_parallel or job_gpus % model_parallel:
@@ -33,10 +39,11 @@ def _scaled_job(job: JobSpec, gpus: int) -> JobSpec | None:
     dp = job_gpus // model_parallel
     if (dp * job.cp) % job.ep:
         return None
-    per_replica = dp * job.micro_batch_sequences
-    batch = max(per_replica, round(job.global_batch_sequences / per_replica) * per_replica)
+    original_dp = job.dp or max(original_gpus // model_parallel, 1)
+    per_replica = max(job.global_batch_sequences // original_dp, job.micro_batch_sequences)
+    per_replica -= per_replica % job.micro_batch_sequences
     return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None,
-                                  "global_batch_sequences": batch})
+                                  "global_batch_sequences": per_replica * dp})
 
 
 def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
@@ -47,7 +54,7 @@ def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
     domain = cluster.scale_up_domain
     if domain is not None and domain > gpus:
         domain = None
-    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus)) is not None]
+    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None]
     if spec.jobs and not jobs:
         return None
     data = spec.model_dump()

@@ -31,7 +31,7 @@ def test_bom_counting_rules_2048_gpus_infiniband():
     # 2,048 GPUs, 8 rails, QM9700 radix 64: 64 leaf + 32 spine (NVIDIA B200 RA, 8 SU).
     fabric = by_fabric(cost(spec_for(2048, ["infiniband-ndr"]), CATALOG))["infiniband-ndr"]
     quantities = {(line.item_id, line.role): line.quantity for line in fabric.bom}
-    assert quantities[("sw_ib_qm9700", "leaf/spine/core switches")] == 96
+    assert quantities[("sw_ib_qm9700", "switches, all tiers")] == 96
     assert quantities[("nic_cx7_400", "backend NICs")] == 2048
     assert quantities[("opt_400_osfp_sr4", "NIC-side host optics")] == 2048            # one per NIC
     assert quantities[("opt_800_twin_sr8", "switch-side host optics")] == 1024         # twin-port: 2 ports each

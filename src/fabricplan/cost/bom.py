@@ -64,7 +64,7 @@ def modules_for_links(links: int, optic: Optic) -> int:
 def count_parts(size: FabricSize, hardware: FabricHardware) -> list[PartCount]:
     """Every part of the fabric with its quantity; parts with zero quantity are left out."""
     parts = [
-        PartCount("switches", hardware.switch, "leaf/spine/core switches", size.total_switches),
+        PartCount("switches", hardware.switch, "switches, all tiers", size.total_switches),
         PartCount("nics", hardware.nic, "backend NICs", size.endpoints),
     ]
     host_links = size.host_links

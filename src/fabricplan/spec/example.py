@@ -16,7 +16,7 @@ cluster:
 
 topology:
   style: rail_optimized    # rail_optimized | leaf_spine (ToR, in-rack DAC) | fat_tree
-  tiers: auto              # auto | 1 | 2 | 3
+  tiers: auto              # auto | 1 | 2 | 3 | 4
   oversubscription: [1.0, 1.0]   # down:up per tier [leaf, spine]; 1.0 = non-blocking
   reserved_leaf_ports: 0
 

@@ -77,7 +77,7 @@ class Cluster(Strict):
 
 class Topology(Strict):
     style: TopologyStyle = "rail_optimized"
-    tiers: Literal["auto", 1, 2, 3] = "auto"
+    tiers: Literal["auto", 1, 2, 3, 4] = "auto"
     oversubscription: list[float] = Field(
         default_factory=lambda: [1.0, 1.0],
         description="Down:up ratio per tier, [leaf, spine]; 1.0 = non-blocking", min_length=1, max_length=2)

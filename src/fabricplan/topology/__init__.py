@@ -1,4 +1,4 @@
-"""Topology sizing engine: switch, link and port counts for 1–3 tier GPU fabrics (pure functions).
+"""Topology sizing engine: switch, link and port counts for 0–4 tier GPU fabrics (pure functions).
 
 >>> f = size_fabric(nodes=256, nics_per_node=8, radix=64, style="rail_optimized")
 >>> (f.tiers, f.leaf_switches, f.spine_switches, f.host_links)

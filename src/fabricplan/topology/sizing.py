@@ -363,12 +363,10 @@ def _combine(subs: list[tuple[int, _Block]]) -> _Block:
     """Totals (switches, links) and worst cases (uplinks, ratios) over ``count × block`` pairs."""
     blocks = [b for _, b in subs]
     return _Block(
-        tuple(sum(n * b.switches[i] for n, b in subs) for i in range(len(blocks[0].switches))),
-        tuple(sum(n * b.links[i] for n, b in subs) for i in range(len(blocks[0].links))),
-        tuple(map(max, *(b.uplinks for b in blocks))) if blocks[0].uplinks and len(blocks) > 1
-        else blocks[0].uplinks,
-        tuple(map(max, *(b.ratios for b in blocks))) if blocks[0].ratios and len(blocks) > 1
-        else blocks[0].ratios,
+        tuple(map(sum, zip(*[tuple(n * x for x in b.switches) for n, b in subs]))),
+        tuple(map(sum, zip(*[tuple(n * x for x in b.links) for n, b in subs]))),
+        tuple(map(max, zip(*(b.uplinks for b in blocks)))),
+        tuple(map(max, zip(*(b.ratios for b in blocks)))),
         0, 0, 0, Fraction(1), tuple(n for b in blocks for n in b.notes))
 
 

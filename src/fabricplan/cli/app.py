@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from fabricplan.errors import FabricplanError
@@ -19,35 +18,32 @@ app = typer.Typer(
 
 
 def _register_all() -> None:
-    # One line per command module; each adds its commands to `app`.
-    from fabricplan.cli import plan_cmds
+    """Each command module adds its commands to `app`: planning, performance, decision, operations."""
+    from fabricplan.cli import decide_cmds, ops_cmds, perf_cmds, plan_cmds
 
-    plan_cmds.register(app)
-    from fabricplan.cli import ops_cmds; ops_cmds.register(app)  # noqa: E702
-    from fabricplan.cli import perf_cmds; perf_cmds.register(app)  # noqa: E702
-    from fabricplan.cli import decide_cmds; decide_cmds.register(app)  # noqa: E702
+    for module in (plan_cmds, perf_cmds, decide_cmds, ops_cmds):
+        module.register(app)
 
 
 _register_all()
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run the app and return its exit code; known errors become one line on stderr, exit 2."""
+    """Run the app and return its exit code.
+
+    Usage errors are reported by typer itself (exit 2); errors in the user's input
+    (`FabricplanError`) become one line on stderr and exit 2, with no traceback.
+    """
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="fabricplan")
+        app(args=argv, prog_name="fabricplan")
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        return exc.code if isinstance(exc.code, int) else 1
     except FabricplanError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.exceptions.Abort:
-        print("aborted", file=sys.stderr)
-        return 130
-    except click.ClickException as exc:
-        # Usage errors (bad option values, missing arguments) exit 2, as click does.
-        exc.show(file=sys.stderr)
-        return exc.exit_code
-    return result if isinstance(result, int) else 0
+    return 0
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ import json
 
 import jsonschema
 import pytest
+import yaml
 
 from conftest import EXAMPLES, ROOT
 
@@ -73,3 +74,20 @@ def test_compare_markdown_and_html(cli, tmp_path):
     assert "roce-v2" in result.out
     text = html.read_text()
     assert text.count("<html") == 1 and 'src="http' not in text
+
+
+def test_compare_html_to_an_unwritable_path_is_one_error_line(cli, tmp_path):
+    result = cli("compare", EXAMPLES / "single-node-8-inference.yaml", "--quick", "--quiet",
+                 "--html", tmp_path / "missing" / "report.html")
+    assert result.code == 2
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1 and "report.html" in result.err
+
+
+def test_compare_text_prints_job_names_with_brackets(cli, tmp_path):
+    document = yaml.safe_load((EXAMPLES / "single-node-8-inference.yaml").read_text())
+    document["jobs"][0]["name"] = "[b]j[/]"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(document))
+    result = cli("compare", spec, "--quick", "--quiet")
+    assert result.code == 0, result.err
+    assert "[b]j[/]" in result.out

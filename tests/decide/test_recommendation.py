@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fabricplan.catalog import load_catalog
-from fabricplan.decide import compare, evaluate
+from fabricplan.decide import Scenario, compare, decide, evaluate, fabric_outcomes
+from fabricplan.decide.numbers import Levers
+from fabricplan.decide.whatif import scale_grid, sensitivity
 from fabricplan.spec import load_spec, parse_spec
 
 from conftest import EXAMPLES
@@ -152,3 +154,88 @@ def test_existing_ethernet_estate_moves_a_close_call_to_roce():
     assert "EST001" in fired(estate) and "EST001" not in fired(new_build)
     assert any("EST001" in reason for reason in estate.recommendation.reasons)
     assert not any("EST001" in reason for reason in new_build.recommendation.reasons)
+
+
+def _with_numbers(outcomes, **changes):
+    """Outcomes with some numbers replaced: {fabric: {field: value}} (the rules read these fields)."""
+    return {f: o.model_copy(update=changes.get(f.replace("-", "_"), {})) for f, o in outcomes.items()}
+
+
+def test_rules_deciding_a_close_call_are_explained_against_the_cheapest_fabric():
+    # Estate next to RoCE-friendly rules (EST001, WORK001 favour roce-v2; WORK001 disfavours IB).
+    spec = example("mid-128-h100-existing-ethernet")
+    outcomes = _with_numbers(
+        fabric_outcomes(spec, CATALOG),
+        infiniband_ndr={"cost_per_useful_gpu_hour_usd": 1.00, "weighted_gpu_utilisation": 0.99},
+        roce_v2={"cost_per_useful_gpu_hour_usd": 1.09, "weighted_gpu_utilisation": 0.95},
+        ethernet_tcp={"cost_per_useful_gpu_hour_usd": 1.15, "weighted_gpu_utilisation": 0.90})
+    recommendation = decide(spec, CATALOG, outcomes).recommendation
+    assert recommendation.ranking == ["roce-v2", "infiniband-ndr", "ethernet-tcp"]
+    assert "close-call band of infiniband-ndr, the cheapest" in recommendation.reasons[0]
+    assert "close-call band" in recommendation.why_not["infiniband-ndr"]
+    # 15 % above the cheapest is outside the band, though within 10 % of the rules' choice.
+    assert "close-call band" not in recommendation.why_not["ethernet-tcp"]
+
+
+def test_lowest_cost_reason_states_the_runner_up_gap():
+    spec = example("mid-128-h100-existing-ethernet")
+    outcomes = _with_numbers(
+        fabric_outcomes(spec, CATALOG),
+        infiniband_ndr={"cost_per_useful_gpu_hour_usd": 2.50, "weighted_gpu_utilisation": 0.99},
+        roce_v2={"cost_per_useful_gpu_hour_usd": 2.00, "weighted_gpu_utilisation": 0.95},
+        ethernet_tcp={"cost_per_useful_gpu_hour_usd": 3.00, "weighted_gpu_utilisation": 0.90})
+    reason = decide(spec, CATALOG, outcomes).recommendation.reasons[0]
+    assert reason.startswith("roce-v2 has the lowest cost per useful GPU-hour: $2.00")
+    assert "infiniband-ndr, costs 25.0 % more ($2.50)" in reason  # 2.50 / 2.00 - 1, not 1 - 2.00 / 2.50
+
+
+def test_misjudgement_checks_ignore_fabrics_a_rule_ruled_out():
+    spec = example("mid-128-h100-existing-ethernet")
+    base = fabric_outcomes(spec, CATALOG)
+    # Kernel TCP: far cheaper to own, but costlier per useful GPU-hour, and slow (~10 us).
+    cheap_tcp = {"tco_usd": 0.5 * base["ethernet-tcp"].tco_usd, "cost_per_useful_gpu_hour_usd": 9.0}
+    outcomes = _with_numbers(base, ethernet_tcp=cheap_tcp)
+    check = next(r for r in decide(spec, CATALOG, outcomes).rules if r.id == "CHECK001")
+    assert check.fired and "ethernet-tcp" in check.message  # TCP is a real, cheaper alternative here
+    strict = spec.model_copy(update={"constraints": spec.constraints.model_copy(update={"latency_sla_us": 5.0})})
+    decision = decide(strict, CATALOG, outcomes)
+    assert "ethernet-tcp" in next(r for r in decision.rules if r.id == "SLA001").excludes
+    check = next(r for r in decision.rules if r.id == "CHECK001")
+    assert not check.fired and "ethernet-tcp" not in check.message
+
+
+def test_every_fabric_ruled_out_is_said_in_the_reasons():
+    spec = example("llama70b-1024-h100")
+    impossible = spec.model_copy(update={"constraints": spec.constraints.model_copy(update={"latency_sla_us": 0.1})})
+    decision = evaluate(impossible, CATALOG)
+    assert set(next(r for r in decision.rules if r.id == "SLA001").excludes) == set(decision.outcomes)
+    assert any("Every fabric is ruled out by SLA001" in reason for reason in decision.recommendation.reasons)
+
+
+def test_sensitivity_swing_and_scale_search_come_from_the_catalog(tmp_path):
+    overlay = tmp_path / "whatif.yaml"
+    overlay.write_text("parameters:\n"
+                       "  - {id: sensitivity_swing, value: {default: 0.1}, source: ours, date: 2026-11}\n"
+                       "  - {id: scale_search_max_gpus, value: {default: 64}, source: ours, date: 2026-11}\n")
+    catalog = load_catalog([overlay])
+    spec = example("mid-128-h100-existing-ethernet")
+    assert scale_grid(spec, catalog) == [8, 16, 32, 64, 128]  # one node doubled to 64, plus the spec's 128
+    assert scale_grid(spec, CATALOG)[-1] == CATALOG.parameter("scale_search_max_gpus").value.at("default")
+    energy = next(row for row in sensitivity(spec, catalog) if row.factor == "energy price")
+    assert (energy.low_label, energy.high_label) == ("-10%", "+10%")
+    wide = next(row for row in sensitivity(spec, CATALOG) if row.factor == "energy price")
+    for fabric, change in energy.metric_change_high.items():
+        assert 0 < change < wide.metric_change_high[fabric]
+
+
+def test_efficiency_lever_moves_a_gpu_without_its_own_achievable_fraction(tmp_path):
+    # A GPU entry without achievable_fraction_of_peak runs at the step model's default; the
+    # sensitivity lever must scale that default, not silently leave the numbers unchanged.
+    overlay = tmp_path / "gpu.yaml"
+    overlay.write_text("gpus:\n  - {id: h100-sxm, achievable_fraction_of_peak: null, source: test, date: 2026-11}\n")
+    catalog = load_catalog([overlay])
+    spec = load_spec(EXAMPLES / "mid-128-h100-existing-ethernet.yaml", catalog)
+    base = fabric_outcomes(spec, catalog)
+    slower = fabric_outcomes(spec, catalog, Scenario(levers=Levers(efficiency_multiplier=0.7)))
+    for fabric, outcome in base.items():
+        assert slower[fabric].jobs[0].compute_s > outcome.jobs[0].compute_s, fabric

@@ -68,6 +68,7 @@ def test_overlay_overrides_one_field_and_adds_an_entry(tmp_path):
         ({"switches": [{"id": "sw_eth_th5", "colour": "red"}]}, "colour: unknown field"),
         ({"nics": [{"id": "nic_new", "name": "x"}]}, "nics[id=nic_new]"),
         ({"parameters": [{"id": "pue", "value": {"low": 1.5, "default": 1.2}}]}, "must not exceed default"),
+        ({"gpus": [{"id": "h100-sxm", "peak_dense_tflops": {"bf16": 0}}]}, "peak_dense_tflops.bf16"),
     ],
 )
 def test_bad_overlay(tmp_path, document, fragment):

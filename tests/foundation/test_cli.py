@@ -75,3 +75,23 @@ def test_help_lists_commands(cli):
     assert result.code == 0
     for command in ("init", "schema", "catalog", "topology", "cost"):
         assert command in result.out
+
+
+def test_usage_errors_are_one_error_line(cli):
+    for args in (("bogus",), ("cost",), ("cost", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--bogus")):
+        result = cli(*args)
+        assert result.code == 2, args
+        assert result.err.startswith("error: ") and result.err.count("\n") == 1 and result.out == "", args
+    assert "--help" in cli("cost").err  # says where to look
+
+
+def test_names_with_rich_markup_print_as_written(cli, tmp_path):
+    # Spec names are user text: "[/]" must not be read as console markup (it used to crash the tables).
+    document = yaml.safe_load((EXAMPLES / "mid-128-h100-existing-ethernet.yaml").read_text())
+    document["name"] = "lab [/] [red]east"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(document))
+    for command in ("cost", "topology"):
+        result = cli(command, spec)
+        assert result.code == 0, result.err
+        assert "lab [/] [red]east" in result.out

@@ -56,6 +56,9 @@ def test_good_spec_loads(cli, tmp_path):
         ({"cluster": {"gpu": "h100-sxm", "gpus": 128, "nic_speed_gbps": 800}, "fabrics": ["infiniband-ndr"]},
          ["sw_ib_qm9700", "no 800G ports", "400G"]),
         ([1, 2, 3], ["expected a mapping"]),
+        ({"cluster": {"gpu": {"peak_dense_tflops": {"bf16": -5}, "hbm_gbytes": 80,
+                              "nvlink_bandwidth_gbytes_per_s": 900, "power_w": 700}, "gpus": 16}},
+         ["cluster.gpu.peak_dense_tflops.bf16", "greater than 0", "-5"]),
     ],
 )
 def test_bad_spec(cli, tmp_path, document, fragments):

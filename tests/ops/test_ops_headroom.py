@@ -131,8 +131,11 @@ def test_cli_headroom_mlx5(cli):
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "cisco"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk"),
     ("--speed", "123G", "--cable", "5m", "--mtu", "9100"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--lossless-mtu", "-3"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "abc"),  # a usage error, reported like the others
+    ("--speed", "100G", "--cable", "5m"),  # --mtu missing
 ])
 def test_cli_headroom_bad_input_exit_2(cli, args):
     result = cli("headroom", *args)
     assert result.code == 2
-    assert result.err.startswith("error: ") and result.out == ""
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1 and result.out == ""

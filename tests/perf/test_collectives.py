@@ -111,3 +111,64 @@ def test_parse_size_and_sweep():
     for bad in ("0", "-1MiB", "8XB", "abc"):
         with pytest.raises(InputError):
             parse_size(bad)
+
+
+def test_reported_routing_efficiency_is_the_one_the_graph_used():
+    # 128 nodes on NDR (2 tiers, 32 nodes per rail leaf): CollNet graphs are built with the ring
+    # pattern (2 flows per NIC), Tree with every node under the leaf; the result reports that value.
+    from fabricplan.perf.collectives import placement_for, routing_efficiency
+
+    profile = CATALOG.fabric("infiniband-ndr")
+    placement = placement_for(128, 8, CATALOG.switch(profile.hardware.switch).radix_at(400))
+    ring = routing_efficiency(profile, placement, "ring", 128)
+    tree = routing_efficiency(profile, placement, "tree", 128)
+    assert ring == pytest.approx(0.99697, abs=1e-4) and tree == pytest.approx(0.93694, abs=1e-4)
+    for algorithm, expected in (("collnet_direct", ring), ("collnet_chain", ring), ("ring", ring), ("tree", tree)):
+        result = collective_time("all_reduce", 2**30, 1024, 8, profile, H100, algorithm=algorithm, catalog=CATALOG)
+        assert result.routing_efficiency == pytest.approx(expected, rel=1e-12), algorithm
+
+
+def test_gpu_without_nvlink_is_a_clear_input_error():
+    from fabricplan.spec.models import GpuInline
+
+    pcie = GpuInline(peak_dense_tflops={"bf16": 362}, hbm_gbytes=48, nvlink_bandwidth_gbytes_per_s=0, power_w=350)
+    for op, gpus in (("all_reduce", 8), ("all_reduce", 16), ("all_to_all", 16)):
+        with pytest.raises(InputError, match="has no NVLink") as error:
+            collective_time(op, 2**20, gpus, 8, "roce-v2", pcie, catalog=CATALOG)
+        assert error.value.location == "gpu.nvlink_bandwidth_gbytes_per_s"
+    # One GPU per node needs no NVLink: 2 nodes x 1 GPU, one 46 GB/s RoCE NIC each.
+    alone = collective_time("all_to_all", 2**30, 2, 1, "roce-v2", pcie, catalog=CATALOG)
+    assert alone.time_us > 2**30 / 2 / 46e3
+
+
+@pytest.mark.parametrize("kwargs, message, location", [
+    (dict(gpus_per_node=0), "GPUs per node must be >= 1, got 0", "gpus-per-node"),
+    (dict(nics_per_node=0), "NICs per node must be >= 1, got 0", "nics-per-node"),
+])
+def test_node_shape_errors_name_the_bad_option(kwargs, message, location):
+    args = dict(operation="all_reduce", size_bytes=1024, n_gpus=16, gpus_per_node=8, fabric="roce-v2", gpu=H100,
+                catalog=CATALOG)
+    args.update(kwargs)
+    with pytest.raises(InputError, match=message) as error:
+        collective_time(**args)
+    assert error.value.location == location
+
+
+def test_unknown_architecture_names_the_field():
+    from fabricplan.spec.models import GpuInline
+
+    future = GpuInline(architecture="rubin", peak_dense_tflops={"bf16": 5000}, hbm_gbytes=288,
+                       nvlink_bandwidth_gbytes_per_s=3600, power_w=1800)
+    with pytest.raises(InputError, match="unknown GPU architecture 'rubin'") as error:
+        collective_time("all_reduce", 1024, 16, 8, "roce-v2", future, catalog=CATALOG)
+    assert error.value.location == "gpu.architecture"
+
+
+def test_nothing_available_says_so_without_a_forced_choice():
+    from fabricplan.perf import nccl_tuner
+
+    dead = nccl_tuner.Graph(2, 0.0, 0.0)
+    comm = nccl_tuner.Communicator(n_ranks=16, n_nodes=2, compute_capability=90,
+                                   graphs={"ring": dead, "tree": dead, "nvls": dead, "collnet": dead})
+    with pytest.raises(InputError, match=r"^no algorithm/protocol is available for all_reduce .*available: none"):
+        nccl_tuner.select_algorithm(nccl_tuner.tuner_constants(), comm, "all_reduce", 1024)

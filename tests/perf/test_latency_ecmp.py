@@ -33,6 +33,18 @@ def test_seed_claims_compared():
     assert _latency("infiniband-ndr", "same_leaf").total_us > 1.0
 
 
+def test_serialization_at_line_rate():
+    from fabricplan.perf.latency import serialization_us
+
+    # 1 MiB at 400 Gb/s: 8,388,608 bit / 400,000 bit/us = 20.97 us; an 8 B message 0.16 ns.
+    assert serialization_us(2**20, 400) == pytest.approx(20.97152)
+    roce = CATALOG.fabric("roce-v2")
+    switch_ns = CATALOG.switch(roce.hardware.switch).port_to_port_latency_ns
+    large = point_to_point_latency(roce, switch_ns, "same_leaf", message_bytes=2**20)
+    assert large.serialization_us == pytest.approx(20.97152)
+    assert large.total_us - large.serialization_us == pytest.approx(_latency("roce-v2", "same_leaf").total_us, abs=1e-3)
+
+
 def test_bandwidth_bound_regime():
     big = _latency("infiniband-ndr", "same_leaf")
     fabric = CATALOG.fabric("infiniband-ndr")

@@ -50,7 +50,11 @@ def test_dp_overlap_hides_gradient_traffic():
                         catalog=CATALOG)
     hidden = step_time(job(pp=1, tp=8, dp_overlap=True, global_batch_sequences=128), H100, "roce-v2",
                        catalog=CATALOG)
-    assert hidden.exposed_comm_s["dp"] <= exposed.exposed_comm_s["dp"]
+    assert exposed.exposed_comm_s["dp"] == pytest.approx(exposed.total_comm_s["dp"])
+    # Overlap window: dp_overlap_efficiency 0.9 x the last micro-batch's backward (2/3 of model FLOPs).
+    backward = 2 / 3 * hidden.model_flops_per_step / (1024 * hidden.micro_batches) / (989e12 * 0.43)
+    assert hidden.exposed_comm_s["dp"] == pytest.approx(hidden.total_comm_s["dp"] - 0.9 * backward, rel=1e-9)
+    assert 0 < hidden.exposed_comm_s["dp"] < 0.2 * exposed.exposed_comm_s["dp"]
 
 
 def test_gpu_hours_for_budget():
@@ -139,3 +143,62 @@ def test_inline_gpu_perf_fields_are_used():
     assert slow.busbw_gbytes_per_s == pytest.approx(9 * 20.6, rel=0.01)
     with pytest.raises(ValueError):
         GpuInline(**base, achievable_fraction_of_peak=1.5)
+
+
+def _collective_s(op, size, ranks, per_node, fabric="roce-v2"):
+    from fabricplan.perf.collectives import collective_time
+
+    return collective_time(op, int(size), ranks, per_node, fabric, CATALOG.gpu("h100-sxm"), nics_per_node=8,
+                           catalog=CATALOG).time_us * 1e-6
+
+
+def test_sequence_parallel_tp_traffic_is_all_gather_plus_reduce_scatter():
+    # Korthikanti et al. 2022: SP replaces each TP all-reduce by an all-gather and a reduce-scatter of
+    # the same b x s x h activation (4 AG + 4 RS per layer with selective recomputation).
+    result = step_time(job(), H100, "roce-v2", catalog=CATALOG)  # llama3-70b, tp 8, pp 4: 20 layers/stage
+    activation = 1 * 8192 * 8192 * 2
+    one = _collective_s("all_gather", activation, 8, 8) + _collective_s("reduce_scatter", activation, 8, 8)
+    assert result.total_comm_s["tp"] == pytest.approx(result.micro_batches * 20 * 4 * one, rel=1e-9)
+    plain = step_time(job(sequence_parallel=False), H100, "roce-v2", catalog=CATALOG)
+    assert plain.total_comm_s["tp"] == pytest.approx(
+        plain.micro_batches * 20 * 4 * _collective_s("all_reduce", activation, 8, 8), rel=1e-9)
+
+
+@pytest.mark.parametrize("seq, hidden", [(2048, False), (4096, True)])
+def test_context_parallel_hides_behind_one_layers_attention(seq, hidden):
+    # Per layer and micro-batch: K/V AG fwd + AG and RS bwd, hidden behind 3 x 4 s h FLOPs per token of
+    # the layer's attention (b s / (tp cp) tokens per GPU), 0.43 x 989 TFLOP/s.
+    result = step_time(job(cp=2, seq_len_tokens=seq), H100, "roce-v2", catalog=CATALOG)
+    kv_bytes = 2 * 1 * seq / 2 * 8192 * 8 / 64 * 2 / 8  # K and V, GQA 8 of 64 heads, bf16, / tp
+    per_layer = (2 * _collective_s("all_gather", 2 * kv_bytes, 2, 1)
+                 + _collective_s("reduce_scatter", 2 * kv_bytes, 2, 1))
+    attention = 3 * 4 * seq * 8192 * seq / (8 * 2) / (989e12 * 0.43)
+    assert (per_layer < attention) == hidden
+    expected = result.micro_batches * 20 * max(per_layer - attention, 0.0)
+    assert result.exposed_comm_s["cp"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert result.total_comm_s["cp"] == pytest.approx(result.micro_batches * 20 * per_layer, rel=1e-9)
+
+
+def test_moe_gradients_shard_every_expert_over_ep():
+    # Mixtral 8x7B: 8 experts x 32 layers x 3 x 4096 x 14336 FFN weights are sharded over ep; the rest
+    # (attention, embeddings) is replicated. DP all-reduce (ZeRO 1) of bf16 gradients over dp ranks.
+    dims = model_dims("mixtral-8x7b")
+    experts = 8 * 32 * 3 * 4096 * 14336
+    tp, pp, ep = 8, 4, 8
+    result = step_time(job(model="mixtral-8x7b", tp=tp, pp=pp, ep=ep), H100, "roce-v2", catalog=CATALOG)
+    grad_bytes = 2 * ((dims.parameters() - experts) / (tp * pp) + experts / (tp * pp * ep))
+    assert result.total_comm_s["dp"] == pytest.approx(_collective_s("all_reduce", grad_bytes, 32, 1), rel=1e-9)
+
+
+def test_parallel_groups_that_do_not_fill_nodes_evenly_are_input_errors():
+    # 24 GPUs, tp 2 x pp 2 -> dp 6 ranks 2 apart: 4 on one 8-GPU node, 2 on the next.
+    cluster = ClusterShape(gpu=CATALOG.gpu("h100-sxm"), gpus=24, gpus_per_node=8, scale_up_domain=8, nics_per_node=8)
+    with pytest.raises(InputError, match="do not split evenly over 8-GPU nodes") as error:
+        step_time(job(model="llama3-8b", tp=2, pp=2, global_batch_sequences=48), cluster, "roce-v2", catalog=CATALOG)
+    assert error.value.location == "jobs[j].dp"
+
+
+def test_expert_parallelism_needs_an_moe_model():
+    with pytest.raises(InputError, match="needs a mixture-of-experts model") as error:
+        step_time(job(model="llama3-8b", ep=4), H100, "roce-v2", catalog=CATALOG)
+    assert error.value.location == "jobs[j].ep"

@@ -80,7 +80,8 @@ def test_nvls_single_node_busbw_within_5_percent():
 
 def test_llama3_405b_mfu_below_meta_by_construction():
     # Informational: the H100 achievable fraction (0.43) is Meta's own MFU, so the model's MFU is
-    # 0.43 x compute / step. v = 4: bubble 15/64 of the ideal time -> ~31.7 % vs Meta's 38-43 %.
+    # 0.43 x compute / step. v = 4: bubble 15/64 of the ideal time -> ~30.2 % vs Meta's 38-43 %
+    # (31.7 % before the sequence-parallel TP traffic was counted in full: AG + RS per all-reduce).
     (row,) = llama3_405b_rows()
-    assert row.model == pytest.approx(0.3165, abs=0.005)
+    assert row.model == pytest.approx(0.302, abs=0.005)
     assert row.model < 0.38

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PricePoint = Literal["low", "default", "high"]
+#: Peak dense TFLOP/s per precision: positive, or null where the GPU lacks the precision.
+PeakTflops = dict[str, Annotated[float, Field(gt=0)] | None]
 
 
 class Strict(BaseModel):
@@ -85,7 +87,7 @@ class Optic(Entry):
 
 class Gpu(Entry):
     architecture: str
-    peak_dense_tflops: dict[str, float | None]
+    peak_dense_tflops: PeakTflops
     hbm_gbytes: float = Field(gt=0)
     hbm_bandwidth_tbytes_per_s: float | None = Field(default=None, gt=0)
     nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -27,28 +28,47 @@ def _register_all() -> None:
 
 _register_all()
 
+# click's exception base, found through a public typer name: typer >= 0.2x vendors click, so the
+# class `import click` would give is not the one raised.
+ClickException = next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+
 
 def run(argv: list[str] | None = None) -> int:
     """Run the app and return its exit code.
 
-    Usage errors are reported by typer itself (exit 2); errors in the user's input
-    (`FabricplanError`) become one line on stderr and exit 2, with no traceback.
+    Usage errors (unknown option, a value of the wrong type, a missing argument) and errors in the
+    user's input (`FabricplanError`) become one `error: ...` line on stderr and exit 2, with no
+    traceback. A bare command group prints its help on stdout and exits 2.
     """
     try:
-        app(args=argv, prog_name="fabricplan")
-    except SystemExit as exc:
-        if exc.code is None:
-            return 0
-        return exc.code if isinstance(exc.code, int) else 1
+        result = app(args=argv, prog_name="fabricplan", standalone_mode=False)
+    except ClickException as exc:
+        message = exc.format_message()
+        if message:  # empty for "no arguments": the help is already on stdout
+            context = getattr(exc, "ctx", None)
+            hint = f" (see '{context.command_path} --help')" if context is not None else ""
+            print(f"error: {message}{hint}", file=sys.stderr)
+        return exc.exit_code
     except FabricplanError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 def main() -> None:
-    """Console-script entry point."""
-    sys.exit(run())
+    """Console-script entry point: also ends quietly on Ctrl-C and when the reader of stdout goes
+    away (`fabricplan ... | head`), as command-line tools do."""
+    try:
+        code = run()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)
 
 
 if __name__ == "__main__":

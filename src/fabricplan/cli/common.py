@@ -10,9 +10,10 @@ from pydantic import BaseModel
 from rich.console import Console
 
 # Tables and reports go to stdout; progress and errors go to stderr so that `--json`
-# leaves stdout holding one JSON document and nothing else.
-stdout = Console()
-stderr = Console(stderr=True)
+# leaves stdout holding one JSON document and nothing else. No console markup: spec, job and
+# fabric names are user text, and "[/]" in one must print as-is, not raise rich's MarkupError.
+stdout = Console(markup=False)
+stderr = Console(stderr=True, markup=False)
 
 
 def _plain(value: Any) -> Any:

@@ -42,7 +42,10 @@ def compare(
     if html is not None:
         from fabricplan.report.html import compare_html
 
-        html.write_text(compare_html(report), encoding="utf-8")
+        try:
+            html.write_text(compare_html(report), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write the HTML report: {exc.strerror or exc}", location=str(html)) from exc
         if show_progress:
             stderr.print(f"wrote {html}")
     if json_output:

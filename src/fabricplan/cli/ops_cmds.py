@@ -34,7 +34,7 @@ def lint_command(
     from fabricplan.ops.lint.rules import RULES
 
     if fail_on not in FAIL_ON:
-        raise InputError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
+        raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
     if json_out and sarif:
         raise InputError("choose one of --json and --sarif", location="--sarif")
     result = lint_paths(nic or [], switch or [], cabling, config)
@@ -64,11 +64,13 @@ def headroom_command(
     from fabricplan.ops import headroom
 
     if model not in headroom.MODELS:
-        raise InputError(f"--model must be one of {', '.join(headroom.MODELS)}, got {model!r}", location="--model")
+        raise InputError(f"must be one of {', '.join(headroom.MODELS)}, got {model!r}", location="--model")
     speed_mbps = headroom.parse_speed_mbps(speed, "--speed")
     cable_m = headroom.parse_length_m(cable, "--cable")
     if mtu <= 0:
         raise InputError(f"MTU must be positive, got {mtu}", location="--mtu")
+    if lossless_mtu is not None and lossless_mtu <= 0:
+        raise InputError(f"MTU must be positive, got {lossless_mtu}", location="--lossless-mtu")
     options: dict = {}
     if model == "sonic":
         options = {"asic": asic, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool}

@@ -20,7 +20,7 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
     notes = []
     if not spec.jobs:
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
-    curve = scale_curve(spec, catalog, scale_grid(spec), progress) if search_scale else []
+    curve = scale_curve(spec, catalog, scale_grid(spec, catalog), progress) if search_scale else []
     crossing = crossovers(spec, catalog, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress) if analyse_sensitivity else []
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]

@@ -11,6 +11,8 @@ three misjudgements the seeds warn about are checked on the result.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
 from fabricplan.decide.rules import S2, RuleContext
 
@@ -28,44 +30,68 @@ def _score(fabric: str, rules: list[RuleResult]) -> int:
     return sum(fabric in r.favours for r in fired) - sum(fabric in r.disfavours for r in fired)
 
 
-def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float
-                 ) -> tuple[list[str], set[str], bool]:
-    """Return (ranking, excluded fabrics, close call?)."""
+@dataclass(frozen=True)
+class Ranking:
+    """The order of the fabrics and what shaped it."""
+
+    order: list[str]
+    excluded: set[str]  # fabrics a fired rule rules out (empty when it would rule out all)
+    contenders: list[str]  # fabrics within the close-call band of the cheapest eligible one
+    all_excluded: bool  # the rules ruled out every fabric, so the numbers alone rank them
+
+    @property
+    def close_call(self) -> bool:
+        return len(self.contenders) > 1
+
+    @property
+    def eligible(self) -> list[str]:
+        return [f for f in self.order if f not in self.excluded]
+
+
+def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float) -> Ranking:
+    """Rank by the numbers, exclusions last, rule scores deciding among close-call contenders."""
     excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
-    if excluded == set(outcomes):  # nothing left: report all, but keep the numbers' order
+    all_excluded = excluded == set(outcomes)
+    if all_excluded:  # nothing left: report all, but keep the numbers' order
         excluded = set()
     by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: _metric(outcomes[f]))
     leader = by_metric[0]
     contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
-    close_call = len(contenders) > 1
     # When the fabrics hardly change the step time (MIX001), cost alone decides: no rule vote.
     cost_decides = any(r.fired and r.id == "MIX001" for r in rules)
-    if close_call and not cost_decides:
+    if len(contenders) > 1 and not cost_decides:
         contenders.sort(key=lambda f: (-_score(f, rules), _metric(outcomes[f])))
     rest = [f for f in by_metric if f not in contenders]
     dropped = sorted(excluded, key=lambda f: _metric(outcomes[f]))
-    return contenders + rest + dropped, excluded, close_call
+    return Ranking(order=contenders + rest + dropped, excluded=excluded, contenders=contenders,
+                   all_excluded=all_excluded)
 
 
-def misjudgement_checks(ctx: RuleContext, recommended: str, rules: list[RuleResult], band: float) -> list[RuleResult]:
-    """CHECK001-003: the seeds' three misjudgements, asked of the result."""
-    outcomes = ctx.outcomes
+def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str], rules: list[RuleResult],
+                        band: float) -> list[RuleResult]:
+    """CHECK001-003: the seeds' three misjudgements, asked of the result. Only `eligible` fabrics
+    (not ruled out by a rule) are compared with the choice: a fabric the latency SLA or the team's
+    skills rule out is no cheaper alternative."""
+    outcomes = {f: ctx.outcomes[f] for f in eligible}
     chosen = outcomes[recommended]
     cheapest = min(outcomes, key=lambda f: outcomes[f].tco_usd)
     premium = chosen.tco_usd / outcomes[cheapest].tco_usd - 1.0
     gain = chosen.weighted_gpu_utilisation / outcomes[cheapest].weighted_gpu_utilisation - 1.0
     # A material TCO premium that the job mix does not earn back in GPU utilisation.
-    bandwidth_only = premium > 0.01 and gain < premium / 2
+    min_premium = ctx.threshold("check_bandwidth_only_min_tco_premium")
+    gain_share = ctx.threshold("check_bandwidth_only_min_gain_share")
+    bandwidth_only = premium > min_premium and gain < premium * gain_share
     checks = [RuleResult(
         id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check",
         citation=f"{S2}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
+        thresholds={"min_tco_premium": min_premium, "min_gain_share_of_premium": gain_share},
         message=(f"{recommended} costs {100 * premium:.1f} % more to own than {cheapest} but raises GPU utilisation "
                  f"by only {100 * gain:.1f} %: make sure the choice is not about bandwidth alone"
                  if bandwidth_only else
                  f"{recommended}'s TCO premium over the cheapest fabric ({100 * max(premium, 0):.1f} %) is matched by "
                  f"its utilisation gain ({100 * gain:+.1f} %)"))]
     estate_rule = next((r for r in rules if r.id == "EST001"), None)
-    numbers_leader = min((f for f in outcomes), key=lambda f: outcomes[f].cost_per_useful_gpu_hour_usd)
+    numbers_leader = min(outcomes, key=lambda f: _metric(outcomes[f]))
     compatibility_only = (estate_rule is not None and ctx.spec.operations.existing_ethernet
                           and chosen.family == "ethernet" and outcomes[numbers_leader].family == "infiniband"
                           and recommended != numbers_leader)
@@ -80,6 +106,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, rules: list[RuleResu
     checks.append(RuleResult(
         id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check",
         citation=f"{S2}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
+        thresholds={"close_call_band": band},
         message=("InfiniBand is recommended although an Ethernet fabric is within the close-call band on cost "
                  "per useful GPU-hour; confirm the scale and skills justify it" if ib_default
                  else "InfiniBand is not chosen by default here")))
@@ -93,24 +120,29 @@ def _money(value: float) -> str:
 def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[Recommendation, list[RuleResult]]:
     """Rank, explain, and check the result; returns the recommendation and the check results."""
     outcomes = ctx.outcomes
-    ranking, excluded, close_call = rank_fabrics(outcomes, rules, band)
+    ranked = rank_fabrics(outcomes, rules, band)
+    ranking, excluded = ranked.order, ranked.excluded
     chosen = ranking[0]
     best = outcomes[chosen]
     fired = [r for r in rules if r.fired]
     reasons: list[str] = []
-    others = [f for f in ranking[1:] if f not in excluded]
-    if others:
-        runner = others[0]
-        gap = _relative(_metric(outcomes[runner]), _metric(best))
-        if gap >= 0:
-            reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}, "
-                           f"{100 * gap:.1f} % below {runner} ({_money(_metric(outcomes[runner]))}).")
-        else:
-            reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {runner} on cost per "
-                           f"useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[runner]))}), "
-                           "so the rules decided.")
-    else:
+    others = ranked.eligible[1:]
+    cheapest = min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
+    if not others:
         reasons.append(f"{chosen} is the only fabric left after the rules' exclusions.")
+    elif chosen == cheapest:
+        runner = min(others, key=lambda f: _metric(outcomes[f]))
+        gap = _relative(_metric(outcomes[runner]), _metric(best))
+        reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
+                       f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
+    else:
+        gap = _relative(_metric(best), _metric(outcomes[cheapest]))
+        reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest per "
+                       f"useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
+                       f"{100 * gap:+.1f} %), so the rules decided.")
+    if ranked.all_excluded:
+        reasons.append("Every fabric is ruled out by " + ", ".join(sorted({r.id for r in fired if r.excludes}))
+                       + ", so the numbers alone rank them.")
     mix = next((r for r in fired if r.id == "MIX001"), None)
     if mix is not None:
         reasons.append(f"The network barely matters for this job mix ({mix.message}), so cost decided.")
@@ -133,9 +165,9 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
         util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
         text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
                 f"GPU utilisation {100 * util_gap:+.1f} points.")
-        if gap <= band and mix is None:
+        if fabric in ranked.contenders and mix is None:
             text += f" Within the close-call band; rule score {_score(fabric, rules)} vs {_score(chosen, rules)}."
-        elif gap <= band:
+        elif fabric in ranked.contenders:
             text += " Within the close-call band, but the fabric barely changes the step time, so cost decided."
         against = [r for r in fired if fabric in r.disfavours]
         if against:
@@ -150,7 +182,7 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
             disagreements.append(f"{rule.id} ({rule.title}) favours {fabric}, but the numbers put it "
                                  f"{100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}.")
         if chosen in rule.disfavours:
-            disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which the numbers still rank first.")
-    checks = misjudgement_checks(ctx, chosen, rules, band)
+            disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which still ranks first.")
+    checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band)
     return Recommendation(ranking=ranking, recommended=chosen, reasons=reasons, why_not=why_not,
-                          disagreements=disagreements, close_call=close_call), checks
+                          disagreements=disagreements, close_call=ranked.close_call), checks

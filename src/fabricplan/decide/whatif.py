@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import get_args
 
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
@@ -12,15 +13,19 @@ from fabricplan.errors import FabricplanError
 from fabricplan.spec import ClusterSpec, JobSpec
 from fabricplan.spec.models import Maturity
 
-MATURITY_LEVELS: tuple[Maturity, ...] = ("none", "basic", "experienced", "expert")
+MATURITY_LEVELS: tuple[Maturity, ...] = get_args(Maturity)  # lowest to highest skill
 Progress = Callable[[str], None]
 
 
-def scale_grid(spec: ClusterSpec, largest: int = 131072) -> list[int]:
-    """GPU counts to search: powers of two from one node up to `largest`, plus the spec's own size."""
-    per_node = spec.cluster.gpus_per_node
-    grid = {per_node * 2 ** i for i in range(0, 20) if per_node * 2 ** i <= largest}
-    grid.add(spec.cluster.gpus)
+def scale_grid(spec: ClusterSpec, catalog: Catalog) -> list[int]:
+    """GPU counts to search: one node doubled up to the catalog's ``scale_search_max_gpus``, plus
+    the spec's own size."""
+    largest = catalog.parameter("scale_search_max_gpus").value.at("default")
+    grid = {spec.cluster.gpus}
+    gpus = spec.cluster.gpus_per_node
+    while gpus <= largest:
+        grid.add(gpus)
+        gpus *= 2
     return sorted(grid)
 
 
@@ -149,9 +154,12 @@ def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
     return spec.model_copy(update={"operations": operations}), f"maturity {level}"
 
 
-def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float = 0.3,
+def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
                 progress: Progress | None = None) -> list[SensitivityRow]:
-    """Re-decide with each factor moved down and up; report the winner each way and whether it flips."""
+    """Re-decide with each factor moved down and up by `swing` (default: the catalog's
+    ``sensitivity_swing``); report the winner each way and whether it flips."""
+    if swing is None:
+        swing = catalog.parameter("sensitivity_swing").value.at("default")
     base = evaluate(spec, catalog)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
     winner = base.recommendation.recommended

@@ -43,6 +43,8 @@ from fabricplan.perf.nccl_tuner import Communicator, Graph
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv")
 _ARCH_COMPUTE_CAPABILITY = {"volta": 70, "ampere": 80, "hopper": 90, "blackwell": 100}
 _NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL = {70: 50.0, 80: 50.0, 90: 50.0, 100: 100.0}
+# ECMP traffic pattern of each NCCL graph (and of the p2p AllToAll): see routing_efficiency.
+GRAPH_TRAFFIC_PATTERN = {"ring": "ring", "tree": "tree", "nvls": "tree", "collnet": "ring", "p2p": "all_to_all"}
 
 
 def bus_bandwidth_factor(operation: str, n_ranks: int) -> float:
@@ -62,8 +64,9 @@ def gpu_compute_capability(gpu) -> int:
     try:
         return _ARCH_COMPUTE_CAPABILITY[gpu.architecture]
     except KeyError:
-        raise InputError(f"unknown GPU architecture '{gpu.architecture}'; "
-                         f"known: {', '.join(_ARCH_COMPUTE_CAPABILITY)}") from None
+        raise InputError(f"unknown GPU architecture '{gpu.architecture}'; known: "
+                         f"{', '.join(_ARCH_COMPUTE_CAPABILITY)} (or set compute_capability)",
+                         location="gpu.architecture") from None
 
 
 def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
@@ -74,6 +77,16 @@ def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
         per_link = _NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL.get(cc, 50.0)
         links = round(gpu.nvlink_bandwidth_gbytes_per_s / per_link)
     return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)
+
+
+def _intra_node_bandwidth_gbytes_per_s(gpu) -> float:
+    """NVLink bus bandwidth [GB/s] for ranks sharing a node; InputError for a GPU without NVLink."""
+    nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu)
+    if nvlink <= 0:
+        raise InputError(f"GPU '{getattr(gpu, 'id', 'gpu')}' has no NVLink (0 links or 0 GB/s); the collective "
+                         "model needs NVLink between GPUs of one node (use 1 GPU per node for PCIe-only GPUs)",
+                         location="gpu.nvlink_bandwidth_gbytes_per_s")
+    return nvlink
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
         raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
     n_nodes = n_ranks // ranks_per_node
     cc = gpu_compute_capability(gpu)
-    nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu)
+    nvlink = _intra_node_bandwidth_gbytes_per_s(gpu) if ranks_per_node > 1 else 0.0
     placement = placement or NetworkPlacement()
     if n_nodes == 1:
         links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)), 2)
@@ -155,8 +168,8 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
                 inter = min(inter, nvlink / channels)
             return Graph(channels, min(intra_multiplier * inter, nvlink / channels), inter)
 
-        graphs = {"ring": graph_for("ring", 1.0), "tree": graph_for("tree", 2.0),
-                  "nvls": graph_for("tree", 2.0), "collnet": graph_for("ring", 2.0)}
+        graphs = {key: graph_for(GRAPH_TRAFFIC_PATTERN[key], 1.0 if key == "ring" else 2.0)
+                  for key in ("ring", "tree", "nvls", "collnet")}
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
                         collnet_enabled=bool(fabric.in_network_reduction), nvswitch=ranks_per_node >= 4)
@@ -189,14 +202,18 @@ class CollectiveResult:
         return asdict(self)
 
 
-def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int) -> None:
+def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, nics_per_node: int | None) -> None:
     if operation not in OPERATIONS:
         raise InputError(f"unknown collective '{operation}'; known: {', '.join(OPERATIONS)}", location="op")
     if not isinstance(size_bytes, int) or size_bytes <= 0:
         raise InputError(f"size must be a positive number of bytes, got {size_bytes}", location="size")
     if n_gpus < 2:
         raise InputError(f"a collective needs at least 2 GPUs, got {n_gpus}", location="gpus")
-    if gpus_per_node < 1 or n_gpus % min(gpus_per_node, n_gpus):
+    if gpus_per_node < 1:
+        raise InputError(f"GPUs per node must be >= 1, got {gpus_per_node}", location="gpus-per-node")
+    if nics_per_node is not None and nics_per_node < 1:
+        raise InputError(f"NICs per node must be >= 1, got {nics_per_node}", location="nics-per-node")
+    if n_gpus % min(gpus_per_node, n_gpus):
         raise InputError(f"GPU count ({n_gpus}) must be a multiple of GPUs per node ({gpus_per_node})",
                          location="gpus")
 
@@ -248,10 +265,10 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     algorithm, protocol : force one, like ``NCCL_ALGO``/``NCCL_PROTO``; InputError if unavailable.
     nccl_version : tuner constants to use (default: newest bundled).
     """
-    _validate(operation, size_bytes, n_gpus, gpus_per_node)
+    _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
     ranks_per_node = min(gpus_per_node, n_gpus)
     n_nodes = n_gpus // ranks_per_node
-    nics_per_node = nics_per_node or gpus_per_node
+    nics_per_node = nics_per_node if nics_per_node is not None else gpus_per_node
     profile, auto_placement, extra = fabric_context(fabric, catalog, n_nodes, nics_per_node)
     placement = placement or auto_placement
     constants = nccl_tuner.tuner_constants(nccl_version)
@@ -269,7 +286,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         choice = _all_to_all(constants, n_gpus, ranks_per_node, gpu, profile, size_bytes, build, algorithm, protocol)
     time_us = float(choice.achieved_time_us)  # with the launched channels/threads (small messages)
     algbw = size_bytes / (time_us * 1000.0)
-    pattern = {"ring": "ring", "p2p": "all_to_all"}.get(choice.algorithm, "tree")
+    graph_key = nccl_tuner.GRAPH_OF_ALGORITHM.get(choice.algorithm, choice.algorithm)
+    pattern = GRAPH_TRAFFIC_PATTERN[graph_key]
     efficiency = float(routing_efficiency(profile, placement, pattern, n_nodes))
     return CollectiveResult(
         operation=operation, size_bytes=size_bytes, n_gpus=n_gpus, gpus_per_node=ranks_per_node, n_nodes=n_nodes,
@@ -300,7 +318,7 @@ def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, buil
     efficiency = routing_efficiency(fabric, build["placement"], "all_to_all", n_nodes)
     nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
     transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,
-                   local / (nvlink_bus_bandwidth_gbytes_per_s(gpu) * 1000.0))
+                   local / (_intra_node_bandwidth_gbytes_per_s(gpu) * 1000.0) if local else 0.0)
     latency = start + peers_latency
     bandwidth = size_bytes / (transfer * 1000.0) if transfer else math.inf
     return nccl_tuner.AlgorithmChoice("p2p", "simple", latency, bandwidth, latency + transfer)

@@ -51,10 +51,11 @@ class LatencyBreakdown:
     bandwidth_bound_us: float
 
 
-def serialization_us(message_bytes: int, link_rate_gbps: float, mtu_bytes: int) -> float:
-    """Time to put one message on the wire at line rate, one MTU-sized packet at a time [us].
+def serialization_us(message_bytes: int, link_rate_gbps: float) -> float:
+    """Time to put one message on the wire at line rate [us]: ``bytes x 8 / (Gb/s x 1000)``.
 
-    Cut-through switches forward after the header, so the message is serialised once end to end.
+    Cut-through switches forward after the header, so the message is serialised once end to end
+    (per-packet headers are not counted).
     """
     return message_bytes * 8.0 / (link_rate_gbps * 1000.0)
 
@@ -81,8 +82,7 @@ def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: Hop
     propagation = (2 * perf_parameter("host_link_length_m") * host_prop
                    + max(switches - 1, 0) * perf_parameter("switch_link_length_m")
                    * perf_parameter("fibre_propagation_ns_per_m")) / 1000.0
-    mtu = perf_parameter("rdma_mtu_bytes" if fabric.transport == "rdma" else "tcp_mtu_bytes")
-    wire = serialization_us(message_bytes, fabric.link_rate_gbps, int(mtu))
+    wire = serialization_us(message_bytes, fabric.link_rate_gbps)
     fixed = fabric.host_stack_latency_us + switching + propagation
     bandwidth_bound = fixed + message_bytes / (fabric.effective_bandwidth_gbytes_per_s * 1000.0)
     return LatencyBreakdown(fabric=fabric.id, hop_class=label, switches=switches, message_bytes=message_bytes,

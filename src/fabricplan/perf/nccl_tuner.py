@@ -35,6 +35,8 @@ CpuVendor = Literal["intel", "amd"]
 IntraLink = Literal["nvlink", "pci"]
 
 _PROTOCOL_INDEX = {name: index for index, name in enumerate(PROTOCOLS)}
+#: The Communicator graph an algorithm runs on (others use the graph of their own name).
+GRAPH_OF_ALGORITHM = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}
 
 
 def tuner_versions() -> tuple[str, ...]:
@@ -116,7 +118,7 @@ class Communicator:
         return self.n_ranks // self.n_nodes
 
     def graph(self, algorithm: str) -> Graph:
-        key = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}.get(algorithm, algorithm)
+        key = GRAPH_OF_ALGORITHM.get(algorithm, algorithm)
         return self.graphs.get(key) or self.graphs["ring"]
 
 
@@ -470,7 +472,7 @@ def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: 
 
 
 def _with_channels(comm: Communicator, algorithm: str, n_channels: int) -> Communicator:
-    key = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}.get(algorithm, algorithm)
+    key = GRAPH_OF_ALGORITHM.get(algorithm, algorithm)
     graphs = dict(comm.graphs)
     graphs[key if key in graphs else "ring"] = replace(comm.graph(algorithm), n_channels=n_channels)
     return replace(comm, graphs=graphs)
@@ -573,8 +575,9 @@ def select_algorithm(constants: dict, comm: Communicator, collective: str, size_
                 best = choice
     if best is None:
         wanted = "/".join(x for x in (algorithm, protocol) if x)
+        what = f"{wanted} is not available" if wanted else "no algorithm/protocol is available"
         raise InputError(
-            f"{wanted} is not available for {collective} on this fabric and GPU count "
+            f"{what} for {collective} on this fabric and GPU count "
             f"(NCCL {constants['version']}); available: {', '.join(available) or 'none'}",
-            location="algo" if algorithm else "protocol")
+            location="algo" if algorithm else "protocol" if protocol else None)
     return best

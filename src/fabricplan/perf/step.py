@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import collective_time
-from fabricplan.perf.flops import TransformerDims, model_dims, training_flops_per_token
+from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
 
 US = 1e-6
@@ -110,9 +110,18 @@ def _degrees(job, gpus: int, cluster: ClusterShape) -> tuple[int, int, int, int,
     return tp, pp, dp, cp, ep, job.global_batch_sequences // per_replica
 
 
-def _ranks_per_node(group: int, stride: int, gpus_per_node: int) -> int:
-    """GPUs of one parallel group that share a node when the group's ranks are ``stride`` apart."""
-    return max(1, min(group, gpus_per_node // stride)) if stride < gpus_per_node else 1
+def _ranks_per_node(group: int, stride: int, gpus_per_node: int, where: str) -> int:
+    """GPUs of one parallel group that share a node when the group's ranks are ``stride`` apart.
+
+    The collective model needs the group spread evenly (the same count on every node); otherwise
+    InputError at ``where``.
+    """
+    per_node = max(1, min(group, gpus_per_node // stride)) if stride < gpus_per_node else 1
+    if group % per_node:
+        raise InputError(f"this group's {group} ranks, {stride} apart, do not split evenly over "
+                         f"{gpus_per_node}-GPU nodes ({per_node} fit on one); choose parallel degrees "
+                         f"that fill whole nodes", location=where)
+    return per_node
 
 
 def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, fabric, cluster, catalog,
@@ -130,6 +139,9 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     gpus = job.gpus or cluster.gpus
     tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
     virtual = getattr(job, "virtual_pipeline_stages", 1) or 1
+    if ep > 1 and dims.experts == 1:
+        raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; '{dims.name}' is dense (experts: 1)",
+                         location=f"jobs[{job.name}].ep")
     if pp > dims.layers:
         raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"jobs[{job.name}].pp")
     if virtual > 1 and pp == 1:
@@ -160,7 +172,7 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     tp_per_layer = 4 + (2 if job.recompute == "full" else 0)
     if job.sequence_parallel:
         one = (_collective_s("all_gather", activation, tp, tp, **args)
-               + _collective_s("reduce_scatter", activation, tp, tp, **args)) / 2
+               + _collective_s("reduce_scatter", activation, tp, tp, **args))
     else:
         one = _collective_s("all_reduce", activation, tp, tp, **args)
     tp_total_mb = layers_per_stage * tp_per_layer * one
@@ -180,7 +192,7 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     if dims.experts > 1 and ep > 1:
         tokens_bytes = activation * dims.experts_per_token / (tp if job.sequence_parallel else 1)
         a2a_per_layer = 4 + (2 if job.recompute == "full" else 0)
-        ep_ranks_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node)
+        ep_ranks_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node, f"jobs[{job.name}].ep")
         ep_total_mb = layers_per_stage * a2a_per_layer * _collective_s(
             "all_to_all", tokens_bytes * ep, ep, ep_ranks_node, **args)
     ep_exposed_mb = ep_total_mb
@@ -189,20 +201,23 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     cp_total_mb = cp_exposed_mb = 0.0
     if cp > 1:
         kv_bytes = 2 * b * (seq / cp) * h * dims.kv_heads / dims.heads * act_bytes / tp
-        cp_ranks_node = _ranks_per_node(cp, tp, cluster.gpus_per_node)
+        cp_ranks_node = _ranks_per_node(cp, tp, cluster.gpus_per_node, f"jobs[{job.name}].cp")
         per_layer = (2 * _collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node, **args)
                      + _collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node, **args))
-        attention_mb = 3 * 4 * seq * h * tokens_mb / (tp * cp) / (peak * 1e12 * fraction) / dims.layers
+        attention_per_layer_token = forward_flops_per_token(dims, seq).layer_attention / dims.layers
+        attention_mb = 3 * attention_per_layer_token * tokens_mb / (tp * cp) / (peak * 1e12 * fraction)
         cp_total_mb = layers_per_stage * per_layer
         cp_exposed_mb = layers_per_stage * max(per_layer - attention_mb, 0.0)
 
     # Data parallel gradients.
-    dense_params = dims.parameters() - (dims.experts - 1) * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
-    expert_params = dims.parameters() - dense_params
+    # MoE: every expert's FFN is sharded over ep; attention and embeddings are replicated.
+    expert_params = (dims.experts * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
+                     if dims.experts > 1 else 0.0)
+    dense_params = dims.parameters() - expert_params
     grad_bytes = perf_parameter("gradient_bytes_per_parameter") * (
         dense_params / (tp * pp) + expert_params / (tp * pp * ep))
     dp_group = dp * cp  # gradients are reduced over data and context parallel ranks
-    dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node)
+    dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node, f"jobs[{job.name}].dp")
     if job.zero_stage <= 1:
         dp_total = _collective_s("all_reduce", grad_bytes, dp_group, dp_per_node, **args)
     else:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
+from fabricplan.catalog.models import PeakTflops
 from fabricplan.spec.job import JobSpec
 
 TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree"]
@@ -22,7 +23,7 @@ class GpuInline(Strict):
 
     id: str = "custom-gpu"
     architecture: str = "hopper"
-    peak_dense_tflops: dict[str, float | None] = Field(description="e.g. {bf16: 989, fp8: 1979}")
+    peak_dense_tflops: PeakTflops = Field(description="e.g. {bf16: 989, fp8: 1979}")
     hbm_gbytes: float = Field(gt=0)
     nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
     power_w: float = Field(gt=0)

@@ -9,8 +9,7 @@ import pytest
 
 from fabricplan.cli.app import run
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
+from project_paths import EXAMPLES, ROOT  # noqa: F401  (re-exported for older imports)
 
 
 class CliResult:

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import EXAMPLES, ROOT
+from project_paths import EXAMPLES, ROOT
 
 SCHEMA_PATH = ROOT / "schemas" / "compare-report.schema.json"
 

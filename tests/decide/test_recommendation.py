@@ -10,7 +10,7 @@ from fabricplan.decide.numbers import Levers
 from fabricplan.decide.whatif import scale_grid, sensitivity
 from fabricplan.spec import load_spec, parse_spec
 
-from conftest import EXAMPLES
+from project_paths import EXAMPLES
 
 CATALOG = load_catalog()
 

@@ -8,7 +8,7 @@ import yaml
 
 from fabricplan.spec import ClusterSpec, load_spec
 
-from conftest import EXAMPLES
+from project_paths import EXAMPLES
 
 
 def test_schema_is_the_spec_schema(cli):

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DB_REL, GOOD
+from ops_fixtures import DB_REL, GOOD
 from fabricplan.cli.app import run
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import parse_mlnx_qos, parse_sysfs_dump, read_cabling, read_config_db

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import GOOD, setup_args, variant_expectation, variant_names
+from ops_fixtures import GOOD, setup_args, variant_expectation, variant_names
 from fabricplan.ops.lint.finding import SEVERITIES
 from fabricplan.ops.lint.rules import RULES, RULES_BY_ID
 

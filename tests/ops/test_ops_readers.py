@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DB_REL, GOOD
+from ops_fixtures import DB_REL, GOOD
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import (
     parse_mlnx_qos,

@@ -92,6 +92,9 @@ def bill_of_materials(size: FabricSize, hardware: FabricHardware,
                       price_multipliers: dict[str, float] | None = None) -> list[BomLine]:
     """Priced BOM lines. `price_multipliers` scales a category's prices (sensitivity analysis)."""
     multipliers = price_multipliers or {}
+    unknown = set(multipliers) - set(CATEGORIES)
+    if unknown:
+        raise ValueError(f"unknown price category {sorted(unknown)}; expected some of {list(CATEGORIES)}")
     return [
         BomLine(category=part.category, item_id=part.item.id, name=part.item.name, role=part.role,
                 quantity=part.quantity,

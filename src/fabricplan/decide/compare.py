@@ -5,7 +5,7 @@ from __future__ import annotations
 from fabricplan.catalog import Catalog, load_catalog
 from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import CompareReport
-from fabricplan.decide.whatif import Progress, crossovers, scale_curve, scale_grid, sensitivity
+from fabricplan.decide.whatif import Progress, crossovers, jobs_left_out, scale_curve, scale_grid, sensitivity
 from fabricplan.spec import ClusterSpec, check_references
 
 
@@ -20,7 +20,13 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
     notes = []
     if not spec.jobs:
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
-    curve = scale_curve(spec, catalog, scale_grid(spec, catalog), progress) if search_scale else []
+    grid = scale_grid(spec, catalog) if search_scale else []
+    curve = scale_curve(spec, catalog, grid, progress) if search_scale else []
+    for gpus in grid:
+        left_out = jobs_left_out(spec, gpus)
+        if left_out and len(left_out) < len(spec.jobs):
+            notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(left_out)} (its model "
+                         "parallelism does not lay out there); its share counts as idle time at that size.")
     crossing = crossovers(spec, catalog, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress) if analyse_sensitivity else []
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]

@@ -85,7 +85,8 @@ def fabric_outcome(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, as
         utilisation, weighted_mfu = 1.0, 0.0
     switch = catalog.switch(fabric_cost.switch_id)
     latency = point_to_point_latency(profile, switch.port_to_port_latency_ns,
-                                     switches_across(fabric_cost.topology.tiers))
+                                     switches_across(fabric_cost.topology.tiers),
+                                     host_links_in_rack=fabric_cost.topology.host_links_in_rack)
     useful = gpu_hours_total * utilisation
     return FabricOutcome(
         fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,

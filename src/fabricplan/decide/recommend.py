@@ -88,6 +88,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
         message=(f"{recommended} costs {100 * premium:.1f} % more to own than {cheapest} but raises GPU utilisation "
                  f"by only {100 * gain:.1f} %: make sure the choice is not about bandwidth alone"
                  if bandwidth_only else
+                 f"{recommended} is the cheapest fabric to own" if recommended == cheapest else
                  f"{recommended}'s TCO premium over the cheapest fabric ({100 * max(premium, 0):.1f} %) is matched by "
                  f"its utilisation gain ({100 * gain:+.1f} %)"))]
     estate_rule = next((r for r in rules if r.id == "EST001"), None)

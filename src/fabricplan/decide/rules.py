@@ -89,11 +89,14 @@ def roce_tco_band(ctx: RuleContext) -> RuleResult:
 
 def allreduce_share(outcomes: dict[str, FabricOutcome]) -> float:
     """Share of the job mix's communication time spent in all-reduce-style collectives (DP, TP),
-    weighted by job share, on the first fabric (the mix, not the fabric, sets the pattern)."""
-    first = next(iter(outcomes.values()))
-    total = sum(job.share * sum(job.comm_s.values()) for job in first.jobs)
-    reduce = sum(job.share * sum(job.comm_s.get(k, 0.0) for k in ALLREDUCE_KINDS) for job in first.jobs)
-    return reduce / total if total > 0 else 0.0
+    weighted by job share and averaged over the fabrics compared (so the order they are listed in
+    does not matter)."""
+    shares = []
+    for outcome in outcomes.values():
+        total = sum(job.share * sum(job.comm_s.values()) for job in outcome.jobs)
+        reduce = sum(job.share * sum(job.comm_s.get(k, 0.0) for k in ALLREDUCE_KINDS) for job in outcome.jobs)
+        shares.append(reduce / total if total > 0 else 0.0)
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 def infiniband_allreduce(ctx: RuleContext) -> RuleResult:
@@ -209,13 +212,14 @@ def network_matters(ctx: RuleContext) -> RuleResult:
     limit = ctx.threshold("rule_network_matters_min_spread")
     spread = step_time_spread(ctx.outcomes)
     fired = spread < limit
-    cheapest = min(ctx.outcomes, key=lambda f: ctx.outcomes[f].cost_per_useful_gpu_hour_usd)
+    # No fabric is favoured by name: the rule changes how the close call is settled (by cost, not
+    # by rule votes), which also keeps it right when another rule rules the cheapest fabric out.
     return RuleResult(
         id="MIX001", title="The fabric barely changes the step time: cost decides", kind="workload",
         citation=f"{S2}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
-        thresholds={"min_utilisation_spread": limit}, fired=fired, favours=[cheapest] if fired else [],
+        thresholds={"min_utilisation_spread": limit}, fired=fired,
         message=(f"GPU utilisation differs by {100 * spread:.2f} % between the best and worst fabric"
-                 + (f"; cost decides, and {cheapest} costs least per useful GPU-hour" if fired else "")))
+                 + ("; cost per useful GPU-hour decides among the fabrics left" if fired else "")))
 
 
 def scheduling(ctx: RuleContext) -> RuleResult:

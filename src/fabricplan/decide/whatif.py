@@ -34,21 +34,32 @@ def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
 
     Model parallelism (tp, pp, cp, ep) stays; data parallelism grows or shrinks with the GPUs, and
     so does the global batch, keeping the sequences per data-parallel replica (and so the number of
-    micro-batches per pipeline) as in the spec. A job given a fixed GPU count keeps it when it fits.
+    micro-batches per pipeline) as in the spec. A job given a fixed GPU count keeps it when it fits;
+    a job sized by `dp` alone keeps its fraction of the cluster.
     """
-    original_gpus = job.gpus or cluster_gpus
-    job_gpus = gpus if job.gpus is None else min(job.gpus, gpus)
     model_parallel = job.tp * job.pp * job.cp
+    if job.gpus is not None:
+        original_gpus, job_gpus = job.gpus, min(job.gpus, gpus)
+    elif job.dp is not None:
+        original_gpus = job.dp * model_parallel
+        job_gpus = original_gpus * gpus // cluster_gpus // model_parallel * model_parallel
+    else:
+        original_gpus, job_gpus = cluster_gpus, gpus
     if job_gpus < model_parallel or job_gpus % model_parallel:
         return None
     dp = job_gpus // model_parallel
     if (dp * job.cp) % job.ep:
         return None
-    original_dp = job.dp or max(original_gpus // model_parallel, 1)
+    original_dp = max(original_gpus // model_parallel, 1)
     per_replica = max(job.global_batch_sequences // original_dp, job.micro_batch_sequences)
     per_replica -= per_replica % job.micro_batch_sequences
-    return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None,
+    return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None if job.dp is None else dp,
                                   "global_batch_sequences": per_replica * dp})
+
+
+def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
+    """Jobs of the spec whose parallelism cannot be laid out on `gpus` GPUs."""
+    return [job.name for job in spec.jobs if _scaled_job(job, gpus, spec.cluster.gpus) is None]
 
 
 def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
@@ -104,8 +115,10 @@ def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[st
 
 
 def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus: int, high_gpus: int,
-            leader_low: str) -> int:
-    """Smallest GPU count in (low, high], in whole nodes, at which `leader_low` stops leading."""
+            leader_low: str) -> tuple[int, int]:
+    """The GPU range, in whole nodes, in which `leader_low` stops leading: (last size it leads,
+    first size it does not). Narrowed to one node unless a size in between cannot be evaluated
+    (a job that does not lay out there), in which case the range stays wider."""
     per_node = spec.cluster.gpus_per_node
     low, high = low_gpus // per_node, high_gpus // per_node
     while high - low > 1:
@@ -120,7 +133,7 @@ def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus
             low = mid
         else:
             high = mid
-    return high * per_node
+    return low * per_node, high * per_node
 
 
 def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> list[Crossover]:
@@ -140,10 +153,14 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> 
                 results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=leaders[0],
                                          leader_above=None, note=f"{leaders[0]} leads at every size ({searched})"))
             for k in changes:
-                gpus = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1])
+                last, first = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1])
+                exact = first - last == spec.cluster.gpus_per_node
+                where = (f"below {first:,} GPUs, {leaders[k]} from there" if exact else
+                         f"up to {last:,} GPUs, {leaders[k]} by {first:,} (sizes in between could not be laid "
+                         "out for the jobs)")
                 results.append(Crossover(
-                    fabric_a=a, fabric_b=b, gpus=gpus, leader_below=leaders[k - 1], leader_above=leaders[k],
-                    note=f"{leaders[k - 1]} leads below {gpus:,} GPUs, {leaders[k]} from there ({searched})"))
+                    fabric_a=a, fabric_b=b, gpus=first, leader_below=leaders[k - 1], leader_above=leaders[k],
+                    note=f"{leaders[k - 1]} leads {where} ({searched})"))
     return results
 
 

@@ -172,3 +172,24 @@ def test_nothing_available_says_so_without_a_forced_choice():
                                    graphs={"ring": dead, "tree": dead, "nvls": dead, "collnet": dead})
     with pytest.raises(InputError, match=r"^no algorithm/protocol is available for all_reduce .*available: none"):
         nccl_tuner.select_algorithm(nccl_tuner.tuner_constants(), comm, "all_reduce", 1024)
+
+
+def test_nvlink_link_count_and_architecture_fallback_come_from_data_files():
+    # Without nvlink_links / compute_capability, an inline GPU's link count is its NVLink GB/s over
+    # the per-link GB/s of perf_defaults.yaml and its capability comes from nccl_tuner.yaml.
+    from fabricplan.catalog.files import load_data_file
+    from fabricplan.perf.collectives import gpu_compute_capability, nvlink_gbytes_per_link_bidirectional
+    from fabricplan.spec.models import GpuInline
+
+    entry = load_data_file("perf_defaults.yaml")["parameters"]["nvlink_gbytes_per_link_bidirectional"]
+    assert entry["source"] and entry["date"]
+    assert {cc: nvlink_gbytes_per_link_bidirectional(cc) for cc in (60, 70, 80, 86, 90, 100, 103)} == {
+        60: 50.0, 70: 50.0, 80: 50.0, 86: 50.0, 90: 50.0, 100: 100.0, 103: 100.0}
+    base = dict(peak_dense_tflops={"bf16": 2250}, hbm_gbytes=180, power_w=1000)
+    b200 = GpuInline(architecture="blackwell", nvlink_bandwidth_gbytes_per_s=1800, **base)
+    assert gpu_compute_capability(b200) == 100
+    # 1800 / 100 = 18 links x NCCL's 40.1 GB/s (SM100_NVLINK_BW).
+    assert nvlink_bus_bandwidth_gbytes_per_s(b200) == pytest.approx(18 * 40.1)
+    ampere = GpuInline(architecture="ampere", nvlink_bandwidth_gbytes_per_s=600, **base)
+    assert gpu_compute_capability(ampere) == 80
+    assert nvlink_bus_bandwidth_gbytes_per_s(ampere) == pytest.approx(12 * 20.0)

@@ -66,3 +66,46 @@ def test_ecmp_efficiency_limits():
     assert ecmp_efficiency(32, 32) == pytest.approx(1 / 3.53, rel=0.01)
     assert ecmp_efficiency(32 * 1000, 32) > 0.9  # many small flows balance
     assert routed_efficiency(32, 32, adaptive=True, residual_fraction=0.1) > 0.9
+
+
+def test_host_links_are_copper_only_in_rack():
+    # Host links are DAC only for the in-rack leaf_spine (ToR) style; rail-optimised and fat-tree
+    # host links are optical. 2 x 3 m host links: 29.4 ns over fibre (4.9 ns/m), 25.8 ns over DAC.
+    fabric = CATALOG.fabric("infiniband-ndr")
+    assert fabric.hardware.host_dac is not None
+    switch_ns = CATALOG.switch(fabric.hardware.switch).port_to_port_latency_ns
+    default = point_to_point_latency(fabric, switch_ns, "same_leaf")
+    rack = point_to_point_latency(fabric, switch_ns, "same_leaf", host_links_in_rack=True)
+    assert default.propagation_us == pytest.approx(2 * 3 * 4.9e-3)
+    assert rack.propagation_us == pytest.approx(2 * 3 * 4.3e-3)
+    # Across the core: 4 switch-to-switch runs of 30 m fibre either way.
+    core = point_to_point_latency(fabric, switch_ns, "cross_core", host_links_in_rack=True)
+    assert core.propagation_us == pytest.approx((2 * 3 * 4.3 + 4 * 30 * 4.9) * 1e-3)
+    # A fabric without a host DAC stays on fibre even in the rack.
+    xdr = CATALOG.fabric("infiniband-xdr")
+    assert xdr.hardware.host_dac is None
+    xdr_ns = CATALOG.switch(xdr.hardware.switch).port_to_port_latency_ns
+    assert point_to_point_latency(xdr, xdr_ns, "same_leaf", host_links_in_rack=True).propagation_us == (
+        pytest.approx(2 * 3 * 4.9e-3))
+
+
+@pytest.mark.parametrize("style, in_rack", [("rail_optimized", False), ("leaf_spine", True)])
+def test_decision_latency_follows_the_topology_style(style, in_rack):
+    from fabricplan.catalog import load_catalog
+    from fabricplan.decide import fabric_outcomes
+    from fabricplan.decide.numbers import switches_across
+    from fabricplan.spec import parse_spec
+
+    catalog = load_catalog()
+    spec = parse_spec({"name": "t", "cluster": {"gpu": "h100-sxm", "gpus": 128, "gpus_per_node": 8,
+                                                "nics_per_node": 8},
+                       "topology": {"style": style}, "fabrics": ["infiniband-ndr"]})
+    outcome = fabric_outcomes(spec, catalog)["infiniband-ndr"]
+    assert outcome.cost.topology.host_links_in_rack is in_rack
+    fabric = catalog.fabric("infiniband-ndr")
+    switch_ns = catalog.switch(outcome.cost.switch_id).port_to_port_latency_ns
+    hops = switches_across(outcome.cost.topology.tiers)
+    expected = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=in_rack).total_us
+    assert outcome.small_message_latency_us == pytest.approx(expected, rel=1e-12)
+    other = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=not in_rack).total_us
+    assert outcome.small_message_latency_us != pytest.approx(other, rel=1e-12)

@@ -174,3 +174,33 @@ def test_nvls_single_node_data_path_bandwidth():
     assert nvls_single_node_algbw_gbytes_per_s(tuner_constants("2.19.3"), one_node) is None
     choice = predicted_time_us(constants, one_node, "all_reduce", "nvls", "simple", 1 << 30)
     assert choice.launch_time_us == pytest.approx(choice.latency_us + (1 << 30) / (1000 * 370.8 * 0.85 * 8 / 9))
+
+
+def test_algbw_ratio_and_2_7_5_ll128_cap_come_from_the_data_file():
+    # Tree/CollNet/PAT busBw -> algbw ratio (.5 in every release) and 2.7.5's 7/9 LL128 Tree cap are
+    # per-version entries of nccl_tuner.yaml (tuning.cc lines cited there), not code constants.
+    for version in tuner_versions():
+        assert tuner_constants(version)["tree_algbw_ratio"] == 0.5
+    assert tuner_constants("2.7.5")["tree_ll128_cap_multiplier"] == pytest.approx(7 / 9)
+    constants = tuner_constants("2.30.7")
+    c = comm(4)
+    base = algorithm_bandwidth_gbytes_per_s(constants, c, "all_reduce", "tree", "simple")
+    changed = algorithm_bandwidth_gbytes_per_s({**constants, "tree_algbw_ratio": 0.25}, c, "all_reduce", "tree",
+                                               "simple")
+    assert changed == pytest.approx(base / 2)
+    old = tuner_constants("2.7.5")
+    # 2 nodes, 8 channels: Tree LL128 capped at 8 x 16.7 (all_reduce ll128MaxBwPerCh) x multiplier.
+    tighter = algorithm_bandwidth_gbytes_per_s({**old, "tree_ll128_cap_multiplier": 0.1}, comm(2), "all_reduce",
+                                               "tree", "ll128")
+    assert tighter == pytest.approx(8 * 16.7 * 0.1 * 0.5)
+
+
+def test_architecture_compute_capabilities_from_the_data_file():
+    from fabricplan.catalog.files import load_data_file
+    from fabricplan.perf.nccl_tuner import architecture, architecture_compute_capabilities
+
+    data = load_data_file("nccl_tuner.yaml")
+    table = architecture_compute_capabilities()
+    assert table == {"volta": 70, "ampere": 80, "hopper": 90, "blackwell": 100}
+    assert table == data["architecture_compute_capability"] and data["architecture_compute_capability_source"]
+    assert all(architecture(cc) == name for name, cc in table.items())

@@ -95,7 +95,7 @@ def test_interleaved_schedule_divides_bubble_by_v():
         assert inter.bubble_s / (inter.micro_batches * t_mb) == pytest.approx(15 / (v * 16))
         assert inter.total_comm_s["pp"] == pytest.approx(v * one.total_comm_s["pp"], rel=1e-9)
         assert inter.compute_s == pytest.approx(one.compute_s)
-        # 126 layers: 8 per stage at v=1, v chunks of ceil(126/(16 v)) at v > 1 -> same TP volume for v=2, 4.
+        # 126 layers: the fullest stage has ceil(126/16) = 8 layers for every v -> same TP volume.
         assert t_mb == pytest.approx(t_mb_one + (v - 1) * one.total_comm_s["pp"] / 16, rel=1e-6)
         assert inter.step_time_s < one.step_time_s and inter.mfu > one.mfu
 
@@ -181,13 +181,66 @@ def test_context_parallel_hides_behind_one_layers_attention(seq, hidden):
 
 def test_moe_gradients_shard_every_expert_over_ep():
     # Mixtral 8x7B: 8 experts x 32 layers x 3 x 4096 x 14336 FFN weights are sharded over ep; the rest
-    # (attention, embeddings) is replicated. DP all-reduce (ZeRO 1) of bf16 gradients over dp ranks.
+    # (attention, embeddings) is replicated. DP all-reduce (ZeRO 1) of bf16 gradients: the dense part
+    # over the dp = 32 ranks, the expert part only over the dp / ep = 4 expert-data-parallel ranks
+    # (the old model reduced both over all 32 ranks).
     dims = model_dims("mixtral-8x7b")
     experts = 8 * 32 * 3 * 4096 * 14336
     tp, pp, ep = 8, 4, 8
     result = step_time(job(model="mixtral-8x7b", tp=tp, pp=pp, ep=ep), H100, "roce-v2", catalog=CATALOG)
-    grad_bytes = 2 * ((dims.parameters() - experts) / (tp * pp) + experts / (tp * pp * ep))
-    assert result.total_comm_s["dp"] == pytest.approx(_collective_s("all_reduce", grad_bytes, 32, 1), rel=1e-9)
+    dense = 2 * (dims.parameters() - experts) / (tp * pp)
+    expert = 2 * experts / (tp * pp * ep)
+    expected = _collective_s("all_reduce", dense, 32, 1) + _collective_s("all_reduce", expert, 4, 1)
+    assert result.total_comm_s["dp"] == pytest.approx(expected, rel=1e-9)
+    assert result.total_comm_s["dp"] < _collective_s("all_reduce", dense + expert, 32, 1)
+    # ZeRO 2: reduce-scatter + all-gather, each split the same way.
+    zero2 = step_time(job(model="mixtral-8x7b", tp=tp, pp=pp, ep=ep, zero_stage=2), H100, "roce-v2",
+                      catalog=CATALOG)
+    expected2 = sum(_collective_s(op, size, ranks, 1) for op in ("reduce_scatter", "all_gather")
+                    for size, ranks in ((dense, 32), (expert, 4)))
+    assert zero2.total_comm_s["dp"] == pytest.approx(expected2, rel=1e-9)
+
+
+def test_expert_data_parallel_group_inside_a_node():
+    # tp 1, ep 8 on 8-GPU nodes: the 8 EP peers fill a node, so each expert-data-parallel group
+    # (dp / ep = 16 ranks, 8 apart) has one rank per node; the dense group (128 ranks) has 8 per node.
+    dims = model_dims("mixtral-8x7b")
+    experts = 8 * 32 * 3 * 4096 * 14336
+    cluster = ClusterShape(gpu=CATALOG.gpu("h100-sxm"), gpus=128, gpus_per_node=8, scale_up_domain=8,
+                           nics_per_node=8)
+    result = step_time(job(model="mixtral-8x7b", tp=1, pp=1, ep=8, global_batch_sequences=128), cluster,
+                       "roce-v2", catalog=CATALOG)
+    dense = 2 * (dims.parameters() - experts)
+    expected = (_collective_s("all_reduce", dense, 128, 8)
+                + _collective_s("all_reduce", 2 * experts / 8, 16, 1))
+    assert result.total_comm_s["dp"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_uneven_stages_size_compute_and_communication_alike():
+    # llama3-70b has 80 layers: pp 6 -> stages of ceil(80/6) = 14 layers. The fullest stage sets the
+    # pace for compute as well as for TP traffic (the old model took 80/6 = 13.3 layers of compute).
+    cluster = ClusterShape(gpu=CATALOG.gpu("h100-sxm"), gpus=48 * 8, gpus_per_node=8, scale_up_domain=8,
+                           nics_per_node=8)
+    uneven = step_time(job(pp=6, global_batch_sequences=64), cluster, "roce-v2", catalog=CATALOG)
+    _, hardware = training_flops_per_token(model_dims("llama3-70b"), 8192, "selective")
+    per_mb = hardware * 8192 * 14 / 80 / 8 / (989e12 * 0.43)
+    assert uneven.compute_s == pytest.approx(uneven.micro_batches * per_mb, rel=1e-9)
+    activation = 1 * 8192 * 8192 * 2
+    one = _collective_s("all_gather", activation, 8, 8) + _collective_s("reduce_scatter", activation, 8, 8)
+    assert uneven.total_comm_s["tp"] == pytest.approx(uneven.micro_batches * 14 * 4 * one, rel=1e-9)
+    # DP gradients: the fullest stage's 14/80 of the parameters, / tp.
+    dp = uneven.dp
+    grads = 2 * model_dims("llama3-70b").parameters() * 14 / 80 / 8
+    assert uneven.total_comm_s["dp"] == pytest.approx(_collective_s("all_reduce", grads, dp, 1), rel=1e-9)
+    # Interleaving does not change the fullest stage: 126 layers on 16 stages -> 8 for v = 1 and v = 7
+    # (7 chunks of 1-2 layers; not 7 x ceil(126/112) = 14).
+    base = dict(model="llama3-405b", tp=8, pp=16, global_batch_sequences=128, seq_len_tokens=8192)
+    one = step_time(job(**base), H100, "infiniband-ndr", catalog=CATALOG)
+    seven = step_time(job(**base, virtual_pipeline_stages=7), H100, "infiniband-ndr", catalog=CATALOG)
+    assert seven.compute_s == pytest.approx(one.compute_s, rel=1e-12)
+    assert seven.total_comm_s["tp"] == pytest.approx(one.total_comm_s["tp"], rel=1e-12)
+    _, hardware_405 = training_flops_per_token(model_dims("llama3-405b"), 8192, "selective")
+    assert one.compute_s == pytest.approx(one.micro_batches * hardware_405 * 8192 * 8 / 126 / 8 / (989e12 * 0.43))
 
 
 def test_parallel_groups_that_do_not_fill_nodes_evenly_are_input_errors():
@@ -202,3 +255,26 @@ def test_expert_parallelism_needs_an_moe_model():
     with pytest.raises(InputError, match="needs a mixture-of-experts model") as error:
         step_time(job(model="llama3-8b", ep=4), H100, "roce-v2", catalog=CATALOG)
     assert error.value.location == "jobs[j].ep"
+
+
+def test_achievable_fraction_is_one_helper_for_step_and_decision():
+    from fabricplan.catalog.files import load_data_file
+    from fabricplan.decide.numbers import Levers, cluster_shape as decision_shape
+    from fabricplan.perf import achievable_fraction
+    from fabricplan.spec import parse_spec
+    from fabricplan.spec.models import GpuInline
+
+    default = load_data_file("perf_defaults.yaml")["parameters"]["default_achievable_fraction_of_peak"]["value"]
+    assert achievable_fraction(CATALOG.gpu("h100-sxm")) == 0.43
+    inline = GpuInline(peak_dense_tflops={"bf16": 989}, hbm_gbytes=80, nvlink_bandwidth_gbytes_per_s=900,
+                       power_w=700)
+    assert achievable_fraction(inline) == default == 0.4
+    # The decision's efficiency lever scales the same value (inline GPU: the 0.4 default x 1.5).
+    spec = parse_spec({"name": "t", "cluster": {"gpu": inline.model_dump(exclude_none=True), "gpus": 16,
+                                                "gpus_per_node": 8, "nics_per_node": 8},
+                       "fabrics": ["roce-v2"]})
+    shape = decision_shape(spec, CATALOG, Levers(efficiency_multiplier=1.5))
+    assert achievable_fraction(shape.gpu) == pytest.approx(0.6)
+    result = step_time(job(model="llama3-8b", tp=8, pp=1, global_batch_sequences=16), shape, "roce-v2",
+                       catalog=CATALOG)
+    assert result.notes == ["achievable fraction of peak 0.600"]

@@ -17,8 +17,8 @@ from fabricplan.cost import Assumptions, FabricCost, cost_fabric
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.decide.models import FabricOutcome, JobOutcome
 from fabricplan.perf.flops import model_dims
-from fabricplan.perf.latency import perf_parameter, point_to_point_latency
-from fabricplan.perf.step import ClusterShape, StepResult, step_time
+from fabricplan.perf.latency import point_to_point_latency
+from fabricplan.perf.step import ClusterShape, StepResult, achievable_fraction, step_time
 from fabricplan.perf.step import cluster_shape as perf_cluster_shape
 from fabricplan.spec import ClusterSpec, FabricChoice, JobSpec
 
@@ -42,8 +42,7 @@ def cluster_shape(spec: ClusterSpec, catalog: Catalog, levers: Levers) -> Cluste
     if levers.efficiency_multiplier == 1.0:
         return shape
     gpu = shape.gpu
-    # The step model's own fallback when the GPU entry gives no fraction (perf/step.py).
-    base = gpu.achievable_fraction_of_peak or perf_parameter("default_achievable_fraction_of_peak")
+    base = achievable_fraction(gpu)  # the step model's own value, fallback included
     scaled = gpu.model_copy(update={"achievable_fraction_of_peak": min(1.0, base * levers.efficiency_multiplier)})
     return replace(shape, gpu=scaled)
 

@@ -7,6 +7,7 @@ Public entry points: :func:`fabricplan.perf.latency.point_to_point_latency`,
 
 from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.latency import point_to_point_latency
-from fabricplan.perf.step import ClusterShape, StepResult, cluster_shape, step_time
+from fabricplan.perf.step import ClusterShape, StepResult, achievable_fraction, cluster_shape, step_time
 
-__all__ = ["ClusterShape", "StepResult", "cluster_shape", "collective_time", "point_to_point_latency", "step_time"]
+__all__ = ["ClusterShape", "StepResult", "achievable_fraction", "cluster_shape", "collective_time",
+           "point_to_point_latency", "step_time"]

@@ -37,12 +37,10 @@ from functools import lru_cache
 from fabricplan.errors import InputError
 from fabricplan.perf import nccl_tuner
 from fabricplan.perf.ecmp import routed_efficiency
-from fabricplan.perf.latency import perf_parameter, point_to_point_latency
+from fabricplan.perf.latency import perf_parameter, perf_table, point_to_point_latency
 from fabricplan.perf.nccl_tuner import Communicator, Graph
 
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv")
-_ARCH_COMPUTE_CAPABILITY = {"volta": 70, "ampere": 80, "hopper": 90, "blackwell": 100}
-_NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL = {70: 50.0, 80: 50.0, 90: 50.0, 100: 100.0}
 # ECMP traffic pattern of each NCCL graph (and of the p2p AllToAll): see routing_efficiency.
 GRAPH_TRAFFIC_PATTERN = {"ring": "ring", "tree": "tree", "nvls": "tree", "collnet": "ring", "p2p": "all_to_all"}
 
@@ -57,16 +55,29 @@ def bus_bandwidth_factor(operation: str, n_ranks: int) -> float:
 
 
 def gpu_compute_capability(gpu) -> int:
-    """Compute capability x10 from the catalog field, else from the architecture name."""
+    """Compute capability x10 from the catalog field, else from the architecture name
+    (``architecture_compute_capability`` in ``nccl_tuner.yaml``)."""
     value = getattr(gpu, "compute_capability", None)
     if value:
         return int(value)
+    table = nccl_tuner.architecture_compute_capabilities()
     try:
-        return _ARCH_COMPUTE_CAPABILITY[gpu.architecture]
+        return table[gpu.architecture]
     except KeyError:
         raise InputError(f"unknown GPU architecture '{gpu.architecture}'; known: "
-                         f"{', '.join(_ARCH_COMPUTE_CAPABILITY)} (or set compute_capability)",
+                         f"{', '.join(table)} (or set compute_capability)",
                          location="gpu.architecture") from None
+
+
+def nvlink_gbytes_per_link_bidirectional(compute_capability: int) -> float:
+    """Hardware NVLink bandwidth per link, both directions [GB/s] (``perf_defaults.yaml``).
+
+    The entry for the highest listed capability <= ``compute_capability`` (the lowest listed one
+    for older GPUs), as NCCL's own per-link table is looked up (src/graph/topo.h).
+    """
+    table = {int(cc): float(v) for cc, v in perf_table("nvlink_gbytes_per_link_bidirectional").items()}
+    eligible = [cc for cc in table if cc <= compute_capability]
+    return table[max(eligible)] if eligible else table[min(table)]
 
 
 def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
@@ -74,7 +85,7 @@ def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
     cc = gpu_compute_capability(gpu)
     links = getattr(gpu, "nvlink_links", None)
     if links is None:
-        per_link = _NVLINK_GBYTES_PER_LINK_BIDIRECTIONAL.get(cc, 50.0)
+        per_link = nvlink_gbytes_per_link_bidirectional(cc)
         links = round(gpu.nvlink_bandwidth_gbytes_per_s / per_link)
     return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)
 

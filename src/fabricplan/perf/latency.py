@@ -9,7 +9,9 @@ One-way time of one message between two GPUs' NICs::
 ``host_stack_latency_us`` is the fabric profile's end-host pair cost (kernel TCP vs RDMA verbs,
 both NICs and PCIe, as perftest/ib_write_lat reports it back to back); switch latency comes from
 the catalog switch; hops from the tier the two endpoints share: same leaf = 1 switch, same pod
-(leaf-spine-leaf) = 3, across the core = 5.
+(leaf-spine-leaf) = 3, across the core = 5. Host links are copper (DAC) only when the caller says
+they are in-rack (``host_links_in_rack``, the ``leaf_spine`` style) and the fabric has a DAC;
+otherwise fibre.
 
 References
 ----------
@@ -33,6 +35,11 @@ SWITCHES_BY_HOP_CLASS: dict[str, int] = {"same_leaf": 1, "same_pod": 3, "cross_c
 def perf_parameter(name: str) -> float:
     """A value from ``perf_defaults.yaml`` (unit and source alongside it in the file)."""
     return float(load_data_file("perf_defaults.yaml")["parameters"][name]["value"])
+
+
+def perf_table(name: str) -> dict:
+    """A mapping-valued entry of ``perf_defaults.yaml`` (unit and source alongside it in the file)."""
+    return dict(load_data_file("perf_defaults.yaml")["parameters"][name]["value"])
 
 
 @dataclass(frozen=True)
@@ -61,10 +68,14 @@ def serialization_us(message_bytes: int, link_rate_gbps: float) -> float:
 
 
 def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: HopClass | int = "same_leaf",
-                           message_bytes: int = 8) -> LatencyBreakdown:
+                           message_bytes: int = 8, *, host_links_in_rack: bool = False) -> LatencyBreakdown:
     """One-way latency between two NICs on ``fabric`` (a catalog FabricProfile) [us].
 
     ``hop_class`` is "same_leaf", "same_pod", "cross_core" or a number of switches.
+    ``host_links_in_rack``: the NIC-to-leaf links are in-rack cables (the ``leaf_spine`` ToR style,
+    ``FabricSize.host_links_in_rack``); only then, and only if the fabric has a host DAC, do they
+    propagate at copper speed. Otherwise (rail-optimised and other styles, or topology unknown)
+    host links are optical, as the BOM counts them (cost/bom.py).
     Returns both the small-message time (serialised at line rate) and the bandwidth-bound time
     (``message_bytes / effective_bandwidth``).
     """
@@ -77,7 +88,7 @@ def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: Hop
     else:
         raise InputError(f"unknown hop class '{hop_class}'; known: {', '.join(SWITCHES_BY_HOP_CLASS)}")
     switching = switches * switch_port_to_port_ns / 1000.0
-    copper = fabric.hardware.host_dac is not None
+    copper = host_links_in_rack and fabric.hardware.host_dac is not None
     host_prop = perf_parameter("copper_propagation_ns_per_m" if copper else "fibre_propagation_ns_per_m")
     propagation = (2 * perf_parameter("host_link_length_m") * host_prop
                    + max(switches - 1, 0) * perf_parameter("switch_link_length_m")

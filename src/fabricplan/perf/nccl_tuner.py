@@ -61,6 +61,11 @@ def nvlink_bw_per_link_gbytes_per_s(compute_capability: int) -> float:
     return float(table[max(eligible)] if eligible else table[min(table)])
 
 
+def architecture_compute_capabilities() -> dict[str, int]:
+    """Compute capability (x10) of each architecture name (``nccl_tuner.yaml``, CUDA guide)."""
+    return {name: int(cc) for name, cc in load_data_file("nccl_tuner.yaml")["architecture_compute_capability"].items()}
+
+
 def architecture(compute_capability: int) -> str:
     """NCCL's table row for a GPU: volta (<80), ampere (80-89), hopper (90-99), blackwell (>=100)."""
     if compute_capability >= 100:
@@ -364,7 +369,8 @@ def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collec
         if constants["tree_ll128_cap"] == "tree_ll128_per_channel_arch":
             bus_bw = min(bus_bw, n_ch * _per_arch(constants, "per_channel_max_tree_ll128_bw", comm))
         else:
-            bus_bw = min(bus_bw, n_ch * constants["ll128_per_channel_cap_by_collective"][collective] * 7.0 / 9.0)
+            bus_bw = min(bus_bw, n_ch * constants["ll128_per_channel_cap_by_collective"][collective]
+                         * constants["tree_ll128_cap_multiplier"])
     if algorithm == "pat":
         bus_bw *= constants["pat_factor"]
     if collnet:
@@ -394,7 +400,7 @@ def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collec
             ratio = constants["nvls_algbw_ratio"]
             bus_bw *= n_ranks / _n_steps(collective, n_ranks) if ratio == "nranks_over_nsteps" else ratio
         else:
-            bus_bw *= 0.5
+            bus_bw *= constants["tree_algbw_ratio"]
     return max(bus_bw, 0.0)
 
 

@@ -4,7 +4,15 @@ Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches p
 
     t_mb      = compute_mb + exposed TP + exposed EP + exposed CP + v x PP send/recv    (one micro-batch)
     step      = (m + (pp - 1) / v) x t_mb + exposed DP            (1F1B, interleaved with v chunks)
-    compute_mb = hardware FLOPs per micro-batch / (tp x cp x pp) / (peak x achievable fraction)
+    compute_mb = hardware FLOPs per micro-batch x (L_stage / L) / (tp x cp) / (peak x achievable fraction)
+    L_stage    = ceil(L / pp)                                     (layers of the fullest stage)
+
+* Stage size: one number, ``L_stage``, sizes every per-stage quantity (compute, TP/EP/CP traffic,
+  DP gradients). Pipeline stages run in lock step, so when ``pp`` does not divide the ``L`` layers
+  the fullest stage sets the pace for all of them; with an even split ``L_stage / L = 1/pp``. The
+  layers are taken as balanced (stages differ by at most one layer, as Llama 3 405B's 126 layers
+  on 16 stages: 8, with 7 on the first and last); a stage's ``v`` chunks may then differ by one
+  layer too (``pp x v <= L`` leaves every chunk at least one).
 
 * TP (inside the scale-up domain): per layer and micro-batch 2 all-reduces forward and 2 backward
   (+2 with full recomputation) of ``b x s/cp x h`` activations, or the same bytes as all-gather +
@@ -14,9 +22,13 @@ Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches p
   interleaved schedule (``v = virtual_pipeline_stages`` model chunks per stage) the bubble is
   ``(pp-1)/(v*m)`` of the ideal time and there are ``v`` times as many stage boundaries, so PP
   communication grows ``v``-fold ([1]_ §2.2.2).
-* DP: gradients ``params / (tp x pp)`` (experts / ep): all-reduce (ZeRO 0/1), reduce-scatter +
-  all-gather (ZeRO 2), or 2 all-gathers + reduce-scatter (ZeRO 3/FSDP); with ``dp_overlap`` only
-  the part longer than the last micro-batch's backward (x ``dp_overlap_efficiency``) is exposed.
+* DP: the fullest stage's gradients (``params x L_stage / L / tp``) in two collectives: dense
+  (attention, embeddings) over the ``dp x cp`` data-parallel ranks, and for MoE with ep > 1 the
+  expert weights (``/ ep``) over the ``dp x cp / ep`` expert-data-parallel ranks (each expert
+  shard is replicated only there; Megatron-Core's expert-data-parallel group). Each is an
+  all-reduce (ZeRO 0/1), reduce-scatter + all-gather (ZeRO 2), or 2 all-gathers + reduce-scatter
+  (ZeRO 3/FSDP), run one after the other; with ``dp_overlap`` only the part longer than the last
+  micro-batch's backward (x ``dp_overlap_efficiency``) is exposed.
 * EP: 2 all-to-alls forward (dispatch, combine) and 2 backward per MoE layer; CP: K/V all-gather
   forward and all-gather + reduce-scatter backward, hidden behind the layer's attention compute.
 
@@ -87,6 +99,15 @@ class StepResult:
         return asdict(self)
 
 
+def achievable_fraction(gpu) -> float:
+    """Share of peak dense FLOPs ``gpu`` sustains in training: the GPU's own
+    ``achievable_fraction_of_peak`` (catalog or inline GPU), else ``default_achievable_fraction_of_peak``
+    from ``perf_defaults.yaml``. The one place this fallback lives (the step model and the decision's
+    efficiency lever both use it)."""
+    value = getattr(gpu, "achievable_fraction_of_peak", None)
+    return float(value) if value else perf_parameter("default_achievable_fraction_of_peak")
+
+
 def _degrees(job, gpus: int, cluster: ClusterShape) -> tuple[int, int, int, int, int, int]:
     tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
     model_parallel = tp * pp * cp
@@ -154,17 +175,18 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
     if not peak:
         raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
-    fraction = getattr(cluster.gpu, "achievable_fraction_of_peak", None) or perf_parameter(
-        "default_achievable_fraction_of_peak")
+    fraction = achievable_fraction(cluster.gpu)
     seq, b, h = job.seq_len_tokens, job.micro_batch_sequences, dims.hidden
     act_bytes = perf_parameter("activation_bytes_per_element")
     model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
     tokens_mb = b * seq
-    compute_mb = hw_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
-    model_compute_mb = model_flops_token * tokens_mb / (tp * cp * pp) / (peak * 1e12 * fraction)
+    # Uneven stages: the fullest one (ceil(layers / pp), balanced split) sets the pace; its share of
+    # the model sizes compute and every per-stage communication alike.
+    layers_per_stage = -(-dims.layers // pp)
+    stage_share = layers_per_stage / dims.layers  # = 1/pp when pp divides the layers
+    compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
+    model_compute_mb = model_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
     backward_mb = model_compute_mb * 2.0 / 3.0
-    # Uneven stages: the fullest one sets the pace (v chunks of ceil(layers / (pp*v)) layers each).
-    layers_per_stage = virtual * -(-dims.layers // (pp * virtual))
     args = dict(fabric=fabric, cluster=cluster, catalog=catalog, nccl_version=nccl_version)
 
     # Tensor parallel: inside one node / scale-up domain.
@@ -209,21 +231,40 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
         cp_total_mb = layers_per_stage * per_layer
         cp_exposed_mb = layers_per_stage * max(per_layer - attention_mb, 0.0)
 
-    # Data parallel gradients.
+    # Data parallel gradients of the fullest stage.
     # MoE: every expert's FFN is sharded over ep; attention and embeddings are replicated.
     expert_params = (dims.experts * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)
     dense_params = dims.parameters() - expert_params
-    grad_bytes = perf_parameter("gradient_bytes_per_parameter") * (
-        dense_params / (tp * pp) + expert_params / (tp * pp * ep))
-    dp_group = dp * cp  # gradients are reduced over data and context parallel ranks
+    grad_per_param = perf_parameter("gradient_bytes_per_parameter")
+    dense_bytes = grad_per_param * dense_params * stage_share / tp
+    expert_bytes = grad_per_param * expert_params * stage_share / (tp * ep)
+    dp_group = dp * cp  # dense gradients are reduced over data and context parallel ranks
     dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node, f"jobs[{job.name}].dp")
-    if job.zero_stage <= 1:
-        dp_total = _collective_s("all_reduce", grad_bytes, dp_group, dp_per_node, **args)
-    else:
-        reduce_scatter = _collective_s("reduce_scatter", grad_bytes, dp_group, dp_per_node, **args)
-        all_gather = _collective_s("all_gather", grad_bytes, dp_group, dp_per_node, **args)
-        dp_total = reduce_scatter + all_gather * (2 if job.zero_stage == 3 else 1)
+    # Expert gradients: only over the dp*cp/ep ranks holding the same expert shard. On one node the
+    # dp*cp group's ranks split into EP peers x expert-DP peers.
+    edp_group = dp_group // ep
+    edp_per_node = 1
+    if ep > 1 and expert_params:
+        ep_in_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node, f"jobs[{job.name}].ep")
+        edp_per_node = max(1, dp_per_node // ep_in_node)
+        if edp_group % edp_per_node:
+            raise InputError(f"the expert-data-parallel group's {edp_group} ranks do not split evenly over "
+                             f"{cluster.gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
+                             "degrees that fill whole nodes", location=f"jobs[{job.name}].ep")
+
+    def _reduce_gradients(size_bytes: float, ranks: int, per_node: int) -> float:
+        if job.zero_stage <= 1:
+            return _collective_s("all_reduce", size_bytes, ranks, per_node, **args)
+        reduce_scatter = _collective_s("reduce_scatter", size_bytes, ranks, per_node, **args)
+        all_gather = _collective_s("all_gather", size_bytes, ranks, per_node, **args)
+        return reduce_scatter + all_gather * (2 if job.zero_stage == 3 else 1)
+
+    if ep > 1:
+        dp_total = (_reduce_gradients(dense_bytes, dp_group, dp_per_node)
+                    + _reduce_gradients(expert_bytes, edp_group, edp_per_node))
+    else:  # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
+        dp_total = _reduce_gradients(dense_bytes + expert_bytes, dp_group, dp_per_node)
     window = perf_parameter("dp_overlap_efficiency") * backward_mb if job.dp_overlap else 0.0
     dp_exposed = max(dp_total - window, 0.0)
 

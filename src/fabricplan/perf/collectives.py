@@ -14,6 +14,11 @@ A fabric profile and a GPU become the inputs NCCL's tuner would see (:class:`Com
   NCCL's constants were tuned on (0 for InfiniBand, ~0.7 us per switch hop for RoCE, ~9 us for
   kernel TCP).
 
+* Topology (:class:`FabricTopology`, the spec's ``topology`` section): the style sets how many
+  nodes share a leaf (rail-optimised: a scalable unit, NIC *i* of each node on rail leaf *i*;
+  ToR ``leaf_spine``/``fat_tree``: a rack, all NICs of a node on one leaf) and the realised
+  oversubscription of each tier caps the traffic that must cross it (:func:`oversubscription_factor`).
+
 AllReduce, AllGather, ReduceScatter, Broadcast and Reduce use NCCL's tuner
 (:mod:`fabricplan.perf.nccl_tuner`); SendRecv is modelled as a 2-rank Broadcast and AllToAll as
 parallel point-to-point transfers (each GPU through its own NIC, "Alltoall cannot aggregate the
@@ -101,37 +106,164 @@ def _intra_node_bandwidth_gbytes_per_s(gpu) -> float:
 
 
 @dataclass(frozen=True)
-class NetworkPlacement:
-    """Where a communicator's nodes sit in the fabric (for ECMP and hop counts).
+class FabricTopology:
+    """The cluster fabric a communicator runs on: the spec's ``topology`` section and the cluster size.
 
-    ``nodes_per_leaf``: nodes whose NIC of one rail shares a leaf; ``leaf_uplinks``: uplinks per
-    leaf; ``tiers``: switch tiers the job spans (1 = one switch).
+    ``style``, ``oversubscription`` (down:up per tier: leaf, spine), ``reserved_leaf_ports`` and
+    ``tiers`` (None = auto) are what the cost side passes to ``topology.size_fabric`` for
+    ``cluster_nodes`` nodes (None = just the communicator's nodes). ``topology_aware_scheduling``:
+    jobs are packed onto whole leaf groups in rank order (True, the placement the ECMP model
+    assumes) or land on arbitrary leaves (False). The defaults are a non-blocking rail-optimised
+    fabric with aligned placement.
+    """
+
+    style: str = "rail_optimized"
+    oversubscription: tuple[float, ...] = (1.0, 1.0)
+    reserved_leaf_ports: int = 0
+    tiers: int | None = None
+    cluster_nodes: int | None = None
+    topology_aware_scheduling: bool = True
+
+
+@dataclass(frozen=True)
+class NetworkPlacement:
+    """Where a communicator's nodes sit in the fabric (for ECMP, oversubscription and hop counts).
+
+    ``nodes_per_leaf``: nodes whose NIC of one rail shares a leaf (rail-optimised: the scalable
+    unit; ToR: the rack); ``leaf_uplinks``: uplinks per leaf; ``tiers``: switch tiers the job spans
+    (1 = one switch). ``nodes_per_pod``: nodes under one pod's spines (0 without a pod tier);
+    ``oversubscription``: the fabric's realised down:up ratio per tier with uplinks (leaf, spine, ..;
+    empty = non-blocking); ``nics_per_leaf``: NICs of one node on one leaf (1 for rails, all of them
+    for a ToR); ``aligned``: the communicator fills whole leaf groups in rank order.
     """
 
     tiers: int = 1
     nodes_per_leaf: int = 1
     leaf_uplinks: int = 1
+    nodes_per_pod: int = 0
+    oversubscription: tuple[float, ...] = ()
+    nics_per_leaf: int = 1
+    aligned: bool = True
+
+
+def _nodes_per_leaf(size, nics_per_node: int) -> int:
+    """Whole nodes under one leaf group: the style's servers per leaf (rail SU, ToR rack), else
+    (``fat_tree``, NIC ports filled in order) host ports // NICs per node; at least 1."""
+    if size.servers_per_leaf:
+        return size.servers_per_leaf
+    return max(size.leaf_host_ports_max // nics_per_node, 1)
+
+
+def _nodes_per_pod(size, nics_per_node: int, nodes_per_leaf: int) -> int:
+    """Nodes under one pod's spines of a 3+ tier fabric (0 otherwise): a rail pod holds
+    ``leaves_per_pod / rails`` scalable units, a ToR/fat-tree pod ``leaves_per_pod`` leaves."""
+    if size.tiers < 3 or not size.leaves_per_pod:
+        return 0
+    leaf_groups = size.leaves_per_pod // nics_per_node if size.style == "rail_optimized" else size.leaves_per_pod
+    return max(leaf_groups, 1) * nodes_per_leaf
 
 
 @lru_cache(maxsize=1024)
-def placement_for(n_nodes: int, nics_per_node: int, radix: int, style: str = "rail_optimized") -> NetworkPlacement:
-    """Place ``n_nodes`` on the smallest fabric that holds them (topology.size_fabric)."""
+def placement_for(n_nodes: int, nics_per_node: int, radix: int, style: str = "rail_optimized",
+                  oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
+                  cluster_nodes: int | None = None, cluster_tiers: int | None = None,
+                  aligned: bool = True) -> NetworkPlacement:
+    """Place ``n_nodes`` on the smallest fabric of this design that holds them (topology.size_fabric).
+
+    Tiers spanned come from that fabric (the communicator packed in rank order; at least 2 when
+    it spans the cluster's ToRs); the leaf group, the leaf's uplinks, the realised oversubscription
+    per tier and the pod size from the whole cluster's fabric, sized with the same inputs as the cost side (``cluster_nodes``, ``cluster_tiers``;
+    None = the communicator's own fabric). InputError (from size_fabric) for an impossible design.
+    """
     from fabricplan.topology import size_fabric
 
     if n_nodes <= 1:
-        return NetworkPlacement()
-    size = size_fabric(nodes=n_nodes, nics_per_node=nics_per_node, radix=radix, style=style)
-    if size.tiers == 1:
-        return NetworkPlacement(1, n_nodes, 1)
-    return NetworkPlacement(size.tiers, max(size.servers_per_leaf, 1), max(size.leaf_uplinks, 1))
+        return NetworkPlacement(aligned=aligned)
+    design = dict(nics_per_node=nics_per_node, radix=radix, style=style,
+                  oversubscription=tuple(float(r) for r in oversubscription),
+                  reserved_leaf_ports=reserved_leaf_ports)
+    size = size_fabric(nodes=n_nodes, **design)
+    whole = size
+    if (cluster_nodes is not None and cluster_nodes != n_nodes) or cluster_tiers is not None:
+        whole = size_fabric(nodes=max(cluster_nodes or n_nodes, n_nodes), tiers=cluster_tiers, **design)
+    nics_per_leaf = 1 if style == "rail_optimized" else nics_per_node
+    ratios = tuple(float(r) for r in whole.oversubscription_effective)
+    per_leaf = _nodes_per_leaf(whole, nics_per_node) if whole.tiers >= 2 else n_nodes
+    tiers = size.tiers
+    if tiers == 1 and n_nodes > per_leaf:  # fits one switch alone, but spans the cluster's ToRs
+        tiers = 2
+    if tiers == 1:
+        return NetworkPlacement(1, n_nodes, 1, nics_per_leaf=nics_per_leaf, aligned=aligned)
+    return NetworkPlacement(tiers, per_leaf, max(whole.leaf_uplinks, 1),
+                            nodes_per_pod=_nodes_per_pod(whole, nics_per_node, per_leaf),
+                            oversubscription=ratios, nics_per_leaf=nics_per_leaf, aligned=aligned)
+
+
+def crossing_share(pattern: str, n_nodes: int, block_nodes: int, aligned: bool = True) -> float:
+    """Share of the traffic a block's nodes send that leaves the block (a leaf group or a pod) [0-1].
+
+    The same flow counts as the ECMP model (:func:`routing_efficiency`), for a communicator of
+    ``n_nodes`` nodes packed in rank order, ``m = block_nodes`` of them per block:
+
+    * ``ring``: one ring hop per channel leaves a block, out of ``m`` hops that start in it: ``1/m``
+      (rail-aligned rings stay on their rail leaf inside a scalable unit; under a ToR a ring leaves
+      every rack, so ``m`` is only the servers per ToR). CollNet/SHARP counts as ring: the leaf
+      reduces its hosts' data and sends one stream up.
+    * ``tree``: every node's tree connections are taken to leave the block, ``1`` (as the ECMP
+      count; conservative: a rank-ordered binary tree would cross about once per block).
+    * ``all_to_all``: the share of remote peers outside the block, ``(n - m) / (n - 1)`` (PXN keeps
+      rail-optimised traffic on the destination's rail, so peers in the same SU stay local).
+
+    0 when the communicator fits in one block. Without topology-aware scheduling
+    (``aligned=False``) a communicator that spans blocks is taken to have its ring neighbours and
+    peers under other leaves: share 1 for every pattern.
+    """
+    if n_nodes <= block_nodes or block_nodes < 1:
+        return 0.0
+    if not aligned:
+        return 1.0
+    if pattern == "ring":
+        return 1.0 / block_nodes
+    if pattern == "tree":
+        return 1.0
+    if pattern == "all_to_all":
+        return (n_nodes - block_nodes) / (n_nodes - 1)
+    raise InputError(f"unknown traffic pattern '{pattern}'; known: ring, tree, all_to_all")
+
+
+def oversubscription_factor(placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
+    """Share of the per-NIC bandwidth left when the traffic crossing oversubscribed tiers is capped.
+
+    A tier with realised down:up ratio ``r`` (``FabricSize.oversubscription_effective``; r = d/u,
+    d host/down ports at the line rate, u uplinks) carries at most ``d x B / r`` up, i.e. 1/r of its
+    hosts' bandwidth. If every node under it runs the collective and a share ``s`` of their
+    traffic must leave (:func:`crossing_share`), that traffic asks for ``s x d x B``; a synchronous
+    collective runs at the pace of its slowest hop, so every rank's inter-node bandwidth scales by
+
+        f = min(1, 1 / (r x s))      per crossed tier (leaf -> spine, spine -> core); the minimum over tiers
+
+    (capacity over demand at a saturated link; fat-tree oversubscription, Al-Fares et al.,
+    SIGCOMM 2008 §2.1; Leiserson, IEEE Trans. Comput. 34(10), 1985). ``s = 1`` gives the plain
+    ``1/r``; traffic that stays under one leaf (``s = 0``) is unaffected, as is every pattern at
+    1:1 (``r <= 1``).
+    """
+    if placement.tiers <= 1 or not placement.oversubscription:
+        return 1.0
+    factor = 1.0
+    for ratio, block in zip(placement.oversubscription, (placement.nodes_per_leaf, placement.nodes_per_pod)):
+        share = crossing_share(pattern, n_nodes, block, placement.aligned) if block else 0.0
+        if share > 0 and ratio * share > 1.0:
+            factor = min(factor, 1.0 / (ratio * share))
+    return factor
 
 
 def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
-    """Share of the per-NIC bandwidth left after ECMP collisions for a traffic ``pattern``.
+    """Share of the per-NIC bandwidth left after ECMP collisions and oversubscribed uplinks.
 
-    Flows crossing a leaf's uplinks: ring = channels per NIC (each ring leaves a leaf group once),
-    tree = every node under the leaf, all_to_all = every node to every remote node, each times the
-    NCCL queue pairs per connection. 1 when the job fits under one leaf.
+    ``ecmp x oversubscription_factor``. Flows crossing a leaf's uplinks: ring = channels per NIC
+    (each ring leaves a leaf group once), tree = every node under the leaf, all_to_all = every node
+    to every remote node, each times the NCCL queue pairs per connection and the NICs of one node on
+    the leaf (1 for rails, all for a ToR). 1 when the job fits under one leaf.
     """
     if placement.tiers <= 1 or n_nodes <= placement.nodes_per_leaf:
         return 1.0
@@ -140,8 +272,10 @@ def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_node
     remote_nodes = max(n_nodes - placement.nodes_per_leaf, 1)
     flows = {"ring": channels, "tree": placement.nodes_per_leaf * channels,
              "all_to_all": placement.nodes_per_leaf * remote_nodes}[pattern] * per_connection
-    return routed_efficiency(flows, placement.leaf_uplinks, fabric.routing == "adaptive",
+    ecmp = routed_efficiency(flows * max(placement.nics_per_leaf, 1), placement.leaf_uplinks,
+                             fabric.routing == "adaptive",
                              perf_parameter("adaptive_routing_residual_collision_fraction"))
+    return ecmp * oversubscription_factor(placement, pattern, n_nodes)
 
 
 def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int) -> float:
@@ -208,6 +342,7 @@ class CollectiveResult:
     channels: int = 0
     threads: int = 0
     nccl_estimate_us: float = 0.0
+    oversubscription_factor: float = 1.0  # part of routing_efficiency due to oversubscribed tiers
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -244,13 +379,17 @@ def load_reference_fabric_id() -> str:
     return load_data_file("perf_defaults.yaml")["parameters"]["nccl_latency_reference_fabric"]["value"]
 
 
-def fabric_context(fabric, catalog, n_nodes: int, nics_per_node: int):
-    """(fabric profile, placement, latencyInter [us]) for a fabric id or profile on ``n_nodes`` nodes."""
+def fabric_context(fabric, catalog, n_nodes: int, nics_per_node: int, topology: FabricTopology | None = None):
+    """(fabric profile, placement, latencyInter [us]) for a fabric id or profile on ``n_nodes`` nodes
+    of the ``topology`` (default: non-blocking rail-optimised)."""
     catalog = catalog or default_catalog()
+    topology = topology or FabricTopology()
     profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
     switch = catalog.switch(profile.hardware.switch)
     radix = switch.radix_at(profile.link_rate_gbps) or max(switch.ports_by_speed_gbps.values())
-    placement = placement_for(n_nodes, nics_per_node, radix)
+    placement = placement_for(n_nodes, nics_per_node, radix, topology.style, tuple(topology.oversubscription),
+                              topology.reserved_leaf_ports, topology.cluster_nodes, topology.tiers,
+                              topology.topology_aware_scheduling)
     reference = catalog.fabric(load_reference_fabric_id())
     reference_switch = catalog.switch(reference.hardware.switch)
     switches = max(2 * placement.tiers - 1, 1)  # up and down through the top tier: 1, 3, 5, 7 switches
@@ -263,7 +402,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                     nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
                     nccl_version: str | None = None, cpu_vendor: str = "intel", catalog=None,
                     per_nic_bandwidth_gbytes_per_s: float | None = None,
-                    placement: NetworkPlacement | None = None) -> CollectiveResult:
+                    placement: NetworkPlacement | None = None,
+                    topology: FabricTopology | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -275,12 +415,14 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     gpu : a catalog Gpu (compute capability, NVLink links).
     algorithm, protocol : force one, like ``NCCL_ALGO``/``NCCL_PROTO``; InputError if unavailable.
     nccl_version : tuner constants to use (default: newest bundled).
+    topology : the cluster fabric (style, oversubscription, ...; default non-blocking rail-optimised);
+        ``placement`` overrides where the communicator sits.
     """
     _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
     ranks_per_node = min(gpus_per_node, n_gpus)
     n_nodes = n_gpus // ranks_per_node
     nics_per_node = nics_per_node if nics_per_node is not None else gpus_per_node
-    profile, auto_placement, extra = fabric_context(fabric, catalog, n_nodes, nics_per_node)
+    profile, auto_placement, extra = fabric_context(fabric, catalog, n_nodes, nics_per_node, topology)
     placement = placement or auto_placement
     constants = nccl_tuner.tuner_constants(nccl_version)
     nic = per_nic_bandwidth_gbytes_per_s or profile.effective_bandwidth_gbytes_per_s
@@ -300,6 +442,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     graph_key = nccl_tuner.GRAPH_OF_ALGORITHM.get(choice.algorithm, choice.algorithm)
     pattern = GRAPH_TRAFFIC_PATTERN[graph_key]
     efficiency = float(routing_efficiency(profile, placement, pattern, n_nodes))
+    oversubscribed = float(oversubscription_factor(placement, pattern, n_nodes))
     return CollectiveResult(
         operation=operation, size_bytes=size_bytes, n_gpus=n_gpus, gpus_per_node=ranks_per_node, n_nodes=n_nodes,
         fabric=profile.id, nccl_version=constants["version"], algorithm=choice.algorithm, protocol=choice.protocol,
@@ -307,7 +450,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         busbw_gbytes_per_s=algbw * bus_bandwidth_factor(operation, n_gpus),
         per_nic_bandwidth_gbytes_per_s=float(nic),
         routing_efficiency=efficiency, channels=int(choice.channels), threads=int(choice.threads),
-        nccl_estimate_us=float(choice.time_us))
+        nccl_estimate_us=float(choice.time_us), oversubscription_factor=oversubscribed)
 
 
 def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):

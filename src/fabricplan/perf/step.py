@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import collective_time
+from fabricplan.perf.collectives import FabricTopology, collective_time
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
 
@@ -56,13 +56,32 @@ US = 1e-6
 
 @dataclass(frozen=True)
 class ClusterShape:
-    """What the step model needs of the cluster: GPU, node shape and NICs."""
+    """What the step model needs of the cluster: GPU, node shape, NICs and the fabric's topology.
+
+    ``topology_style``, ``oversubscription`` (down:up per tier: leaf, spine), ``reserved_leaf_ports``
+    and ``topology_tiers`` (None = auto) are the spec's ``topology`` section, sized as the cost side
+    sizes it; ``topology_aware_scheduling`` says whether jobs are packed onto whole leaf groups.
+    The defaults (non-blocking rail-optimised, aligned placement) are the model without a spec.
+    """
 
     gpu: object
     gpus: int
     gpus_per_node: int
     scale_up_domain: int
     nics_per_node: int
+    topology_style: str = "rail_optimized"
+    oversubscription: tuple[float, ...] = (1.0, 1.0)
+    reserved_leaf_ports: int = 0
+    topology_tiers: int | None = None
+    topology_aware_scheduling: bool = True
+
+    @property
+    def topology(self) -> FabricTopology:
+        """The fabric every collective of a job on this cluster runs on (whole-cluster sizing)."""
+        return FabricTopology(style=self.topology_style, oversubscription=tuple(self.oversubscription),
+                              reserved_leaf_ports=self.reserved_leaf_ports, tiers=self.topology_tiers,
+                              cluster_nodes=max(self.gpus // max(self.gpus_per_node, 1), 1),
+                              topology_aware_scheduling=self.topology_aware_scheduling)
 
 
 @dataclass(frozen=True)
@@ -150,7 +169,8 @@ def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, f
     if ranks < 2 or size_bytes <= 0:
         return 0.0
     result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, fabric, cluster.gpu,
-                             nics_per_node=cluster.nics_per_node, catalog=catalog, nccl_version=nccl_version)
+                             nics_per_node=cluster.nics_per_node, catalog=catalog, nccl_version=nccl_version,
+                             topology=cluster.topology)
     return result.time_us * US
 
 
@@ -294,8 +314,13 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
 
 
 def cluster_shape(spec, catalog) -> ClusterShape:
-    """The step model's view of a ClusterSpec's cluster section."""
-    cluster = spec.cluster
+    """The step model's view of a ClusterSpec: its cluster section, the topology the cost side sizes
+    (style, oversubscription, reserved leaf ports, tiers) and whether scheduling is topology-aware."""
+    cluster, topo = spec.cluster, spec.topology
     gpu = catalog.gpu(cluster.gpu, field="cluster.gpu") if isinstance(cluster.gpu, str) else cluster.gpu
     return ClusterShape(gpu=gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
-                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node)
+                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node,
+                        topology_style=topo.style, oversubscription=tuple(float(r) for r in topo.oversubscription),
+                        reserved_leaf_ports=topo.reserved_leaf_ports,
+                        topology_tiers=None if topo.tiers == "auto" else int(topo.tiers),
+                        topology_aware_scheduling=spec.operations.topology_aware_scheduling)

@@ -258,3 +258,16 @@ def test_price_multipliers_reject_unknown_categories():
 
     with pytest.raises(ValueError, match="unknown price category"):
         cost(parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 64}}), CATALOG, price_multipliers={"switchs": 1.3})
+
+
+def test_a_switch_override_reaches_the_performance_model():
+    # RoCE built from Spectrum-4 (600 ns) instead of the profile's Tomahawk-5 (800 ns): cost and
+    # latency both follow the override.
+    base = {"cluster": {"gpu": "h100-sxm", "gpus": 1024}}
+    default = evaluate(parse_spec({**base, "fabrics": ["roce-v2"]}), CATALOG).outcomes["roce-v2"]
+    spectrum = evaluate(parse_spec({**base, "fabrics": [{"profile": "roce-v2", "switch": "sw_eth_sn5600"}]}),
+                        CATALOG).outcomes["roce-v2"]
+    assert spectrum.cost.switch_id == "sw_eth_sn5600"
+    hops = 3  # two tiers: leaf, spine, leaf
+    assert default.small_message_latency_us - spectrum.small_message_latency_us == pytest.approx(
+        hops * (800 - 600) / 1000, abs=1e-6)

@@ -25,6 +25,17 @@ class FabricHardware:
     radix: int
 
 
+def effective_profile(catalog: Catalog, choice: FabricChoice) -> FabricProfile:
+    """The fabric profile with the spec's hardware overrides applied, so that the performance
+    models see the switch and NIC the fabric is really built from."""
+    profile = catalog.fabric(choice.profile)
+    overrides = {name: getattr(choice, name) for name in ("switch", "nic", "switch_optic", "nic_optic",
+                                                           "interswitch_optic") if getattr(choice, name)}
+    if not overrides:
+        return profile
+    return profile.model_copy(update={"hardware": profile.hardware.model_copy(update=overrides)})
+
+
 def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> FabricHardware:
     """Pick each part from the spec's override or the profile's default, and check they fit."""
     profile = catalog.fabric(choice.profile)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from fabricplan.catalog import Catalog
 from fabricplan.cost import Assumptions, FabricCost, cost_fabric
+from fabricplan.cost.hardware import effective_profile
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.decide.models import FabricOutcome, JobOutcome
 from fabricplan.perf.flops import model_dims
@@ -67,7 +68,7 @@ def fabric_outcome(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, as
                    levers: Levers = Levers()) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric."""
     fabric_cost: FabricCost = cost_fabric(spec, catalog, choice, assumptions)
-    profile = catalog.fabric(choice.profile)
+    profile = effective_profile(catalog, choice)
     shape = cluster_shape(spec, catalog, levers)
     gpus = spec.cluster.gpus
     gpu_hours_total = gpus * HOURS_PER_YEAR * assumptions.horizon_years

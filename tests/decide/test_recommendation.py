@@ -271,3 +271,28 @@ def test_a_switch_override_reaches_the_performance_model():
     hops = 3  # two tiers: leaf, spine, leaf
     assert default.small_message_latency_us - spectrum.small_message_latency_us == pytest.approx(
         hops * (800 - 600) / 1000, abs=1e-6)
+
+
+def test_faster_ports_speed_up_the_collectives():
+    # RoCE at 800G (ConnectX-8 on a Spectrum-4) keeps the profile's efficiency (46 of 50 GB/s per
+    # 400G). On B200 (NVLink ~720 GB/s in NCCL's terms) the data-parallel ring is NIC-bound at 400G
+    # (8 x 46 GB/s per node), so doubling the port speed cuts its time by roughly half. (On H100 the
+    # ring's NVLink leg, ~370 GB/s, caps it instead, and 800G NICs barely help.)
+    from fabricplan.cost.hardware import effective_profile
+    from fabricplan.spec import FabricChoice
+
+    fast_profile = effective_profile(CATALOG, FabricChoice(profile="roce-v2"), 800)
+    assert fast_profile.effective_bandwidth_gbytes_per_s == pytest.approx(92.0)
+
+    def dp_seconds(gpu, speed, fabric):
+        spec = parse_spec({"cluster": {"gpu": gpu, "gpus": 1024, "nic_speed_gbps": speed},
+                           "fabrics": [fabric],
+                           "jobs": [{"name": "dp", "model": "llama3-8b", "global_batch_sequences": 1024,
+                                     "seq_len_tokens": 8192}]})
+        return evaluate(spec, CATALOG).outcomes["roce-v2"].jobs[0].comm_s["dp"]
+
+    eight_hundred = {"profile": "roce-v2", "nic": "nic_cx8_800", "switch": "sw_eth_sn5600"}
+    slow, fast = dp_seconds("b200", 400, "roce-v2"), dp_seconds("b200", 800, eight_hundred)
+    assert 0.45 * slow < fast < 0.65 * slow
+    h100_slow, h100_fast = dp_seconds("h100-sxm", 400, "roce-v2"), dp_seconds("h100-sxm", 800, eight_hundred)
+    assert 0.9 * h100_slow < h100_fast <= h100_slow

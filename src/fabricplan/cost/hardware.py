@@ -25,15 +25,22 @@ class FabricHardware:
     radix: int
 
 
-def effective_profile(catalog: Catalog, choice: FabricChoice) -> FabricProfile:
+def effective_profile(catalog: Catalog, choice: FabricChoice, port_speed_gbps: int | None = None) -> FabricProfile:
     """The fabric profile with the spec's hardware overrides applied, so that the performance
-    models see the switch and NIC the fabric is really built from."""
+    models see the switch and NIC the fabric is really built from. At a port speed other than the
+    profile's link rate, the effective per-NIC bandwidth keeps the profile's efficiency
+    (effective / link rate), e.g. RoCE at 800G gets twice its 400G figure."""
     profile = catalog.fabric(choice.profile)
     overrides = {name: getattr(choice, name) for name in ("switch", "nic", "switch_optic", "nic_optic",
                                                            "interswitch_optic") if getattr(choice, name)}
-    if not overrides:
-        return profile
-    return profile.model_copy(update={"hardware": profile.hardware.model_copy(update=overrides)})
+    update: dict[str, object] = {}
+    if overrides:
+        update["hardware"] = profile.hardware.model_copy(update=overrides)
+    if port_speed_gbps and port_speed_gbps != profile.link_rate_gbps:
+        efficiency = profile.effective_bandwidth_gbytes_per_s / profile.link_rate_gbps
+        update["link_rate_gbps"] = port_speed_gbps
+        update["effective_bandwidth_gbytes_per_s"] = efficiency * port_speed_gbps
+    return profile.model_copy(update=update) if update else profile
 
 
 def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> FabricHardware:

@@ -68,7 +68,7 @@ def fabric_outcome(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, as
                    levers: Levers = Levers()) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric."""
     fabric_cost: FabricCost = cost_fabric(spec, catalog, choice, assumptions)
-    profile = effective_profile(catalog, choice)
+    profile = effective_profile(catalog, choice, fabric_cost.port_speed_gbps)
     shape = cluster_shape(spec, catalog, levers)
     gpus = spec.cluster.gpus
     gpu_hours_total = gpus * HOURS_PER_YEAR * assumptions.horizon_years

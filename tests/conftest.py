@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from fabricplan.cli.app import run
 
-from project_paths import EXAMPLES, ROOT  # noqa: F401  (re-exported for older imports)
+
 
 
 class CliResult:

@@ -116,8 +116,8 @@ def nvls_single_node_rows(catalog=None) -> list[ValidationRow]:
     entry = load_data_file("published_perf.yaml")["h100_nvls_single_node_allreduce"]
     gpu = catalog.gpu(entry["gpu"])
     rows = []
-    size = entry["min_size_bytes"]
-    for size in (size, 4 * size, 8 * size):
+    smallest = entry["min_size_bytes"]
+    for size in (smallest, 4 * smallest, 8 * smallest):
         result = collective_time("all_reduce", size, entry["gpus"], entry["gpus"], "infiniband-ndr", gpu,
                                  catalog=catalog)
         rows.append(ValidationRow("nvls_1node", f"busbw@{size}", entry["busbw_gbytes_per_s"],

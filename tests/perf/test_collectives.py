@@ -193,3 +193,15 @@ def test_nvlink_link_count_and_architecture_fallback_come_from_data_files():
     ampere = GpuInline(architecture="ampere", nvlink_bandwidth_gbytes_per_s=600, **base)
     assert gpu_compute_capability(ampere) == 80
     assert nvlink_bus_bandwidth_gbytes_per_s(ampere) == pytest.approx(12 * 20.0)
+
+
+def test_pat_reduce_scatter_one_gpu_per_node_runs():
+    # PAT is NCCL's AllGather/ReduceScatter algorithm for one GPU per node; it runs on the ring graph.
+    from fabricplan.catalog import load_catalog
+    from fabricplan.perf import collective_time
+
+    catalog = load_catalog()
+    for op in ("reduce_scatter", "all_gather"):
+        for size in (2**10, 2**20, 2**30):
+            result = collective_time(op, size, 64, 1, "roce-v2", catalog.gpu("h100-sxm"), catalog=catalog)
+            assert result.time_us > 0 and result.busbw_gbytes_per_s > 0

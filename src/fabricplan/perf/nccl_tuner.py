@@ -36,7 +36,7 @@ IntraLink = Literal["nvlink", "pci"]
 
 _PROTOCOL_INDEX = {name: index for index, name in enumerate(PROTOCOLS)}
 #: The Communicator graph an algorithm runs on (others use the graph of their own name).
-GRAPH_OF_ALGORITHM = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls"}
+GRAPH_OF_ALGORITHM = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls", "pat": "ring"}
 
 
 def tuner_versions() -> tuple[str, ...]:

@@ -37,7 +37,7 @@ def _fabric_table(title: str, report: CostReport) -> Table:
 
 
 def topology_table(report: CostReport) -> RenderableType:
-    table = _fabric_table(f"Topology: {report.spec_name}, {report.gpus:,} GPUs on {report.nodes:,} nodes", report)
+    table = _fabric_table(f"Topology: {report.spec_name}, {report.gpus:,} GPUs on {report.nodes:,} node{'s' if report.nodes != 1 else ''}", report)
     fabrics = report.fabrics
     rows = [
         ("switch (radix @ speed)", [f"{f.switch_id} ({f.topology.radix} @ {f.port_speed_gbps}G)" for f in fabrics]),

@@ -46,7 +46,7 @@ def init(
     if json_output:
         emit_json({"written": str(path)})
     else:
-        stdout.print(f"wrote {path}; edit it, then run: fabricplan cost {path}")
+        stdout.print(f"wrote {path}; edit it, then run: fabricplan compare {path}")
 
 
 @catalog_app.command("list")

@@ -131,6 +131,7 @@ def test_compare_report_has_crossovers_and_sensitivity():
         "operations maturity one step"}
     maturity = next(row for row in report.sensitivity if row.factor == "operations maturity one step")
     assert maturity.flips and maturity.winner_low != "roce-v2"  # one step down is 'none'
+    assert maturity.excluded_low == ["roce-v2"] and maturity.excluded_high == []  # OPS001 in the low case only
     switch = next(row for row in report.sensitivity if row.factor == "switch prices")
     for fabric, change in switch.metric_change_high.items():
         assert change > 0, fabric  # dearer switches never make a fabric cheaper to use

@@ -101,6 +101,8 @@ class SensitivityRow(BaseModel):
     flips: bool
     metric_change_low: dict[str, float] = Field(description="Relative change of each fabric's metric, low case")
     metric_change_high: dict[str, float]
+    excluded_low: list[str] = Field(default_factory=list, description="Fabrics a fired rule rules out, low case")
+    excluded_high: list[str] = Field(default_factory=list, description="Fabrics a fired rule rules out, high case")
 
 
 class CompareReport(BaseModel):

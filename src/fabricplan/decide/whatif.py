@@ -213,6 +213,8 @@ def _row(factor, low_label, high_label, decisions, base_metric, winner) -> Sensi
     winners = [d.recommendation.recommended for d in decisions]
     changes = [{f: o.cost_per_useful_gpu_hour_usd / base_metric[f] - 1 for f, o in d.outcomes.items()}
                for d in decisions]
+    excluded = [sorted({f for r in d.rules if r.fired for f in r.excludes}) for d in decisions]
     return SensitivityRow(factor=factor, low_label=low_label, high_label=high_label, winner_low=winners[0],
                           winner_high=winners[1], flips=any(w != winner for w in winners),
-                          metric_change_low=changes[0], metric_change_high=changes[1])
+                          metric_change_low=changes[0], metric_change_high=changes[1],
+                          excluded_low=excluded[0], excluded_high=excluded[1])

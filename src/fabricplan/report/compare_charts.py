@@ -239,15 +239,17 @@ def _metric_value(fabric: FabricOutcome, metric: str) -> float:
     return float(value) if isinstance(value, int | float) else fabric.cost_per_useful_gpu_hour_usd
 
 
-def recommended_lead(report: CompareReport, changes: dict[str, float] | None = None) -> float | None:
+def recommended_lead(report: CompareReport, changes: dict[str, float] | None = None,
+                     excluded: list[str] | None = None) -> float | None:
     """How far the recommended fabric is ahead of its best non-excluded rival on the deciding metric.
 
     Relative to the recommended fabric's value; negative means a rival is ahead. `changes` applies a
-    relative change per fabric (a sensitivity case). None when there is no rival.
+    relative change per fabric (a sensitivity case), `excluded` that case's ruled-out fabrics
+    (default: the base case's). None when there is no rival.
     """
     changes = changes or {}
     metric = report.deciding_metric
-    excluded = content.excluded_by(report)
+    excluded = content.excluded_by(report) if excluded is None else excluded
     recommended_id = report.recommendation.recommended
     values = {f.fabric: _metric_value(f, metric) * (1 + changes.get(f.fabric, 0.0)) for f in report.fabrics}
     if recommended_id not in values:
@@ -278,8 +280,8 @@ def tornado_figure(report: CompareReport) -> go.Figure:
     base = recommended_lead(report) or 0.0
     cases = []
     for row in report.sensitivity:
-        low = recommended_lead(report, row.metric_change_low)
-        high = recommended_lead(report, row.metric_change_high)
+        low = recommended_lead(report, row.metric_change_low, row.excluded_low)
+        high = recommended_lead(report, row.metric_change_high, row.excluded_high)
         cases.append((row, base if low is None else low, base if high is None else high))
     cases.sort(key=lambda case: max(abs(case[1] - base), abs(case[2] - base)))  # widest swing at the top
     labels = [_tornado_label(row) for row, _, _ in cases]

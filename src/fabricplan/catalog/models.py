@@ -13,7 +13,7 @@ PeakTflops = dict[str, Annotated[float, Field(gt=0)] | None]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Range(Strict):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 class ModelDims(BaseModel):
     """A transformer described by its dimensions instead of a preset name."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = "custom"
     layers: PositiveInt
@@ -37,7 +37,7 @@ class ModelDims(BaseModel):
 class JobSpec(BaseModel):
     """One training job of the workload mix."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     model: str | ModelDims = Field(description="A model preset id (e.g. llama3-70b) or inline dimensions")

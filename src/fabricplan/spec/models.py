@@ -15,7 +15,7 @@ DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class GpuInline(Strict):
@@ -43,7 +43,8 @@ class GpuInline(Strict):
 
 class Cluster(Strict):
     gpu: str | GpuInline = Field(description="Catalog GPU id (fabricplan catalog list gpus) or inline numbers")
-    gpus: PositiveInt = Field(description="Total GPUs")
+    gpus: PositiveInt = Field(le=10_000_000, description="Total GPUs (at most 10 million: a sanity bound, "
+                                                         "five times the largest 4-tier radix-64 fabric)")
     gpus_per_node: PositiveInt = 8
     scale_up_domain: PositiveInt | None = Field(
         default=None, description="GPUs in one NVLink island; None = gpus_per_node")

@@ -206,22 +206,32 @@ def scale_figure(report: CompareReport) -> go.Figure:
         ))
     # (x, label, line dash, label height as a share of the plot): the cluster's own size at the bottom,
     # crossovers stacked from the top so labels at the same GPU count do not overlap.
-    markers = [(report.gpus, f"this cluster: {report.gpus:,} GPUs", "dot", 0.0)]
-    crossovers = [c for c in report.crossovers if c.gpus is not None]
-    markers += [(c.gpus, f"{escaped(c.leader_above or '?')} overtakes {escaped(c.leader_below)} from {c.gpus:,}",
-                 "dash", 1.0 - CROSSOVER_LABEL_STEP * index) for index, c in enumerate(crossovers)]
-    for x, label, dash, height in markers:
+    # Crossovers that involve the recommended fabric are marked, one dashed line per GPU count with a
+    # short label (the count) and the full story on hover; all crossovers are listed in the table.
+    markers = [(report.gpus, f"this cluster: {report.gpus:,} GPUs", f"this cluster: {report.gpus:,} GPUs",
+                "dot", 0.0)]
+    recommended = report.recommendation.recommended
+    by_gpus: dict[int, list[str]] = {}
+    for c in report.crossovers:
+        if c.gpus is not None and recommended in (c.fabric_a, c.fabric_b):
+            by_gpus.setdefault(c.gpus, []).append(
+                f"{escaped(c.leader_above or '?')} overtakes {escaped(c.leader_below)}")
+    markers += [(gpus_at, f"{'; '.join(texts)} from {gpus_at:,} GPUs", f"{gpus_at:,}", "dash",
+                 1.0 - CROSSOVER_LABEL_STEP * (index % 2))
+                for index, (gpus_at, texts) in enumerate(sorted(by_gpus.items()))]
+    for x, hover, label, dash, height in markers:
         figure.add_trace(go.Scatter(
             x=[x, x], y=[y_low, y_high], mode="lines", line={"color": MARKER_COLOUR, "dash": dash, "width": 1.2},
-            name=label, showlegend=False, hovertemplate=label + "<extra></extra>",
+            name=hover, showlegend=False, hovertemplate=hover + "<extra></extra>",
         ))
         # Labels right of their line in the left half of the axis, left of it in the right half.
         in_right_half = bool(gpus) and math.log10(x) > (math.log10(gpus[0]) + math.log10(gpus[-1])) / 2
         figure.add_annotation(x=math.log10(x), y=height, yref="paper", yanchor="bottom" if height == 0 else "top",
-                              text=label, showarrow=False, xanchor="right" if in_right_half else "left",
+                              text=label, hovertext=hover, showarrow=False,
+                              xanchor="right" if in_right_half else "left",
                               xshift=-4 if in_right_half else 4, font={"size": 11, "color": MARKER_COLOUR},
                               bgcolor="rgba(255,255,255,0.85)")
-    x_values = gpus + [x for x, _, _, _ in markers]
+    x_values = gpus + [x for x, _, _, _, _ in markers]
     # An explicit range: plotly would otherwise widen the axis to fit the annotations' text.
     x_range = [math.log10(min(x_values)) - LOG_AXIS_PADDING, math.log10(max(x_values)) + LOG_AXIS_PADDING]
     tick_step = math.ceil(len(gpus) / MAX_SCALE_TICKS) if gpus else 1

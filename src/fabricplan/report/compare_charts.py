@@ -133,6 +133,20 @@ def step_time_figure(report: CompareReport) -> go.Figure:
 
 # (b) TCO ------------------------------------------------------------------------------------------
 
+def _stacked_panel(figure: go.Figure, labels: list[str], segments: list[tuple[str, str, list[float]]],
+                   totals: list[float], col: int) -> None:
+    """One stacked-bar panel: a bar per (name, colour, values) segment and the total above each stack."""
+    for name, colour, values in segments:
+        figure.add_trace(go.Bar(
+            x=labels, y=values, name=name, marker_color=colour, legendgroup=name,
+            text=[usd(v) for v in values], hovertemplate=f"{name}: %{{text}}<extra>%{{x}}</extra>",
+            textposition="none",
+        ), row=1, col=col)
+    figure.add_trace(go.Scatter(x=labels, y=totals, mode="text", text=[usd(v) for v in totals],
+                                textposition="top center", showlegend=False, hoverinfo="skip", cliponaxis=False),
+                     row=1, col=col)
+
+
 def tco_figure(report: CompareReport) -> go.Figure:
     """TCO per fabric stacked by category; with servers priced, a second panel puts the network in context."""
     fabrics = report.fabrics
@@ -150,18 +164,8 @@ def tco_figure(report: CompareReport) -> go.Figure:
         network_segments.append((f"opex {horizon:g} yr: {key}", OPEX_COLOURS[key],
                                  [getattr(f.cost.opex_usd_per_year, field) * f.cost.horizon_years
                                   for f in fabrics]))
-    for name, colour, values in network_segments:
-        if not any(values):
-            continue
-        figure.add_trace(go.Bar(
-            x=labels, y=values, name=name, marker_color=colour, legendgroup=name,
-            text=[usd(v) for v in values], hovertemplate=f"{name}: %{{text}}<extra>%{{x}}</extra>",
-            textposition="none",
-        ), row=1, col=1)
     network_totals = [f.cost.network_tco_usd for f in fabrics]
-    figure.add_trace(go.Scatter(x=labels, y=network_totals, mode="text", text=[usd(v) for v in network_totals],
-                                textposition="top center", showlegend=False, hoverinfo="skip", cliponaxis=False),
-                     row=1, col=1)
+    _stacked_panel(figure, labels, [seg for seg in network_segments if any(seg[2])], network_totals, col=1)
     if with_servers:
         server_segments = [
             ("network TCO (all categories)", SERVER_COLOURS["network"], network_totals),
@@ -170,16 +174,7 @@ def tco_figure(report: CompareReport) -> go.Figure:
             (f"servers: opex {horizon:g} yr", SERVER_COLOURS["opex"],
              [f.cost.servers.opex_usd_per_year * f.cost.horizon_years if f.cost.servers else 0.0 for f in fabrics]),
         ]
-        for name, colour, values in server_segments:
-            figure.add_trace(go.Bar(
-                x=labels, y=values, name=name, marker_color=colour, legendgroup=name,
-                text=[usd(v) for v in values], hovertemplate=f"{name}: %{{text}}<extra>%{{x}}</extra>",
-                textposition="none",
-            ), row=1, col=2)
-        cluster_totals = [f.cost.cluster_tco_usd for f in fabrics]
-        figure.add_trace(go.Scatter(x=labels, y=cluster_totals, mode="text", text=[usd(v) for v in cluster_totals],
-                                    textposition="top center", showlegend=False, hoverinfo="skip",
-                                    cliponaxis=False), row=1, col=2)
+        _stacked_panel(figure, labels, server_segments, [f.cost.cluster_tco_usd for f in fabrics], col=2)
     figure.update_yaxes(title_text=f"USD over {horizon:g} years", tickprefix="$", row=1, col=1)
     if with_servers:
         figure.update_yaxes(tickprefix="$", row=1, col=2)

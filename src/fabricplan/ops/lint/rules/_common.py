@@ -28,6 +28,16 @@ def roce_priority(link: Link, options: dict[str, Any]) -> int:
     return options["roce_pcp"]
 
 
+def lossless_roce_queue(link: Link, options: dict[str, Any]) -> tuple[SwitchPortQos, int, Any] | None:
+    """(switch port, queue, queue config or None) of the RoCE traffic on a link whose switch port
+    has PFC enabled; None when there is no switch side or the port is not lossless."""
+    port = link.switch
+    if port is None or not port.pfc_enable:
+        return None
+    queue = port.queue_of_priority(roce_priority(link, options))
+    return port, queue, port.queues.get(queue)
+
+
 def nic_dscp_priority(nic: NicQos, dscp: int, options: dict[str, Any]) -> int:
     return nic.dscp2prio.get(dscp, dscp >> options["dscp_to_prio_shift_bits"])
 

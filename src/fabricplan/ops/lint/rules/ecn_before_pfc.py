@@ -22,7 +22,7 @@ from typing import Any
 
 from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, roce_priority
+from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, lossless_roce_queue
 from fabricplan.ops.model import BufferProfile, Link
 from fabricplan.ops.readers._common import json_path
 
@@ -47,11 +47,10 @@ def pause_threshold_bytes(profile: BufferProfile) -> float | None:
 
 
 def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
-    port = link.switch
-    if port is None or not port.pfc_enable:
+    found = lossless_roce_queue(link, options)
+    if found is None:
         return
-    queue = port.queue_of_priority(roce_priority(link, options))
-    config = port.queues.get(queue)
+    port, queue, config = found
     if config is None or config.wred is None or config.wred.green_min_bytes is None:
         return
     thresholds = [(p.name, t) for p in port.buffer_pg.values() if p.lossless and not p.computed

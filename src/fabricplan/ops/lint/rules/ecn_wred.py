@@ -23,7 +23,7 @@ from typing import Any
 
 from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, roce_priority
+from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, lossless_roce_queue
 from fabricplan.ops.model import Link
 from fabricplan.ops.readers._common import json_path
 
@@ -43,11 +43,10 @@ DEFAULTS: dict[str, Any] = {
 
 
 def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
-    port = link.switch
-    if port is None or not port.pfc_enable:
+    found = lossless_roce_queue(link, options)
+    if found is None:
         return
-    queue = port.queue_of_priority(roce_priority(link, options))
-    config = port.queues.get(queue)
+    port, queue, config = found
     where = port.locations.get(f"queue{queue}", port.source)
     rec_min, rec_max = options["recommended_min_bytes"], options["recommended_max_bytes"]
     if config is None or config.wred is None:

@@ -5,7 +5,8 @@ import pytest
 from fabricplan.errors import InputError
 from fabricplan.perf.nccl_tuner import (
     Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, launch_shape,
-    nvls_single_node_algbw_gbytes_per_s, predicted_time_us, select_algorithm, tuner_constants, tuner_versions,
+    network_step_delay_us, nvls_single_node_algbw_gbytes_per_s, predicted_time_us, select_algorithm, tree_ll128_chunk_bytes,
+    tuner_constants, tuner_versions,
 )
 
 GRAPH = Graph(8, 24.0, 24.0)
@@ -155,7 +156,10 @@ def test_launch_time_only_differs_for_small_messages():
     one = algorithm_bandwidth_gbytes_per_s(constants, Communicator(
         n_ranks=16, n_nodes=2, compute_capability=80, graphs={"ring": Graph(1, 24.0, 24.0), "tree": GRAPH}),
         "all_reduce", "ring", "ll")
-    assert small.launch_time_us == pytest.approx(small.latency_us + 8192 / (1000 * one * 64 / 512))
+    # + store-and-forward of one 512 B LL chunk (64 threads x 8 B) over 4 network steps, 2 wire bytes per data byte
+    assert small.network_step_delay_us == pytest.approx(4 * 512 * 2 / (1000 * 24.0))
+    assert small.launch_time_us == pytest.approx(small.latency_us + 8192 / (1000 * one * 64 / 512)
+                                                 + small.network_step_delay_us)
     assert small.time_us == pytest.approx(small.latency_us + 8192 / (1000 * full))
     large = predicted_time_us(constants, c, "all_reduce", "ring", "simple", 1 << 26)
     assert large.launch_time_us == pytest.approx(large.time_us) and large.channels == 8
@@ -204,3 +208,60 @@ def test_architecture_compute_capabilities_from_the_data_file():
     assert table == {"volta": 70, "ampere": 80, "hopper": 90, "blackwell": 100}
     assert table == data["architecture_compute_capability"] and data["architecture_compute_capability_source"]
     assert all(architecture(cc) == name for name, cc in table.items())
+
+
+def test_network_step_delay_tree_ll128_chunk_follows_nccl_pipeline_depth_rule():
+    """2 nodes x 8 GPUs, Tree LL128, 8 channels. NCCL halves the 614,400 B step while
+    bytes // (8 x chunk) < (1 + log2(2) + 0.8) x 64 / 8 = 22.4 and chunk > 131072: at 16 MiB
+    614400 -> 307200 -> 153600 -> 76800 (15/16 of it data); at 1 GiB the whole step stays. The
+    chunk crosses the network up and down (2 x log2(2)) at 24 GB/s a channel, 16/15 wire bytes."""
+    constants = tuner_constants("2.17.1")
+    assert tree_ll128_chunk_bytes(comm(2), 1 << 24, 8) == 72_000
+    assert tree_ll128_chunk_bytes(comm(2), 1 << 30, 8) == 576_000
+    delay = network_step_delay_us(comm(2), "all_reduce", "tree", "ll128", 1 << 24, 8, 640, constants)
+    assert delay == pytest.approx(2 * 76_800 / (1000 * 24.0))
+    large = network_step_delay_us(comm(2), "all_reduce", "tree", "ll128", 1 << 30, 8, 640, constants)
+    assert large == pytest.approx(2 * 614_400 / (1000 * 24.0))
+    # 256 KiB: the second rule (< 5.6 steps, chunk > 32768) goes on to 19,200 B.
+    assert tree_ll128_chunk_bytes(comm(2), 1 << 18, 8) == 18_000
+    # 96 KiB: one loop (8 x 18,000 B) holds it, so the kernel's chunk is ceil(96 KiB / (8 x 4800)) x 4800
+    # = 3 x 4800 (minChunk 640 x 60 / 8), of which a step carries 96 KiB / 8 = 12,288 B.
+    small = network_step_delay_us(comm(2), "all_reduce", "tree", "ll128", 3 << 15, 8, 640, constants)
+    assert small == pytest.approx(2 * 12_288 * 16 / 15 / (1000 * 24.0))
+    # 300 KiB: 8 x 18,000 B < 300 KiB, so whole 18,000 B chunks (less than 300 KiB / 8 = 38,400 B).
+    mid = network_step_delay_us(comm(2), "all_reduce", "tree", "ll128", 300 << 10, 8, 640, constants)
+    assert mid == pytest.approx(2 * 18_000 * 16 / 15 / (1000 * 24.0))
+    # 8 nodes: 2 x log2(8) crossings of the same 72,000 B chunk (22.4 -> 38.4 steps wanted, same floor).
+    assert network_step_delay_us(comm(8), "all_reduce", "tree", "ll128", 1 << 24, 8, 640, constants) == \
+        pytest.approx(3 * delay)
+
+
+def test_network_step_delay_ring_chunk_and_crossings():
+    """Ring LL128 AllReduce 32 MiB, 2 x 8 GPUs, 8 channels: the kernel's chunk is
+    ceil(S / (8 x 16 x 19200)) x 19200 = 268,800 B (minChunk 640 x 60 / 2), of which a step carries
+    S / (8 x 16) = 262,144 B; 2.17 charges 2 x nNodes network steps, 2.30 2 x (nNodes - 1)."""
+    size = 1 << 25
+    chunk = size // (8 * 16)
+    d217 = network_step_delay_us(comm(2), "all_reduce", "ring", "ll128", size, 8, 640, tuner_constants("2.17.1"))
+    assert d217 == pytest.approx(4 * chunk * 16 / 15 / (1000 * 24.0))
+    d230 = network_step_delay_us(comm(2), "all_reduce", "ring", "ll128", size, 8, 640, tuner_constants("2.30.7"))
+    assert d230 == pytest.approx(d217 / 2)
+    # Large messages: the chunk is capped at one step.
+    big = network_step_delay_us(comm(2), "all_reduce", "ring", "ll128", 1 << 30, 8, 640, tuner_constants("2.17.1"))
+    assert big == pytest.approx(4 * 576_000 * 16 / 15 / (1000 * 24.0))
+
+
+def test_network_step_delay_only_for_multi_node_ll_protocols():
+    constants = tuner_constants("2.17.1")
+    one_node = Communicator(n_ranks=8, n_nodes=1, compute_capability=80, graphs={"ring": GRAPH, "tree": GRAPH})
+    assert network_step_delay_us(one_node, "all_reduce", "ring", "ll128", 1 << 24, 8, 640, constants) == 0.0
+    assert network_step_delay_us(comm(2), "all_reduce", "ring", "simple", 1 << 24, 8, 512, constants) == 0.0
+    assert network_step_delay_us(comm(2), "all_reduce", "nvls", "simple", 1 << 24, 8, 512, constants) == 0.0
+
+
+def test_network_step_delay_changes_the_achieved_time_not_the_choice():
+    constants = tuner_constants("2.17.1")
+    choice = select_algorithm(constants, comm(2), "all_reduce", 1 << 24)
+    assert (choice.algorithm, choice.protocol) == ("tree", "ll128")
+    assert choice.network_step_delay_us > 0
+    assert choice.achieved_time_us == pytest.approx(choice.time_us + choice.network_step_delay_us)

@@ -4,7 +4,7 @@ import pytest
 
 from fabricplan.perf.collectives import bus_bandwidth_factor
 from fabricplan.perf.validation import (
-    RAMP_BYTES, RAMP_MEASURED_DEVIATIONS, TOLERANCES, azure_allreduce_rows, gpt3_rows, llama3_405b_rows,
+    RAMP_BYTES, TOLERANCES, azure_allreduce_rows, gpt3_rows, llama3_405b_rows,
     nic_ceiling_rows, nvls_single_node_rows,
 )
 
@@ -32,23 +32,33 @@ def test_azure_peak_busbw_within_5_percent(azure):
 
 
 def test_azure_ramp_within_20_percent(azure):
-    """Every ramp row 16 MiB..1 GiB within 20 %, except the two rows the model still misses.
-
-    Those (16 MiB +22.6 %, 32 MiB +31.4 %, NCCL's LL128 estimate faster than measured) are pinned at
-    their measured error to 0.5 points, so any change to them shows up here and in docs/validation.md.
-    """
+    """Every ramp row 16 MiB..1 GiB within 20 % (busbw against the out-of-place column)."""
     sizes = [int(q.split("@")[1]) for q in azure if q.startswith("busbw@")]
-    checked = 0
-    for size in sizes:
-        if not RAMP_BYTES[0] <= size <= RAMP_BYTES[1]:
-            continue
+    checked = [size for size in sizes if RAMP_BYTES[0] <= size <= RAMP_BYTES[1]]
+    for size in checked:
         error = azure[f"busbw@{size}"].error
-        if size in RAMP_MEASURED_DEVIATIONS:
-            assert error == pytest.approx(RAMP_MEASURED_DEVIATIONS[size], abs=0.005), (size, error)
-        else:
-            assert abs(error) <= TOLERANCES["ramp_busbw"], (size, error)
-        checked += 1
-    assert checked == 7
+        assert abs(error) <= TOLERANCES["ramp_busbw"], (size, error)
+    assert len(checked) == 7
+
+
+def test_network_step_delay_is_what_brings_16_and_32_mib_inside(azure):
+    """Without the store-and-forward of LL/LL128 steps at the network hop the model would be
+    +22.6 % at 16 MiB and +31.4 % at 32 MiB (the measured errors before it); with it both rows
+    are inside 20 %, each by a small margin, and 64 MiB (Ring/LL128) moves from +8.2 % to -2.6 %."""
+    assert azure[f"busbw@{16 * 2**20}"].error == pytest.approx(0.197, abs=0.005)
+    assert azure[f"busbw@{32 * 2**20}"].error == pytest.approx(0.193, abs=0.005)
+    assert azure[f"busbw@{64 * 2**20}"].error == pytest.approx(-0.026, abs=0.005)
+    assert azure[f"busbw@{16 * 2**20}"].detail == "tree/ll128"
+    assert azure[f"busbw@{32 * 2**20}"].detail == "ring/ll128"
+
+
+def test_without_the_network_step_delay_the_ramp_misses(monkeypatch):
+    from fabricplan.perf import nccl_tuner
+
+    monkeypatch.setattr(nccl_tuner, "network_step_delay_us", lambda *args, **kwargs: 0.0)
+    rows = {row.quantity: row for row in azure_allreduce_rows()}
+    assert rows[f"busbw@{16 * 2**20}"].error == pytest.approx(0.226, abs=0.005)
+    assert rows[f"busbw@{32 * 2**20}"].error == pytest.approx(0.314, abs=0.005)
 
 
 def test_azure_8_byte_latency_within_30_percent(azure):

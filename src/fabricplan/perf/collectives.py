@@ -10,6 +10,10 @@ A fabric profile and a GPU become the inputs NCCL's tuner would see (:class:`Com
   Ring graphs run intra and inter at the same per-channel speed; tree, CollNet and NVLS graphs
   may run intra-node at up to twice the inter speed (NCCL's search rule), which is why 2-node
   Tree/NVLSTree/CollNet can show a busbw above the NIC line rate.
+* Achieved time: NCCL's estimate for the chosen algorithm/protocol, redone for the channels and
+  threads NCCL launches and plus the store-and-forward of LL/LL128 steps at network hops
+  (:func:`fabricplan.perf.nccl_tuner.network_step_delay_us`); NCCL's own estimate, which drives the
+  choice, is kept in ``nccl_estimate_us``.
 * ``latencyInter``: the fabric's extra point-to-point latency over the InfiniBand profile that
   NCCL's constants were tuned on (0 for InfiniBand, ~0.7 us per switch hop for RoCE, ~9 us for
   kernel TCP).
@@ -343,6 +347,7 @@ class CollectiveResult:
     threads: int = 0
     nccl_estimate_us: float = 0.0
     oversubscription_factor: float = 1.0  # part of routing_efficiency due to oversubscribed tiers
+    network_step_delay_us: float = 0.0  # store-and-forward of LL/LL128 steps at network hops (in time_us)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -450,7 +455,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         busbw_gbytes_per_s=algbw * bus_bandwidth_factor(operation, n_gpus),
         per_nic_bandwidth_gbytes_per_s=float(nic),
         routing_efficiency=efficiency, channels=int(choice.channels), threads=int(choice.threads),
-        nccl_estimate_us=float(choice.time_us), oversubscription_factor=oversubscribed)
+        nccl_estimate_us=float(choice.time_us), oversubscription_factor=oversubscribed,
+        network_step_delay_us=float(choice.network_step_delay_us))
 
 
 def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):

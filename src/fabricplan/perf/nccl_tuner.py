@@ -132,8 +132,9 @@ class AlgorithmChoice:
     """One (algorithm, protocol) with NCCL's predicted latency [us], algbw [GB/s] and time [us].
 
     ``time_us`` is NCCL's own estimate (what its tuner compares); ``launch_time_us`` is the time
-    with the channels and threads NCCL actually launches for this size (:func:`launch_shape`),
-    which is what nccl-tests measures. They differ only for small messages.
+    with the channels and threads NCCL actually launches for this size (:func:`launch_shape`) plus
+    ``network_step_delay_us``, the store-and-forward of LL/LL128 steps at network hops
+    (:func:`network_step_delay_us`): what nccl-tests measures.
     """
 
     algorithm: str
@@ -144,6 +145,7 @@ class AlgorithmChoice:
     channels: int = 0
     threads: int = 0
     launch_time_us: float | None = None
+    network_step_delay_us: float = 0.0
 
     @property
     def achieved_time_us(self) -> float:
@@ -157,6 +159,16 @@ def _n_steps(collective: str, n_ranks: int) -> int:
     if collective in ("all_gather", "reduce_scatter"):
         return n_ranks - 1
     return n_ranks
+
+
+def _ring_inter_steps(constants: dict, collective: str, n_nodes: int) -> int:
+    """Ring steps NCCL charges the network latency for: AllReduce 2*nNodes (2.17/2.19) or
+    2*(nNodes-1) (2.30), other collectives nNodes-1, none on one node."""
+    if n_nodes == 1:
+        return 0
+    if collective == "all_reduce":
+        return 2 * n_nodes if constants["allreduce_inter_steps"] == "nodes" else 2 * (n_nodes - 1)
+    return n_nodes - 1
 
 
 def _node_index(n_nodes: int) -> int:
@@ -262,12 +274,7 @@ def algorithm_latency_us(constants: dict, comm: Communicator, collective: str, a
                 net_overhead *= constants["net_overhead_simple_multiplier"]
             intra_lat = max(intra_lat, net_overhead)
         n_steps = _n_steps(collective, n_ranks)
-        if n_nodes == 1:
-            inter_steps = 0
-        elif collective == "all_reduce":
-            inter_steps = 2 * n_nodes if constants["allreduce_inter_steps"] == "nodes" else 2 * (n_nodes - 1)
-        else:
-            inter_steps = n_nodes - 1
+        inter_steps = _ring_inter_steps(constants, collective, n_nodes)
         return base + (n_steps - inter_steps) * intra_lat + inter_steps * inter_lat
     if algorithm == "tree":
         return base + 2 * ((ppn - 1) * intra_lat + log2_floor(n_nodes) * inter_lat)
@@ -477,6 +484,90 @@ def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: 
     return nc, nt, nc_max, nt_max
 
 
+def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict | None = None) -> int:
+    """Data bytes per Tree/LL128 chunk: NCCL halves the 614,400 B step until the pipeline is deep
+    enough for the tree (``computeColl``, enqueue.cc)::
+
+        nsteps = 1 + log2(nNodes) + 0.1 x ppn
+        while bytes // (nc x chunk) < nsteps x 64 / ppn and chunk > 131072: chunk /= 2
+        while bytes // (nc x chunk) < nsteps x 16 / ppn and chunk > 32768:  chunk /= 2
+
+    and the kernel moves ``chunk x 15/16`` data bytes (LL128 lines carry 15 data words of 16).
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl v2.17.1-1 src/enqueue.cc L1342-1349.
+    """
+    steps = steps or load_data_file("nccl_tuner.yaml")["network_steps"]
+    data_ratio = 1.0 / float(steps["wire_bytes_per_data_byte"]["ll128"])
+    chunk = int(round(int(steps["step_data_bytes"]["ll128"]) / data_ratio))  # the buffer step, flags included
+    ppn = comm.n_ranks / comm.n_nodes
+    depth = 1 + log2_floor(comm.n_nodes) + 0.1 * ppn
+    channels = max(channels, 1)
+    for factor, floor in ((64, 131072), (16, 32768)):
+        while size_bytes // (channels * chunk) < depth * factor / ppn and chunk > floor:
+            chunk //= 2
+    return int(chunk * data_ratio)
+
+
+def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                          channels: int, threads: int, constants: dict | None = None) -> float:
+    """Store-and-forward delay of LL/LL128 steps at the network hops [us]; 0 where it does not apply.
+
+    NCCL's net proxy hands a step to the NIC only once the GPU has written all of it
+    (``sendProxyProgress``), so each network hop on a collective's critical path holds one chunk
+    back by its transmission time, the classic store-and-forward term ``L / R`` per hop (a message
+    of P packets over N store-and-forward links takes ``(N + P - 1) L / R``; Kurose & Ross,
+    *Computer Networking*, §1.4). NVLink hops of LL/LL128 move per line and add nothing; Simple's
+    step latency is already inside NCCL's own Simple constants ("the latency of a 256kB chunk",
+    tuning.cc), so it is left out here too::
+
+        delay = crossings x chunk x wire_ratio / (1000 x bw_inter)
+
+    ``chunk`` [B] is the kernel's chunk per channel (``network_steps`` in ``nccl_tuner.yaml``: Ring
+    ``min(step, ceil(bytes / (nc x nRanks x minChunk)) x minChunk)``, nRanks -> 1 for
+    Broadcast/Reduce; Tree ``step`` (Tree/LL128: :func:`tree_ll128_chunk_bytes`) or
+    ``ceil(bytes / (nc x minChunk)) x minChunk`` when one loop holds the message;
+    ``minChunk = threads x grain / divisor``; never more than the data a step has to carry,
+    ``bytes / (nc x nRanks)`` or ``bytes / nc``), ``wire_ratio`` the protocol's
+    bytes on the wire per data byte (LL 2, LL128 16/15), ``bw_inter`` the graph's per-channel
+    network bandwidth [GB/s]. ``crossings``: the network steps NCCL's own latency counts (Ring
+    AllReduce 2 x nNodes in 2.17/2.19, 2 x (nNodes-1) in 2.30; other Ring collectives nNodes-1;
+    Tree AllReduce 2 x log2(nNodes), up and down). NCCL's tuner does not include this term, so it
+    changes the achieved time, never the choice.
+
+    References
+    ----------
+    .. [1] NVIDIA/nccl v2.17.1-1 src/transport/net.cc L911-947; src/collectives/device/all_reduce.h
+       (``runRing``, ``runTreeSplit``); src/graph/tuning.cc L61 (Simple chunk latency comment).
+    """
+    if comm.n_nodes < 2 or protocol == "simple" or algorithm not in ("ring", "tree"):
+        return 0.0
+    if algorithm == "tree" and collective != "all_reduce":
+        return 0.0
+    constants = constants or tuner_constants()
+    steps = load_data_file("nccl_tuner.yaml")["network_steps"]
+    step = int(steps["step_data_bytes"][protocol])
+    channels = max(channels, 1)
+    if algorithm == "ring":
+        min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // int(steps["ring_min_chunk_divisor"][protocol]), 1)
+        ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
+        chunk = min(step, math.ceil(size_bytes / (channels * ranks * min_chunk)) * min_chunk,
+                    math.ceil(size_bytes / (channels * ranks)))  # a step carries no more than the data
+        crossings = _ring_inter_steps(constants, collective, comm.n_nodes)
+    else:
+        min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // int(steps["tree_min_chunk_divisor"][protocol]), 1)
+        if protocol == "ll128":
+            step = tree_ll128_chunk_bytes(comm, size_bytes, channels, steps)
+        chunk = step if channels * step <= size_bytes else math.ceil(size_bytes / (channels * min_chunk)) * min_chunk
+        chunk = min(chunk, math.ceil(size_bytes / channels))  # a step carries no more than the data
+        crossings = 2 * log2_floor(comm.n_nodes)
+    rate = comm.graph(algorithm).bw_inter_gbytes_per_s
+    if rate <= 0:
+        return 0.0
+    return crossings * chunk * float(steps["wire_bytes_per_data_byte"][protocol]) / (1000.0 * rate)
+
+
 def _with_channels(comm: Communicator, algorithm: str, n_channels: int) -> Communicator:
     key = GRAPH_OF_ALGORITHM.get(algorithm, algorithm)
     graphs = dict(comm.graphs)
@@ -522,7 +613,8 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     ``launch_time_us`` redoes the bandwidth term with the launched shape (:func:`launch_shape`):
     NCCL's bandwidth formula evaluated for ``nc`` channels (per-channel caps unchanged), times
     ``nt / nt_max`` when the last channel's threads were halved (a channel's copy rate scales
-    with its threads; assumption). NCCL's tuner itself never sees this reduction.
+    with its threads; assumption), and adds the store-and-forward delay of LL/LL128 steps at the
+    network hops (:func:`network_step_delay_us`). NCCL's tuner itself sees neither.
 
     References
     ----------
@@ -550,8 +642,9 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     launched *= nt / nt_max
     if algorithm == "nvls" and collective == "all_reduce":
         launched = nvls_single_node_algbw_gbytes_per_s(constants, comm) or launched
-    launch_time = latency + size_bytes / (1000.0 * launched) if launched > 0 else math.inf
-    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time)
+    delay = network_step_delay_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants)
+    launch_time = latency + size_bytes / (1000.0 * launched) + delay if launched > 0 else math.inf
+    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time, delay)
 
 
 def select_algorithm(constants: dict, comm: Communicator, collective: str, size_bytes: int,

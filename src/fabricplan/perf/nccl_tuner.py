@@ -549,14 +549,14 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
     steps = load_data_file("nccl_tuner.yaml")["network_steps"]
     step = int(steps["step_data_bytes"][protocol])
     channels = max(channels, 1)
+    divisor = int(steps[f"{algorithm}_min_chunk_divisor"][protocol])
+    min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // divisor, 1)
     if algorithm == "ring":
-        min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // int(steps["ring_min_chunk_divisor"][protocol]), 1)
         ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
         chunk = min(step, math.ceil(size_bytes / (channels * ranks * min_chunk)) * min_chunk,
                     math.ceil(size_bytes / (channels * ranks)))  # a step carries no more than the data
         crossings = _ring_inter_steps(constants, collective, comm.n_nodes)
     else:
-        min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // int(steps["tree_min_chunk_divisor"][protocol]), 1)
         if protocol == "ll128":
             step = tree_ll128_chunk_bytes(comm, size_bytes, channels, steps)
         chunk = step if channels * step <= size_bytes else math.ceil(size_bytes / (channels * min_chunk)) * min_chunk

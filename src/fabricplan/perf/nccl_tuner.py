@@ -486,7 +486,8 @@ def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: 
 
 def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict | None = None) -> int:
     """Data bytes per Tree/LL128 chunk: NCCL halves the 614,400 B step until the pipeline is deep
-    enough for the tree (``computeColl``, enqueue.cc)::
+    enough for the tree (``computeColl``, enqueue.cc; constants ``network_steps`` in
+    ``nccl_tuner.yaml``)::
 
         nsteps = 1 + log2(nNodes) + 0.1 x ppn
         while bytes // (nc x chunk) < nsteps x 64 / ppn and chunk > 131072: chunk /= 2
@@ -502,10 +503,11 @@ def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, s
     data_ratio = 1.0 / float(steps["wire_bytes_per_data_byte"]["ll128"])
     chunk = int(round(int(steps["step_data_bytes"]["ll128"]) / data_ratio))  # the buffer step, flags included
     ppn = comm.n_ranks / comm.n_nodes
-    depth = 1 + log2_floor(comm.n_nodes) + 0.1 * ppn
+    rule = steps["tree_ll128_depth"]
+    depth = rule["base"] + rule["per_log2_node"] * log2_floor(comm.n_nodes) + rule["per_rank_per_node"] * ppn
     channels = max(channels, 1)
-    for factor, floor in ((64, 131072), (16, 32768)):
-        while size_bytes // (channels * chunk) < depth * factor / ppn and chunk > floor:
+    for halving in steps["tree_ll128_halving"]:
+        while size_bytes // (channels * chunk) < depth * halving["factor"] / ppn and chunk > halving["floor_bytes"]:
             chunk //= 2
     return int(chunk * data_ratio)
 

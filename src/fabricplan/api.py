@@ -7,8 +7,7 @@ from pathlib import Path
 from fabricplan.catalog import Catalog, load_catalog
 from fabricplan.cost import CostReport
 from fabricplan.cost import cost as _cost
-from fabricplan.cost.hardware import resolve_hardware
-from fabricplan.cost.tco import size_for
+from fabricplan.design import resolve
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references, load_spec
 from fabricplan.topology import FabricSize
 
@@ -25,8 +24,7 @@ def size_topology(spec: ClusterSpec | str | Path, fabric: str | FabricChoice,
     """Size the spec's topology for one fabric profile (e.g. ``"infiniband-ndr"``)."""
     catalog = catalog or load_catalog()
     spec = _as_spec(spec, catalog)
-    choice = FabricChoice(profile=fabric) if isinstance(fabric, str) else fabric
-    return size_for(spec, resolve_hardware(spec, catalog, choice))
+    return resolve(spec, catalog, fabric).size
 
 
 def cost(spec: ClusterSpec | str | Path, catalog: Catalog | None = None, **kwargs: object) -> CostReport:

@@ -6,7 +6,7 @@ import pytest
 
 from fabricplan.catalog import load_catalog
 from fabricplan.decide import Scenario, compare, decide, evaluate, fabric_outcomes
-from fabricplan.decide.numbers import Levers
+from fabricplan.plan import Levers
 from fabricplan.decide.whatif import scale_grid, sensitivity
 from fabricplan.spec import load_spec, parse_spec
 
@@ -279,7 +279,7 @@ def test_faster_ports_speed_up_the_collectives():
     # 400G). On B200 (NVLink ~720 GB/s in NCCL's terms) the data-parallel ring is NIC-bound at 400G
     # (8 x 46 GB/s per node), so doubling the port speed cuts its time by roughly half. (On H100 the
     # ring's NVLink leg, ~370 GB/s, caps it instead, and 800G NICs barely help.)
-    from fabricplan.cost.hardware import effective_profile
+    from fabricplan.design import effective_profile
     from fabricplan.spec import FabricChoice
 
     fast_profile = effective_profile(CATALOG, FabricChoice(profile="roce-v2"), 800)

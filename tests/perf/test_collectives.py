@@ -116,10 +116,13 @@ def test_parse_size_and_sweep():
 def test_reported_routing_efficiency_is_the_one_the_graph_used():
     # 128 nodes on NDR (2 tiers, 32 nodes per rail leaf): CollNet graphs are built with the ring
     # pattern (2 flows per NIC), Tree with every node under the leaf; the result reports that value.
-    from fabricplan.perf.collectives import placement_for, routing_efficiency
+    from fabricplan.design import place
+    from fabricplan.perf.efficiency import routing_efficiency
+    from fabricplan.topology import size_fabric
 
     profile = CATALOG.fabric("infiniband-ndr")
-    placement = placement_for(128, 8, CATALOG.switch(profile.hardware.switch).radix_at(400))
+    radix = CATALOG.switch(profile.hardware.switch).radix_at(400)
+    placement = place(128, size_fabric(nodes=128, nics_per_node=8, radix=radix, style="rail_optimized"))
     ring = routing_efficiency(profile, placement, "ring", 128)
     tree = routing_efficiency(profile, placement, "tree", 128)
     assert ring == pytest.approx(0.99697, abs=1e-4) and tree == pytest.approx(0.93694, abs=1e-4)

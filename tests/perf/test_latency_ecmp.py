@@ -93,7 +93,7 @@ def test_host_links_are_copper_only_in_rack():
 def test_decision_latency_follows_the_topology_style(style, in_rack):
     from fabricplan.catalog import load_catalog
     from fabricplan.decide import fabric_outcomes
-    from fabricplan.decide.numbers import switches_across
+    from fabricplan.design import switches_across
     from fabricplan.spec import parse_spec
 
     catalog = load_catalog()

@@ -1,4 +1,4 @@
-"""Topology and oversubscription in the collective model (collectives.oversubscription_factor).
+"""Topology and oversubscription in the collective model (efficiency.oversubscription_factor).
 
 Formula under test: traffic that must cross a tier with realised down:up ratio r, when a share s
 of the traffic of the nodes under that tier leaves it, runs at f = min(1, 1/(r x s)) of the
@@ -13,10 +13,9 @@ import pytest
 
 from fabricplan.decide.evaluate import evaluate
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import (
-    FabricTopology, NetworkPlacement, collective_time, crossing_share, default_catalog, oversubscription_factor,
-    placement_for,
-)
+from fabricplan.design import FabricTopology, NetworkPlacement, place
+from fabricplan.perf.collectives import collective_time, default_catalog
+from fabricplan.perf.efficiency import crossing_share, oversubscription_factor
 from fabricplan.perf.step import ClusterShape, step_time
 from fabricplan.spec import JobSpec
 from fabricplan.spec.load import parse_spec
@@ -27,6 +26,14 @@ H100 = CATALOG.gpu("h100-sxm")
 IB_RADIX = 64  # QM9700 at 400G: a rail SU holds 32 servers at 1:1, 48 at 3:1
 GiB = 2**30
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
+
+
+def placement_for(n_nodes, nics_per_node, radix, style="rail_optimized", oversubscription=(1.0, 1.0),
+                  reserved_leaf_ports=0, cluster_nodes=None):
+    """Where ``n_nodes`` nodes sit in a fabric sized for ``cluster_nodes`` (the design's rule)."""
+    whole = size_fabric(nodes=max(cluster_nodes or n_nodes, n_nodes), nics_per_node=nics_per_node, radix=radix,
+                        style=style, oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports)
+    return place(n_nodes, whole)
 
 
 def _topology(ratio: float, *, style: str = "rail_optimized", aligned: bool = True, nodes: int = 2048):

@@ -259,7 +259,9 @@ def test_expert_parallelism_needs_an_moe_model():
 
 def test_achievable_fraction_is_one_helper_for_step_and_decision():
     from fabricplan.catalog.files import load_data_file
-    from fabricplan.decide.numbers import Levers, cluster_shape as decision_shape
+    from fabricplan.design import resolve
+    from fabricplan.plan import Levers, job_step_times
+    from fabricplan.perf.efficiency import efficiency_model
     from fabricplan.perf import achievable_fraction
     from fabricplan.spec import parse_spec
     from fabricplan.spec.models import GpuInline
@@ -273,8 +275,9 @@ def test_achievable_fraction_is_one_helper_for_step_and_decision():
     spec = parse_spec({"name": "t", "cluster": {"gpu": inline.model_dump(exclude_none=True), "gpus": 16,
                                                 "gpus_per_node": 8, "nics_per_node": 8},
                        "fabrics": ["roce-v2"]})
-    shape = decision_shape(spec, CATALOG, Levers(efficiency_multiplier=1.5))
-    assert achievable_fraction(shape.gpu) == pytest.approx(0.6)
-    result = step_time(job(model="llama3-8b", tp=8, pp=1, global_batch_sequences=16), shape, "roce-v2",
-                       catalog=CATALOG)
+    spec = spec.model_copy(update={"jobs": [job(model="llama3-8b", tp=8, pp=1, global_batch_sequences=16)]})
+    design = resolve(spec, CATALOG, "roce-v2")
+    [result] = job_step_times(spec, CATALOG, design, Levers(efficiency_multiplier=1.5), efficiency_model())
     assert result.notes == ["achievable fraction of peak 0.600"]
+    [plain] = job_step_times(spec, CATALOG, design, Levers(), efficiency_model())
+    assert plain.notes == ["achievable fraction of peak 0.400"]

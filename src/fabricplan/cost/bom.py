@@ -15,7 +15,7 @@ from typing import Literal, NamedTuple, Protocol
 from pydantic import BaseModel
 
 from fabricplan.catalog import Optic, PricePoint, Range
-from fabricplan.cost.hardware import FabricHardware
+from fabricplan.design.hardware import FabricHardware
 from fabricplan.topology import FabricSize
 
 Category = Literal["switches", "nics", "optics", "cables"]

@@ -9,9 +9,9 @@ from pydantic import BaseModel, Field
 from fabricplan.catalog import Catalog, PricePoint, Server, load_catalog
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
-from fabricplan.cost.hardware import FabricHardware, resolve_hardware
+from fabricplan.design import FabricDesign, resolve
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references
-from fabricplan.topology import FabricSize, size_fabric
+from fabricplan.topology import FabricSize
 
 
 class Assumptions(BaseModel):
@@ -116,20 +116,6 @@ class CostReport(BaseModel):
     fabrics: list[FabricCost]
 
 
-def size_for(spec: ClusterSpec, hardware: FabricHardware) -> FabricSize:
-    """Size the spec's topology with this fabric's switch radix."""
-    topo = spec.topology
-    return size_fabric(
-        nodes=spec.cluster.nodes,
-        nics_per_node=spec.cluster.nics_per_node,
-        radix=hardware.radix,
-        style=topo.style,
-        tiers=None if topo.tiers == "auto" else topo.tiers,
-        oversubscription=tuple(topo.oversubscription),
-        reserved_leaf_ports=topo.reserved_leaf_ports,
-    )
-
-
 def _server_entry(spec: ClusterSpec, catalog: Catalog) -> Server | None:
     if not spec.cluster.include_servers:
         return None
@@ -162,9 +148,13 @@ def _server_cost(spec: ClusterSpec, catalog: Catalog, server: Server, assumption
 
 def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
                 assumptions: Assumptions) -> FabricCost:
-    """Size, price and cost one fabric for the spec."""
-    hardware = resolve_hardware(spec, catalog, choice)
-    size = size_for(spec, hardware)
+    """Design, price and cost one fabric for the spec."""
+    return cost_design(spec, catalog, resolve(spec, catalog, choice), assumptions)
+
+
+def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions) -> FabricCost:
+    """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked)."""
+    hardware, size = design.hardware, design.size
     bom = bill_of_materials(size, hardware, assumptions.price_point, assumptions.price_multipliers)
     capex = {c: sum(line.price_usd for line in bom if line.category == c) for c in CATEGORIES}
     power = {c: sum(line.power_w for line in bom if line.category == c) for c in CATEGORIES}

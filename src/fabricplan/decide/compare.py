@@ -6,29 +6,33 @@ from fabricplan.catalog import Catalog, load_catalog
 from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import CompareReport
 from fabricplan.decide.whatif import Progress, crossovers, jobs_left_out, scale_curve, scale_grid, sensitivity
+from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import ClusterSpec, check_references
 
 
 def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Progress | None = None,
-            search_scale: bool = True, analyse_sensitivity: bool = True) -> CompareReport:
-    """Compare every fabric of the spec and recommend one, with what would change the answer."""
+            search_scale: bool = True, analyse_sensitivity: bool = True, plan: Plan = DEFAULT_PLAN) -> CompareReport:
+    """Compare every fabric of the spec and recommend one, with what would change the answer.
+
+    ``plan`` is the model chain every evaluation runs (:class:`fabricplan.plan.Plan`: swap a step or
+    the efficiency model there)."""
     catalog = catalog or load_catalog()
     check_references(spec, catalog)
     if progress:
         progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
-    decision = evaluate(spec, catalog)
+    decision = evaluate(spec, catalog, plan=plan)
     notes = []
     if not spec.jobs:
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
     grid = scale_grid(spec, catalog) if search_scale else []
-    curve = scale_curve(spec, catalog, grid, progress) if search_scale else []
+    curve = scale_curve(spec, catalog, grid, progress, plan) if search_scale else []
     for gpus in grid:
         left_out = jobs_left_out(spec, gpus)
         if left_out and len(left_out) < len(spec.jobs):
             notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(left_out)} (its model "
                          "parallelism does not lay out there); its share counts as idle time at that size.")
-    crossing = crossovers(spec, catalog, curve) if search_scale else []
-    rows = sensitivity(spec, catalog, progress=progress) if analyse_sensitivity else []
+    crossing = crossovers(spec, catalog, curve, plan) if search_scale else []
+    rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
     return CompareReport(
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,

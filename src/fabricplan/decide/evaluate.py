@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from fabricplan.catalog import Catalog
 from fabricplan.cost import resolve_assumptions
 from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
-from fabricplan.decide.numbers import Levers, fabric_outcome
 from fabricplan.decide.recommend import recommend
 from fabricplan.decide.rules import RuleContext, evaluate_rules
+from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
 from fabricplan.spec import ClusterSpec
 
 
@@ -23,10 +23,10 @@ class Scenario:
 
 
 def fabric_outcomes(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
-                    fabrics: list[str] | None = None) -> dict[str, FabricOutcome]:
-    """Numbers for each fabric of the spec (or the named subset)."""
+                    fabrics: list[str] | None = None, plan: Plan = DEFAULT_PLAN) -> dict[str, FabricOutcome]:
+    """Numbers for each fabric of the spec (or the named subset), by the model chain ``plan``."""
     assumptions = resolve_assumptions(spec, catalog, dict(scenario.price_multipliers), scenario.energy_multiplier)
-    return {choice.profile: fabric_outcome(spec, catalog, choice, assumptions, scenario.levers)
+    return {choice.profile: plan.run(spec, catalog, choice, assumptions, scenario.levers)
             for choice in spec.fabric_choices() if fabrics is None or choice.profile in fabrics}
 
 
@@ -48,5 +48,7 @@ def decide(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, FabricOutcom
     return Decision(outcomes=ranked, rules=rules + checks, recommendation=recommendation)
 
 
-def evaluate(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario()) -> Decision:
-    return decide(spec, catalog, fabric_outcomes(spec, catalog, scenario))
+def evaluate(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
+             plan: Plan = DEFAULT_PLAN) -> Decision:
+    """The numbers of every fabric (by ``plan``), then the rules and the ranking."""
+    return decide(spec, catalog, fabric_outcomes(spec, catalog, scenario, plan=plan))

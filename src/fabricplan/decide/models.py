@@ -10,48 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from fabricplan.cost import FabricCost
-
-
-class JobOutcome(BaseModel):
-    """One job of the mix on one fabric."""
-
-    job: str
-    share: float = Field(description="Share of cluster time")
-    gpus: int
-    step_time_s: float
-    compute_s: float
-    bubble_s: float
-    exposed_comm_s: dict[str, float] = Field(description="Exposed communication per kind: tp, pp, dp, ep, cp")
-    exposed_comm_share: float = Field(description="Exposed communication / step time")
-    comm_s: dict[str, float] = Field(default_factory=dict,
-                                     description="All communication per kind, hidden or not [s per step]")
-    params_billion: float = Field(default=0.0, description="Model parameters [billions]")
-    gpu_utilisation: float = Field(description="Share of step time the GPUs compute (compute / step)")
-    mfu: float
-    tokens_per_s: float
-    token_budget: float | None
-    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget")
-    run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
-
-
-class FabricOutcome(BaseModel):
-    """Everything the decision weighs for one fabric."""
-
-    fabric: str
-    name: str
-    family: str
-    cost: FabricCost
-    jobs: list[JobOutcome]
-    weighted_gpu_utilisation: float = Field(description="Job-share-weighted compute / step time")
-    weighted_mfu: float
-    small_message_latency_us: float = Field(description="Point-to-point latency across the fabric's top tier")
-    gpu_hours_total: float = Field(description="GPUs x hours over the horizon")
-    useful_gpu_hours: float = Field(description="GPU-hours x weighted utilisation")
-    tco_usd: float = Field(description="Cluster TCO if servers are priced, else network TCO")
-    tco_basis: Literal["cluster", "network"]
-    cost_per_useful_gpu_hour_usd: float
-    rank: int = 0
+from fabricplan.plan.outcome import FabricOutcome, JobOutcome
 
 
 class RuleResult(BaseModel):

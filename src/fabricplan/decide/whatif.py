@@ -7,8 +7,8 @@ from typing import get_args
 
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
+from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow
-from fabricplan.decide.numbers import Levers
 from fabricplan.errors import FabricplanError
 from fabricplan.spec import ClusterSpec, JobSpec
 from fabricplan.spec.models import Maturity
@@ -84,7 +84,7 @@ def _leader(metrics: dict[str, float], a: str, b: str) -> str:
 
 
 def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
-                progress: Progress | None = None) -> list[ScalePoint]:
+                progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[ScalePoint]:
     """Cost per useful GPU-hour of every fabric at each feasible GPU count of the grid."""
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
@@ -97,7 +97,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
         metrics = {}
         for fabric in fabrics:
             try:  # a design that cannot be built at this size is left out of that point
-                outcome = fabric_outcomes(scaled, catalog, fabrics=[fabric])[fabric]
+                outcome = fabric_outcomes(scaled, catalog, fabrics=[fabric], plan=plan)[fabric]
             except FabricplanError:
                 continue
             metrics[fabric] = outcome.cost_per_useful_gpu_hour_usd
@@ -106,16 +106,17 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     return points
 
 
-def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str]) -> dict[str, float] | None:
+def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str],
+                  plan: Plan = DEFAULT_PLAN) -> dict[str, float] | None:
     scaled = scaled_spec(spec, gpus)
     if scaled is None:
         return None
-    outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair))
+    outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair), plan=plan)
     return {f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}
 
 
 def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus: int, high_gpus: int,
-            leader_low: str) -> tuple[int, int]:
+            leader_low: str, plan: Plan = DEFAULT_PLAN) -> tuple[int, int]:
     """The GPU range, in whole nodes, in which `leader_low` stops leading: (last size it leads,
     first size it does not). Narrowed to one node unless a size in between cannot be evaluated
     (a job that does not lay out there), in which case the range stays wider."""
@@ -124,7 +125,7 @@ def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus
     while high - low > 1:
         mid = (low + high) // 2
         try:
-            metrics = _pair_metrics(spec, catalog, mid * per_node, pair)
+            metrics = _pair_metrics(spec, catalog, mid * per_node, pair, plan)
         except FabricplanError:
             metrics = None
         if metrics is None:
@@ -136,7 +137,8 @@ def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus
     return low * per_node, high * per_node
 
 
-def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> list[Crossover]:
+def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
+               plan: Plan = DEFAULT_PLAN) -> list[Crossover]:
     """Every GPU count at which the cheaper fabric of a pair (per useful GPU-hour) changes: found on
     the scale grid, then bisected in whole nodes between the two grid points around it."""
     fabrics = [c.profile for c in spec.fabric_choices()]
@@ -153,7 +155,8 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint]) -> 
                 results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=leaders[0],
                                          leader_above=None, note=f"{leaders[0]} leads at every size ({searched})"))
             for k in changes:
-                last, first = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1])
+                last, first = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1],
+                                      plan)
                 exact = first - last == spec.cluster.gpus_per_node
                 where = (f"below {first:,} GPUs, {leaders[k]} from there" if exact else
                          f"up to {last:,} GPUs, {leaders[k]} by {first:,} (sizes in between could not be laid "
@@ -172,12 +175,12 @@ def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
 
 
 def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
-                progress: Progress | None = None) -> list[SensitivityRow]:
+                progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[SensitivityRow]:
     """Re-decide with each factor moved down and up by `swing` (default: the catalog's
     ``sensitivity_swing``); report the winner each way and whether it flips."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
-    base = evaluate(spec, catalog)
+    base = evaluate(spec, catalog, plan=plan)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
     winner = base.recommendation.recommended
     low, high = 1 - swing, 1 + swing
@@ -198,13 +201,13 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
         decisions = []
         for multiplier in (low, high):
             case_spec, scenario = make(multiplier)
-            decisions.append(evaluate(case_spec, catalog, scenario))
+            decisions.append(evaluate(case_spec, catalog, scenario, plan))
         rows.append(_row(factor, low_label, high_label, decisions, base_metric, winner))
     if progress:
         progress("sensitivity: operations maturity")
     down, down_label = _maturity_step(spec, -1)
     up, up_label = _maturity_step(spec, +1)
-    decisions = [evaluate(down, catalog), evaluate(up, catalog)]
+    decisions = [evaluate(down, catalog, plan=plan), evaluate(up, catalog, plan=plan)]
     rows.append(_row("operations maturity one step", down_label, up_label, decisions, base_metric, winner))
     return rows
 

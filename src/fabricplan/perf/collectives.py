@@ -18,10 +18,10 @@ A fabric profile and a GPU become the inputs NCCL's tuner would see (:class:`Com
   NCCL's constants were tuned on (0 for InfiniBand, ~0.7 us per switch hop for RoCE, ~9 us for
   kernel TCP).
 
-* Topology (:class:`FabricTopology`, the spec's ``topology`` section): the style sets how many
-  nodes share a leaf (rail-optimised: a scalable unit, NIC *i* of each node on rail leaf *i*;
-  ToR ``leaf_spine``/``fat_tree``: a rack, all NICs of a node on one leaf) and the realised
-  oversubscription of each tier caps the traffic that must cross it (:func:`oversubscription_factor`).
+* Network: the design's :class:`~fabricplan.design.NetworkView` (hardware as built, the sized
+  fabric, where a communicator's nodes sit); this module never sizes a fabric. How much of the
+  per-NIC bandwidth each traffic pattern gets comes from an efficiency model
+  (:mod:`fabricplan.perf.efficiency`, ``analytic`` by default: ECMP collisions x oversubscription).
 
 AllReduce, AllGather, ReduceScatter, Broadcast and Reduce use NCCL's tuner
 (:mod:`fabricplan.perf.nccl_tuner`); SendRecv is modelled as a 2-rank Broadcast and AllToAll as
@@ -40,17 +40,20 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+from fabricplan.design import FabricTopology, NetworkPlacement, NetworkView, bare_network
 from fabricplan.errors import InputError
 from fabricplan.perf import nccl_tuner
-from fabricplan.perf.ecmp import routed_efficiency
+from fabricplan.perf.efficiency import Efficiency, EfficiencyModel, TrafficCase
+from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.latency import perf_parameter, perf_table, point_to_point_latency
 from fabricplan.perf.nccl_tuner import Communicator, Graph
 
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv")
-# ECMP traffic pattern of each NCCL graph (and of the p2p AllToAll): see routing_efficiency.
+# Traffic pattern of each NCCL graph (and of the p2p AllToAll) as the efficiency models see it.
 GRAPH_TRAFFIC_PATTERN = {"ring": "ring", "tree": "tree", "nvls": "tree", "collnet": "ring", "p2p": "all_to_all"}
 
 
@@ -109,179 +112,6 @@ def _intra_node_bandwidth_gbytes_per_s(gpu) -> float:
     return nvlink
 
 
-@dataclass(frozen=True)
-class FabricTopology:
-    """The cluster fabric a communicator runs on: the spec's ``topology`` section and the cluster size.
-
-    ``style``, ``oversubscription`` (down:up per tier: leaf, spine), ``reserved_leaf_ports`` and
-    ``tiers`` (None = auto) are what the cost side passes to ``topology.size_fabric`` for
-    ``cluster_nodes`` nodes (None = just the communicator's nodes). ``topology_aware_scheduling``:
-    jobs are packed onto whole leaf groups in rank order (True, the placement the ECMP model
-    assumes) or land on arbitrary leaves (False). The defaults are a non-blocking rail-optimised
-    fabric with aligned placement.
-    """
-
-    style: str = "rail_optimized"
-    oversubscription: tuple[float, ...] = (1.0, 1.0)
-    reserved_leaf_ports: int = 0
-    tiers: int | None = None
-    cluster_nodes: int | None = None
-    topology_aware_scheduling: bool = True
-
-
-@dataclass(frozen=True)
-class NetworkPlacement:
-    """Where a communicator's nodes sit in the fabric (for ECMP, oversubscription and hop counts).
-
-    ``nodes_per_leaf``: nodes whose NIC of one rail shares a leaf (rail-optimised: the scalable
-    unit; ToR: the rack); ``leaf_uplinks``: uplinks per leaf; ``tiers``: switch tiers the job spans
-    (1 = one switch). ``nodes_per_pod``: nodes under one pod's spines (0 without a pod tier);
-    ``oversubscription``: the fabric's realised down:up ratio per tier with uplinks (leaf, spine, ..;
-    empty = non-blocking); ``nics_per_leaf``: NICs of one node on one leaf (1 for rails, all of them
-    for a ToR); ``aligned``: the communicator fills whole leaf groups in rank order.
-    """
-
-    tiers: int = 1
-    nodes_per_leaf: int = 1
-    leaf_uplinks: int = 1
-    nodes_per_pod: int = 0
-    oversubscription: tuple[float, ...] = ()
-    nics_per_leaf: int = 1
-    aligned: bool = True
-
-
-def _nodes_per_leaf(size, nics_per_node: int) -> int:
-    """Whole nodes under one leaf group: the style's servers per leaf (rail SU, ToR rack), else
-    (``fat_tree``, NIC ports filled in order) host ports // NICs per node; at least 1."""
-    if size.servers_per_leaf:
-        return size.servers_per_leaf
-    return max(size.leaf_host_ports_max // nics_per_node, 1)
-
-
-def _nodes_per_pod(size, nics_per_node: int, nodes_per_leaf: int) -> int:
-    """Nodes under one pod's spines of a 3+ tier fabric (0 otherwise): a rail pod holds
-    ``leaves_per_pod / rails`` scalable units, a ToR/fat-tree pod ``leaves_per_pod`` leaves."""
-    if size.tiers < 3 or not size.leaves_per_pod:
-        return 0
-    leaf_groups = size.leaves_per_pod // nics_per_node if size.style == "rail_optimized" else size.leaves_per_pod
-    return max(leaf_groups, 1) * nodes_per_leaf
-
-
-@lru_cache(maxsize=1024)
-def placement_for(n_nodes: int, nics_per_node: int, radix: int, style: str = "rail_optimized",
-                  oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
-                  cluster_nodes: int | None = None, cluster_tiers: int | None = None,
-                  aligned: bool = True) -> NetworkPlacement:
-    """Place ``n_nodes`` on the smallest fabric of this design that holds them (topology.size_fabric).
-
-    Tiers spanned come from that fabric (the communicator packed in rank order; at least 2 when
-    it spans the cluster's ToRs); the leaf group, the leaf's uplinks, the realised oversubscription
-    per tier and the pod size from the whole cluster's fabric, sized with the same inputs as the cost side (``cluster_nodes``, ``cluster_tiers``;
-    None = the communicator's own fabric). InputError (from size_fabric) for an impossible design.
-    """
-    from fabricplan.topology import size_fabric
-
-    if n_nodes <= 1:
-        return NetworkPlacement(aligned=aligned)
-    design = dict(nics_per_node=nics_per_node, radix=radix, style=style,
-                  oversubscription=tuple(float(r) for r in oversubscription),
-                  reserved_leaf_ports=reserved_leaf_ports)
-    size = size_fabric(nodes=n_nodes, **design)
-    whole = size
-    if (cluster_nodes is not None and cluster_nodes != n_nodes) or cluster_tiers is not None:
-        whole = size_fabric(nodes=max(cluster_nodes or n_nodes, n_nodes), tiers=cluster_tiers, **design)
-    nics_per_leaf = 1 if style == "rail_optimized" else nics_per_node
-    ratios = tuple(float(r) for r in whole.oversubscription_effective)
-    per_leaf = _nodes_per_leaf(whole, nics_per_node) if whole.tiers >= 2 else n_nodes
-    tiers = size.tiers
-    if tiers == 1 and n_nodes > per_leaf:  # fits one switch alone, but spans the cluster's ToRs
-        tiers = 2
-    if tiers == 1:
-        return NetworkPlacement(1, n_nodes, 1, nics_per_leaf=nics_per_leaf, aligned=aligned)
-    return NetworkPlacement(tiers, per_leaf, max(whole.leaf_uplinks, 1),
-                            nodes_per_pod=_nodes_per_pod(whole, nics_per_node, per_leaf),
-                            oversubscription=ratios, nics_per_leaf=nics_per_leaf, aligned=aligned)
-
-
-def crossing_share(pattern: str, n_nodes: int, block_nodes: int, aligned: bool = True) -> float:
-    """Share of the traffic a block's nodes send that leaves the block (a leaf group or a pod) [0-1].
-
-    The same flow counts as the ECMP model (:func:`routing_efficiency`), for a communicator of
-    ``n_nodes`` nodes packed in rank order, ``m = block_nodes`` of them per block:
-
-    * ``ring``: one ring hop per channel leaves a block, out of ``m`` hops that start in it: ``1/m``
-      (rail-aligned rings stay on their rail leaf inside a scalable unit; under a ToR a ring leaves
-      every rack, so ``m`` is only the servers per ToR). CollNet/SHARP counts as ring: the leaf
-      reduces its hosts' data and sends one stream up.
-    * ``tree``: every node's tree connections are taken to leave the block, ``1`` (as the ECMP
-      count; conservative: a rank-ordered binary tree would cross about once per block).
-    * ``all_to_all``: the share of remote peers outside the block, ``(n - m) / (n - 1)`` (PXN keeps
-      rail-optimised traffic on the destination's rail, so peers in the same SU stay local).
-
-    0 when the communicator fits in one block. Without topology-aware scheduling
-    (``aligned=False``) a communicator that spans blocks is taken to have its ring neighbours and
-    peers under other leaves: share 1 for every pattern.
-    """
-    if n_nodes <= block_nodes or block_nodes < 1:
-        return 0.0
-    if not aligned:
-        return 1.0
-    if pattern == "ring":
-        return 1.0 / block_nodes
-    if pattern == "tree":
-        return 1.0
-    if pattern == "all_to_all":
-        return (n_nodes - block_nodes) / (n_nodes - 1)
-    raise InputError(f"unknown traffic pattern '{pattern}'; known: ring, tree, all_to_all")
-
-
-def oversubscription_factor(placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
-    """Share of the per-NIC bandwidth left when the traffic crossing oversubscribed tiers is capped.
-
-    A tier with realised down:up ratio ``r`` (``FabricSize.oversubscription_effective``; r = d/u,
-    d host/down ports at the line rate, u uplinks) carries at most ``d x B / r`` up, i.e. 1/r of its
-    hosts' bandwidth. If every node under it runs the collective and a share ``s`` of their
-    traffic must leave (:func:`crossing_share`), that traffic asks for ``s x d x B``; a synchronous
-    collective runs at the pace of its slowest hop, so every rank's inter-node bandwidth scales by
-
-        f = min(1, 1 / (r x s))      per crossed tier (leaf -> spine, spine -> core); the minimum over tiers
-
-    (capacity over demand at a saturated link; fat-tree oversubscription, Al-Fares et al.,
-    SIGCOMM 2008 §2.1; Leiserson, IEEE Trans. Comput. 34(10), 1985). ``s = 1`` gives the plain
-    ``1/r``; traffic that stays under one leaf (``s = 0``) is unaffected, as is every pattern at
-    1:1 (``r <= 1``).
-    """
-    if placement.tiers <= 1 or not placement.oversubscription:
-        return 1.0
-    factor = 1.0
-    for ratio, block in zip(placement.oversubscription, (placement.nodes_per_leaf, placement.nodes_per_pod)):
-        share = crossing_share(pattern, n_nodes, block, placement.aligned) if block else 0.0
-        if share > 0 and ratio * share > 1.0:
-            factor = min(factor, 1.0 / (ratio * share))
-    return factor
-
-
-def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
-    """Share of the per-NIC bandwidth left after ECMP collisions and oversubscribed uplinks.
-
-    ``ecmp x oversubscription_factor``. Flows crossing a leaf's uplinks: ring = channels per NIC
-    (each ring leaves a leaf group once), tree = every node under the leaf, all_to_all = every node
-    to every remote node, each times the NCCL queue pairs per connection and the NICs of one node on
-    the leaf (1 for rails, all for a ToR). 1 when the job fits under one leaf.
-    """
-    if placement.tiers <= 1 or n_nodes <= placement.nodes_per_leaf:
-        return 1.0
-    per_connection = int(perf_parameter("nccl_ib_qps_per_connection"))
-    channels = int(perf_parameter("nccl_channels_per_nic"))
-    remote_nodes = max(n_nodes - placement.nodes_per_leaf, 1)
-    flows = {"ring": channels, "tree": placement.nodes_per_leaf * channels,
-             "all_to_all": placement.nodes_per_leaf * remote_nodes}[pattern] * per_connection
-    ecmp = routed_efficiency(flows * max(placement.nics_per_leaf, 1), placement.leaf_uplinks,
-                             fabric.routing == "adaptive",
-                             perf_parameter("adaptive_routing_residual_collision_fraction"))
-    return ecmp * oversubscription_factor(placement, pattern, n_nodes)
-
-
 def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int) -> float:
     """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0."""
     mine = point_to_point_latency(fabric, switch_ns, switches).total_us
@@ -289,17 +119,27 @@ def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switc
     return max(mine - reference, 0.0)
 
 
+PatternEfficiency = Callable[[str], Efficiency]
+
+
+def _full_bandwidth(_pattern: str) -> Efficiency:
+    return Efficiency(1.0, 1.0, "none")
+
+
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
-                       placement: NetworkPlacement | None = None, latency_inter: float = 0.0,
+                       efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
                        cpu_vendor: str = "intel") -> Communicator:
-    """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``."""
+    """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
+
+    ``efficiency(pattern)`` gives the share of the per-NIC bandwidth each graph's traffic pattern
+    gets (an efficiency model applied to the communicator's placement; default: all of it).
+    """
     if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
         raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
     n_nodes = n_ranks // ranks_per_node
     cc = gpu_compute_capability(gpu)
     nvlink = _intra_node_bandwidth_gbytes_per_s(gpu) if ranks_per_node > 1 else 0.0
-    placement = placement or NetworkPlacement()
     if n_nodes == 1:
         links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)), 2)
         graph = Graph(links, nvlink / links, nvlink / links)
@@ -310,7 +150,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
         channels = max(nics, 2)
 
         def graph_for(pattern: str, intra_multiplier: float) -> Graph:
-            inter = nics * nic * routing_efficiency(fabric, placement, pattern, n_nodes) / channels
+            inter = nics * nic * efficiency(pattern).value / channels
             if ranks_per_node == 1:
                 return Graph(channels, inter, inter)
             if intra_multiplier == 1.0:  # rings run one speed through NVLink and the NIC
@@ -348,6 +188,7 @@ class CollectiveResult:
     nccl_estimate_us: float = 0.0
     oversubscription_factor: float = 1.0  # part of routing_efficiency due to oversubscribed tiers
     network_step_delay_us: float = 0.0  # store-and-forward of LL/LL128 steps at network hops (in time_us)
+    efficiency_model: str = "analytic"  # the efficiency model that gave routing_efficiency
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -384,31 +225,38 @@ def load_reference_fabric_id() -> str:
     return load_data_file("perf_defaults.yaml")["parameters"]["nccl_latency_reference_fabric"]["value"]
 
 
-def fabric_context(fabric, catalog, n_nodes: int, nics_per_node: int, topology: FabricTopology | None = None):
-    """(fabric profile, placement, latencyInter [us]) for a fabric id or profile on ``n_nodes`` nodes
-    of the ``topology`` (default: non-blocking rail-optimised)."""
-    catalog = catalog or default_catalog()
-    topology = topology or FabricTopology()
-    profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
-    switch = catalog.switch(profile.hardware.switch)
-    radix = switch.radix_at(profile.link_rate_gbps) or max(switch.ports_by_speed_gbps.values())
-    placement = placement_for(n_nodes, nics_per_node, radix, topology.style, tuple(topology.oversubscription),
-                              topology.reserved_leaf_ports, topology.cluster_nodes, topology.tiers,
-                              topology.topology_aware_scheduling)
+def network_latency_inter_us(network: NetworkView, placement: NetworkPlacement, catalog) -> float:
+    """NCCL's ``latencyInter`` for a communicator at ``placement``: the fabric's extra one-way latency
+    over the reference fabric through the switches on its longest path (2 x tiers - 1) [us]."""
     reference = catalog.fabric(load_reference_fabric_id())
     reference_switch = catalog.switch(reference.hardware.switch)
-    switches = max(2 * placement.tiers - 1, 1)  # up and down through the top tier: 1, 3, 5, 7 switches
-    extra = latency_inter_us(profile, reference, switch.port_to_port_latency_ns,
-                             reference_switch.port_to_port_latency_ns, switches)
-    return profile, placement, extra
+    return latency_inter_us(network.profile, reference, network.switch.port_to_port_latency_ns,
+                            reference_switch.port_to_port_latency_ns, placement.switches_on_path)
 
 
-def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, fabric, gpu, *,
+def _pattern_efficiency(model: EfficiencyModel, network: NetworkView, placement: NetworkPlacement, n_nodes: int,
+                        catalog) -> PatternEfficiency:
+    """``pattern -> Efficiency`` for one communicator, asking the model once per pattern."""
+    answers: dict[str, Efficiency] = {}
+
+    def efficiency(pattern: str) -> Efficiency:
+        if pattern not in answers:
+            if placement.tiers <= 1 or n_nodes <= 1:
+                answers[pattern] = Efficiency(1.0, 1.0, model.name)
+            else:
+                answers[pattern] = model(TrafficCase(pattern, n_nodes, placement, network.profile, catalog))
+        return answers[pattern]
+
+    return efficiency
+
+
+def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, fabric=None, gpu=None, *,
                     nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
                     nccl_version: str | None = None, cpu_vendor: str = "intel", catalog=None,
                     per_nic_bandwidth_gbytes_per_s: float | None = None,
                     placement: NetworkPlacement | None = None,
-                    topology: FabricTopology | None = None) -> CollectiveResult:
+                    topology: FabricTopology | None = None, network: NetworkView | None = None,
+                    efficiency_model: str | EfficiencyModel | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -416,22 +264,36 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     operation : all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or send_recv.
     size_bytes : nccl-tests "size" [bytes] (total buffer for AllGather/ReduceScatter/AllToAll).
     n_gpus, gpus_per_node : ranks and ranks per node; ``n_gpus`` must be a multiple.
-    fabric : a catalog fabric id or FabricProfile (effective per-NIC bandwidth, routing, SHARP).
-    gpu : a catalog Gpu (compute capability, NVLink links).
+    network : the design's network view (:func:`fabricplan.design.resolve`); it sets the fabric
+        profile as built, the GPU, NICs per node and where the communicator sits. Without it,
+        ``fabric`` (a catalog fabric id or FabricProfile) and ``gpu`` (a catalog Gpu) describe a
+        bare fabric sized for these GPUs as ``topology`` asks (default non-blocking rail-optimised).
     algorithm, protocol : force one, like ``NCCL_ALGO``/``NCCL_PROTO``; InputError if unavailable.
     nccl_version : tuner constants to use (default: newest bundled).
-    topology : the cluster fabric (style, oversubscription, ...; default non-blocking rail-optimised);
-        ``placement`` overrides where the communicator sits.
+    placement : overrides where the communicator sits.
+    efficiency_model : name or model (:mod:`fabricplan.perf.efficiency`; default ``analytic``).
     """
     _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
+    catalog = catalog or default_catalog()
     ranks_per_node = min(gpus_per_node, n_gpus)
+    if network is None:
+        if fabric is None or gpu is None:
+            raise InputError("give a network (a resolved design) or a fabric and a GPU", location="fabric")
+        nics = nics_per_node if nics_per_node is not None else gpus_per_node
+        network = bare_network(catalog, fabric, gpu, gpus=n_gpus, gpus_per_node=ranks_per_node,
+                               nics_per_node=nics, layout=topology)
+    else:
+        nics = nics_per_node if nics_per_node is not None else network.nics_per_node
+        gpu = gpu or network.gpu
+    profile = network.profile
     n_nodes = n_gpus // ranks_per_node
-    nics_per_node = nics_per_node if nics_per_node is not None else gpus_per_node
-    profile, auto_placement, extra = fabric_context(fabric, catalog, n_nodes, nics_per_node, topology)
-    placement = placement or auto_placement
+    placement = placement or network.placement(n_nodes)
+    model = resolve_efficiency_model(efficiency_model)
+    efficiency = _pattern_efficiency(model, network, placement, n_nodes, catalog)
+    extra = network_latency_inter_us(network, placement, catalog)
     constants = nccl_tuner.tuner_constants(nccl_version)
     nic = per_nic_bandwidth_gbytes_per_s or profile.effective_bandwidth_gbytes_per_s
-    build = dict(nics_per_node=nics_per_node, per_nic_bandwidth_gbytes_per_s=nic, placement=placement,
+    build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor)
     if operation in nccl_tuner.TUNED_COLLECTIVES:
         comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
@@ -445,25 +307,23 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     time_us = float(choice.achieved_time_us)  # with the launched channels/threads (small messages)
     algbw = size_bytes / (time_us * 1000.0)
     graph_key = nccl_tuner.GRAPH_OF_ALGORITHM.get(choice.algorithm, choice.algorithm)
-    pattern = GRAPH_TRAFFIC_PATTERN[graph_key]
-    efficiency = float(routing_efficiency(profile, placement, pattern, n_nodes))
-    oversubscribed = float(oversubscription_factor(placement, pattern, n_nodes))
+    used = efficiency(GRAPH_TRAFFIC_PATTERN[graph_key])
     return CollectiveResult(
         operation=operation, size_bytes=size_bytes, n_gpus=n_gpus, gpus_per_node=ranks_per_node, n_nodes=n_nodes,
         fabric=profile.id, nccl_version=constants["version"], algorithm=choice.algorithm, protocol=choice.protocol,
         latency_us=float(choice.latency_us), time_us=time_us, algbw_gbytes_per_s=algbw,
         busbw_gbytes_per_s=algbw * bus_bandwidth_factor(operation, n_gpus),
         per_nic_bandwidth_gbytes_per_s=float(nic),
-        routing_efficiency=efficiency, channels=int(choice.channels), threads=int(choice.threads),
-        nccl_estimate_us=float(choice.time_us), oversubscription_factor=oversubscribed,
-        network_step_delay_us=float(choice.network_step_delay_us))
+        routing_efficiency=float(used.value), channels=int(choice.channels), threads=int(choice.threads),
+        nccl_estimate_us=float(choice.time_us), oversubscription_factor=float(used.oversubscription),
+        network_step_delay_us=float(choice.network_step_delay_us), efficiency_model=model.name)
 
 
 def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):
     """AllToAll as parallel sends: ``t = t_p2p(0) + (n-1) * per_peer + max(remote/B_nic, local/B_nvl)``.
 
     Each rank sends ``size/n`` to every peer; remote bytes leave through the GPU's own NIC share
-    ``k * B_nic * routing / ppn``; local bytes use NVLink.
+    ``k * B_nic * efficiency(all_to_all) / ppn``; local bytes use NVLink.
     """
     if algorithm not in (None, "ring") or protocol not in (None, "simple"):
         raise InputError("all_to_all is a set of point-to-point transfers; it has no algorithm/protocol to force",
@@ -475,7 +335,7 @@ def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, buil
     remote = size_bytes * (n_gpus - ranks_per_node) / n_gpus
     local = size_bytes * (ranks_per_node - 1) / n_gpus
     nics = min(build["nics_per_node"], ranks_per_node)
-    efficiency = routing_efficiency(fabric, build["placement"], "all_to_all", n_nodes)
+    efficiency = build["efficiency"]("all_to_all").value
     nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
     transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,
                    local / (_intra_node_bandwidth_gbytes_per_s(gpu) * 1000.0) if local else 0.0)

@@ -46,25 +46,32 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from fabricplan.catalog import Gpu
+from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster_gpu, layout_of
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import FabricTopology, collective_time
+from fabricplan.perf.collectives import collective_time, default_catalog
+from fabricplan.perf.efficiency import EfficiencyModel
+from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
+from fabricplan.spec.models import GpuInline
 
 US = 1e-6
 
 
 @dataclass(frozen=True)
 class ClusterShape:
-    """What the step model needs of the cluster: GPU, node shape, NICs and the fabric's topology.
+    """A cluster described without a spec: GPU, node shape, NICs and the fabric's topology.
 
-    ``topology_style``, ``oversubscription`` (down:up per tier: leaf, spine), ``reserved_leaf_ports``
-    and ``topology_tiers`` (None = auto) are the spec's ``topology`` section, sized as the cost side
-    sizes it; ``topology_aware_scheduling`` says whether jobs are packed onto whole leaf groups.
-    The defaults (non-blocking rail-optimised, aligned placement) are the model without a spec.
+    The step model runs on a design's :class:`~fabricplan.design.NetworkView`; a ClusterShape plus a
+    fabric becomes one through :func:`network_for` (the same sizing rules). ``topology_style``,
+    ``oversubscription`` (down:up per tier: leaf, spine), ``reserved_leaf_ports`` and
+    ``topology_tiers`` (None = auto) are a spec's ``topology`` section;
+    ``topology_aware_scheduling`` says whether jobs are packed onto whole leaf groups. The defaults
+    (non-blocking rail-optimised, aligned placement) are the model without a spec.
     """
 
-    gpu: object
+    gpu: Gpu | GpuInline
     gpus: int
     gpus_per_node: int
     scale_up_domain: int
@@ -76,8 +83,8 @@ class ClusterShape:
     topology_aware_scheduling: bool = True
 
     @property
-    def topology(self) -> FabricTopology:
-        """The fabric every collective of a job on this cluster runs on (whole-cluster sizing)."""
+    def layout(self) -> FabricTopology:
+        """The topology as the design's sizing reads it (whole-cluster sizing)."""
         return FabricTopology(style=self.topology_style, oversubscription=tuple(self.oversubscription),
                               reserved_leaf_ports=self.reserved_leaf_ports, tiers=self.topology_tiers,
                               cluster_nodes=max(self.gpus // max(self.gpus_per_node, 1), 1),
@@ -164,18 +171,41 @@ def _ranks_per_node(group: int, stride: int, gpus_per_node: int, where: str) -> 
     return per_node
 
 
-def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, fabric, cluster, catalog,
-                  nccl_version) -> float:
+def network_for(cluster: ClusterShape, fabric, catalog=None) -> NetworkView:
+    """The network view of ``cluster`` on ``fabric`` (a catalog id or profile as built), sized for
+    the whole cluster as :func:`fabricplan.design.bare_network` sizes it."""
+    catalog = catalog or default_catalog()
+    return bare_network(catalog, fabric, cluster.gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
+                        nics_per_node=cluster.nics_per_node, scale_up_domain=cluster.scale_up_domain,
+                        layout=cluster.layout)
+
+
+def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, network: NetworkView, catalog,
+                  nccl_version, efficiency) -> float:
     if ranks < 2 or size_bytes <= 0:
         return 0.0
-    result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, fabric, cluster.gpu,
-                             nics_per_node=cluster.nics_per_node, catalog=catalog, nccl_version=nccl_version,
-                             topology=cluster.topology)
+    result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, catalog=catalog,
+                             nccl_version=nccl_version, network=network, efficiency_model=efficiency)
     return result.time_us * US
 
 
-def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version: str | None = None) -> StepResult:
-    """Step time, compute, bubble and exposed communication of ``job`` (a JobSpec) on ``fabric``."""
+def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=None, nccl_version: str | None = None,
+              efficiency_model: str | EfficiencyModel | None = None) -> StepResult:
+    """Step time, compute, bubble and exposed communication of ``job`` (a JobSpec).
+
+    ``cluster`` is a design's :class:`NetworkView` (``fabricplan.design.resolve(...).network``), or a
+    :class:`ClusterShape` with ``fabric`` (a catalog fabric id or profile). ``efficiency_model``
+    names the model that gives each collective's share of the NIC bandwidth (default ``analytic``).
+    """
+    catalog = catalog or default_catalog()
+    if isinstance(cluster, NetworkView):
+        network = cluster
+    else:
+        if fabric is None:
+            raise InputError("give the fabric the cluster runs on", location="fabric")
+        network = network_for(cluster, fabric, catalog)
+    cluster = network
+    efficiency = resolve_efficiency_model(efficiency_model)
     dims: TransformerDims = model_dims(job.model)
     gpus = job.gpus or cluster.gpus
     tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
@@ -207,7 +237,7 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
     compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
     model_compute_mb = model_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
     backward_mb = model_compute_mb * 2.0 / 3.0
-    args = dict(fabric=fabric, cluster=cluster, catalog=catalog, nccl_version=nccl_version)
+    args = dict(network=network, catalog=catalog, nccl_version=nccl_version, efficiency=efficiency)
 
     # Tensor parallel: inside one node / scale-up domain.
     activation = b * (seq / cp) * h * act_bytes
@@ -301,7 +331,7 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
                "dp": dp_exposed, "ep": micro_batches * ep_exposed_mb, "cp": micro_batches * cp_exposed_mb}
     total = {"tp": micro_batches * tp_total_mb, "pp": micro_batches * pp_total_mb, "dp": dp_total,
              "ep": micro_batches * ep_total_mb, "cp": micro_batches * cp_total_mb}
-    fabric_id = fabric if isinstance(fabric, str) else fabric.id
+    fabric_id = network.profile.id
     return StepResult(
         job=job.name, fabric=fabric_id, model=dims.name, gpus=gpus, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
         micro_batches=micro_batches, step_time_s=step, compute_s=micro_batches * compute_mb,
@@ -314,13 +344,12 @@ def step_time(job, cluster: ClusterShape, fabric, *, catalog=None, nccl_version:
 
 
 def cluster_shape(spec, catalog) -> ClusterShape:
-    """The step model's view of a ClusterSpec: its cluster section, the topology the cost side sizes
-    (style, oversubscription, reserved leaf ports, tiers) and whether scheduling is topology-aware."""
-    cluster, topo = spec.cluster, spec.topology
-    gpu = catalog.gpu(cluster.gpu, field="cluster.gpu") if isinstance(cluster.gpu, str) else cluster.gpu
-    return ClusterShape(gpu=gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
+    """A spec's cluster as a :class:`ClusterShape` (no fabric): its cluster section, topology and
+    scheduling. Prefer ``fabricplan.design.resolve(spec, catalog, fabric).network``, which also
+    applies the fabric's hardware overrides and port speed."""
+    cluster, layout = spec.cluster, layout_of(spec)
+    return ClusterShape(gpu=cluster_gpu(spec, catalog), gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
                         scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node,
-                        topology_style=topo.style, oversubscription=tuple(float(r) for r in topo.oversubscription),
-                        reserved_leaf_ports=topo.reserved_leaf_ports,
-                        topology_tiers=None if topo.tiers == "auto" else int(topo.tiers),
-                        topology_aware_scheduling=spec.operations.topology_aware_scheduling)
+                        topology_style=layout.style, oversubscription=layout.oversubscription,
+                        reserved_leaf_ports=layout.reserved_leaf_ports, topology_tiers=layout.tiers,
+                        topology_aware_scheduling=layout.topology_aware_scheduling)

@@ -37,7 +37,7 @@ from fabricplan.topology.ports import (
     leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
 )
 
-__all__ = ["FabricSize", "Style", "size_fabric"]
+__all__ = ["FabricSize", "Style", "size_fabric", "tiers_needed"]
 
 #: Display names per tier (plural), for notes.
 _PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
@@ -137,6 +137,27 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     if chosen == 1:
         return _one_tier(common, endpoints, radix, reserved_leaf_ports)
     return _clos(common, layout, _plan(radix, chosen, ratios, layout.leaves_per_pod), reserved_leaf_ports)
+
+
+def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
+                 oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
+                 max_tiers: int = MAX_SUPPORTED_TIERS) -> int:
+    """The tier count :func:`size_fabric` chooses for ``nodes`` (``tiers=None``), without sizing.
+
+    0 for one node; else the smallest ``t`` whose capacity (the style's leaf layout at radix k and
+    the oversubscription, see :func:`size_fabric`) holds ``nodes x nics_per_node`` endpoints. Only
+    the capacity arithmetic runs, so a caller that already holds the whole cluster's
+    :class:`FabricSize` can ask how many tiers a subset of its nodes spans. InputError as
+    :func:`size_fabric` when nothing fits.
+    """
+    _validate(nodes, nics_per_node, radix, style, None, reserved_leaf_ports, max_tiers)
+    if nodes == 1:
+        return 0
+    ratios = tier_ratios(oversubscription)
+    layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
+    chosen, _why = _choose_tiers(nodes * nics_per_node, nodes, nics_per_node, radix, style, None, max_tiers,
+                                 capacity, layout, ratios, reserved_leaf_ports)
+    return chosen
 
 
 def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved) -> tuple[LeafLayout, dict[int, int]]:

@@ -1,0 +1,169 @@
+"""One fabric design: the one place where a fabric choice becomes hardware, a sized topology and
+the placement of each job's ranks.
+
+``resolve(spec, catalog, fabric) -> FabricDesign``. Cost prices a design (:mod:`fabricplan.cost`),
+perf reads its :class:`NetworkView` (:mod:`fabricplan.perf`) and never sizes a fabric again, and
+decide computes no physics. Sizing is memoised on the design's inputs (cluster nodes, NICs per
+node, radix, style, tiers, oversubscription, reserved ports): a ``compare`` that evaluates the same
+design for many price or maturity cases sizes it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from fabricplan import topology
+from fabricplan.catalog import Catalog, FabricProfile, Gpu, Switch
+from fabricplan.design.hardware import FabricHardware, effective_profile, resolve_hardware
+from fabricplan.design.placement import FabricTopology, NetworkPlacement, place, switches_across
+from fabricplan.errors import InputError
+from fabricplan.spec import ClusterSpec, FabricChoice
+from fabricplan.spec.models import GpuInline
+from fabricplan.topology import FabricSize
+
+GpuLike = Gpu | GpuInline
+
+
+@lru_cache(maxsize=4096)
+def _sized(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
+           oversubscription: tuple[float, ...], reserved_leaf_ports: int) -> FabricSize:
+    """``topology.size_fabric`` once per distinct design (FabricSize is immutable, so it is shared)."""
+    return topology.size_fabric(nodes=nodes, nics_per_node=nics_per_node, radix=radix, style=style, tiers=tiers,
+                                oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports)
+
+
+def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopology) -> FabricSize:
+    """Size ``nodes`` servers on radix-``radix`` switches as ``layout`` asks (memoised)."""
+    return _sized(nodes, nics_per_node, radix, layout.style, layout.tiers, tuple(layout.oversubscription),
+                  layout.reserved_leaf_ports)
+
+
+def clear_cache() -> None:
+    """Forget memoised sizings (tests that count sizing calls start from here)."""
+    _sized.cache_clear()
+
+
+@dataclass(frozen=True)
+class NetworkView:
+    """What the performance models read of a design: the GPU and node shape, the fabric profile as
+    built (hardware overrides and port speed applied), its switch, and the sized fabric.
+
+    ``placement(n_nodes)`` places a communicator of ``n_nodes`` nodes in the whole fabric
+    (:func:`fabricplan.design.placement.place`), cached per view.
+    """
+
+    profile: FabricProfile
+    switch: Switch
+    gpu: GpuLike
+    gpus: int
+    gpus_per_node: int
+    scale_up_domain: int
+    nics_per_node: int
+    size: FabricSize
+    layout: FabricTopology
+    _placements: dict[int, NetworkPlacement] = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    @property
+    def nodes(self) -> int:
+        return max(self.gpus // max(self.gpus_per_node, 1), 1)
+
+    def placement(self, n_nodes: int) -> NetworkPlacement:
+        """Where ``n_nodes`` nodes of one communicator sit (rank-order packing; topology-aware
+        scheduling from the spec)."""
+        cached = self._placements.get(n_nodes)
+        if cached is None:
+            if n_nodes > max(self.size.nodes, 1) and n_nodes > 1:
+                raise InputError(f"a communicator of {n_nodes} nodes does not fit this {self.size.nodes}-node "
+                                 "fabric", location="gpus")
+            cached = place(n_nodes, self.size, aligned=self.layout.topology_aware_scheduling)
+            self._placements[n_nodes] = cached
+        return cached
+
+    def with_gpu(self, gpu: GpuLike) -> NetworkView:
+        """The same network with another GPU (e.g. a what-if efficiency); placements are kept."""
+        return replace(self, gpu=gpu, _placements=self._placements)
+
+
+@dataclass(frozen=True)
+class FabricDesign:
+    """One fabric for one spec: hardware, sized topology, network view and job placements."""
+
+    fabric: str
+    choice: FabricChoice
+    hardware: FabricHardware
+    size: FabricSize
+    network: NetworkView
+    job_placements: dict[str, NetworkPlacement]
+
+    @property
+    def switches_across(self) -> int:
+        """Switches on the longest shortest path of the whole fabric (1, 3, 5, 7 for 1-4 tiers)."""
+        return switches_across(self.size.tiers)
+
+
+def layout_of(spec: ClusterSpec) -> FabricTopology:
+    """The spec's ``topology`` section and scheduling as one value object."""
+    topo = spec.topology
+    return FabricTopology(style=topo.style, oversubscription=tuple(topo.oversubscription),
+                          reserved_leaf_ports=topo.reserved_leaf_ports,
+                          tiers=None if topo.tiers == "auto" else int(topo.tiers),
+                          cluster_nodes=spec.cluster.nodes,
+                          topology_aware_scheduling=spec.operations.topology_aware_scheduling)
+
+
+def cluster_gpu(spec: ClusterSpec, catalog: Catalog) -> GpuLike:
+    """The cluster's GPU: a catalog entry or the spec's inline description."""
+    gpu = spec.cluster.gpu
+    return catalog.gpu(gpu, field="cluster.gpu") if isinstance(gpu, str) else gpu
+
+
+def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> FabricDesign:
+    """Turn one fabric choice of ``spec`` into hardware, a sized topology and placements.
+
+    ``fabric`` is a profile id (plain profile, as a spec's ``fabrics`` list names it) or a
+    :class:`FabricChoice` with hardware overrides. InputError/CatalogError for unknown parts, parts
+    of the wrong family, a switch without the port speed, or a topology that cannot hold the cluster.
+    """
+    choice = FabricChoice(profile=fabric) if isinstance(fabric, str) else fabric
+    hardware = resolve_hardware(spec, catalog, choice)
+    layout = layout_of(spec)
+    cluster = spec.cluster
+    size = size_design(cluster.nodes, cluster.nics_per_node, hardware.radix, layout)
+    profile = effective_profile(catalog, choice, hardware.port_speed_gbps)
+    network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
+                          gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
+                          scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node,
+                          size=size, layout=layout)
+    placements = {}
+    for job in spec.jobs:
+        job_nodes = max((job.gpus or cluster.gpus) // cluster.gpus_per_node, 1)
+        placements[job.name] = network.placement(min(job_nodes, cluster.nodes))
+    return FabricDesign(fabric=profile.id, choice=choice, hardware=hardware, size=size, network=network,
+                        job_placements=placements)
+
+
+def bare_network(catalog: Catalog, fabric: str | FabricProfile, gpu: GpuLike, *, gpus: int, gpus_per_node: int,
+                 nics_per_node: int, scale_up_domain: int | None = None,
+                 layout: FabricTopology | None = None, radix: int | None = None) -> NetworkView:
+    """A network view without a spec (the ``collective`` command, notebooks): ``gpus`` GPUs on
+    ``fabric`` (a profile id or a profile as built) with its default switch at the profile's link
+    rate, sized as ``layout`` asks (default: non-blocking rail-optimised, aligned placement) for
+    ``layout.cluster_nodes`` nodes (default: just these GPUs' nodes). The same radix and sizing
+    rules as :func:`resolve`, so a switch without ports at the link rate is an InputError here too,
+    unless the caller states the ``radix`` of a hypothetical switch at that rate.
+    """
+    profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
+    layout = layout or FabricTopology()
+    switch = catalog.switch(profile.hardware.switch, field=f"fabrics[{profile.id}].switch")
+    radix = radix or switch.radix_at(profile.link_rate_gbps)
+    if radix is None:
+        speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+        raise InputError(f"switch '{switch.id}' has no {profile.link_rate_gbps}G ports (it offers {speeds})",
+                         location=f"fabrics[{profile.id}].switch")
+    nodes = max(gpus // max(gpus_per_node, 1), 1)
+    cluster_nodes = max(layout.cluster_nodes or nodes, nodes)
+    size = size_design(cluster_nodes, nics_per_node, radix, layout)
+    return NetworkView(profile=profile, switch=switch, gpu=gpu, gpus=cluster_nodes * gpus_per_node,
+                       gpus_per_node=gpus_per_node, scale_up_domain=scale_up_domain or gpus_per_node,
+                       nics_per_node=nics_per_node, size=size, layout=layout)

@@ -1,0 +1,88 @@
+"""The model chain: design -> cost -> performance -> outcome, each step a named, swappable callable.
+
+::
+
+    design      = plan.design(spec, catalog, choice)                      # fabricplan.design.resolve
+    fabric_cost = plan.cost(spec, catalog, design, assumptions)           # fabricplan.cost.cost_design
+    steps       = plan.performance(spec, catalog, design, levers, model)  # job_step_times
+    outcome     = plan.outcome(spec, design, fabric_cost, steps, assumptions)  # join_outcome
+
+``model`` is the efficiency model (by name, ``analytic`` by default, or an object; see
+:mod:`fabricplan.perf.efficiency`): what share of the per-NIC bandwidth each collective gets on the
+design. Replace any step with ``plan.replace(cost=my_cost)`` or choose the efficiency model with
+``Plan(efficiency_model="ideal")``; ``decide`` and ``compare`` run whatever plan they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from fabricplan.catalog import Catalog
+from fabricplan.cost import Assumptions, FabricCost, cost_design
+from fabricplan.design import FabricDesign, resolve
+from fabricplan.perf.efficiency import EfficiencyModel
+from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
+from fabricplan.perf.step import StepResult, achievable_fraction, step_time
+from fabricplan.plan.outcome import FabricOutcome, join_outcome
+from fabricplan.spec import ClusterSpec, FabricChoice
+
+
+@dataclass(frozen=True)
+class Levers:
+    """What-if adjustments applied on top of the spec and catalog (sensitivity analysis)."""
+
+    efficiency_multiplier: float = 1.0  # scales the GPU's achievable fraction of peak
+
+
+DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
+CostStep = Callable[[ClusterSpec, Catalog, FabricDesign, Assumptions], FabricCost]
+PerformanceStep = Callable[[ClusterSpec, Catalog, FabricDesign, Levers, EfficiencyModel], list[StepResult]]
+OutcomeStep = Callable[[ClusterSpec, FabricDesign, FabricCost, list[StepResult], Assumptions], FabricOutcome]
+
+
+def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, levers: Levers,
+                   efficiency: EfficiencyModel) -> list[StepResult]:
+    """Each job's step time on the design's network (the default performance step).
+
+    The efficiency lever scales the GPU's achievable fraction of peak (capped at 1), the one value
+    :func:`fabricplan.perf.step.achievable_fraction` gives, fallback included.
+    """
+    network = design.network
+    if levers.efficiency_multiplier != 1.0:
+        gpu = network.gpu
+        scaled = min(1.0, achievable_fraction(gpu) * levers.efficiency_multiplier)
+        network = network.with_gpu(gpu.model_copy(update={"achievable_fraction_of_peak": scaled}))
+    return [step_time(job, network, catalog=catalog, efficiency_model=efficiency) for job in spec.jobs]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The model chain with its steps (module docstring). Immutable; ``replace`` gives a variant."""
+
+    design: DesignStep = resolve
+    cost: CostStep = cost_design
+    performance: PerformanceStep = job_step_times
+    outcome: OutcomeStep = join_outcome
+    efficiency_model: str | EfficiencyModel = "analytic"
+
+    def replace(self, **steps: object) -> Plan:
+        """A plan with some steps swapped, e.g. ``plan.replace(efficiency_model="ideal")``."""
+        return replace(self, **steps)
+
+    @property
+    def efficiency_model_name(self) -> str:
+        model = self.efficiency_model
+        return model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
+
+    def run(self, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
+            levers: Levers = Levers()) -> FabricOutcome:
+        """Design, cost, performance and outcome of one fabric choice."""
+        efficiency = resolve_efficiency_model(self.efficiency_model)
+        design = self.design(spec, catalog, choice)
+        fabric_cost = self.cost(spec, catalog, design, assumptions)
+        steps = self.performance(spec, catalog, design, levers, efficiency)
+        return self.outcome(spec, design, fabric_cost, steps, assumptions)
+
+
+DEFAULT_PLAN = Plan()

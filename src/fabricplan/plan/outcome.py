@@ -1,0 +1,115 @@
+"""The last step of the model chain: one fabric's cost and its jobs' step times joined.
+
+cost per useful GPU-hour = TCO / (GPUs x 8,760 h x horizon x weighted GPU utilisation)
+
+where a job's GPU utilisation is the share of its step time the GPUs spend computing
+(compute / step time, so exposed communication and the pipeline bubble count as waste) and the
+weights are the jobs' shares of cluster time. Time not given to any job counts as idle. The cost of
+one training run is the cluster's TCO per GPU-hour times the GPU-hours the run needs.
+
+:class:`FabricOutcome` and :class:`JobOutcome` are what ``decide`` weighs and ``report`` renders;
+JSON keys carry their units.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from fabricplan.cost import Assumptions, FabricCost
+from fabricplan.cost.opex import HOURS_PER_YEAR
+from fabricplan.design import FabricDesign
+from fabricplan.perf.flops import model_dims
+from fabricplan.perf.latency import point_to_point_latency
+from fabricplan.perf.step import StepResult
+from fabricplan.spec import ClusterSpec, JobSpec
+
+
+class JobOutcome(BaseModel):
+    """One job of the mix on one fabric."""
+
+    job: str
+    share: float = Field(description="Share of cluster time")
+    gpus: int
+    step_time_s: float
+    compute_s: float
+    bubble_s: float
+    exposed_comm_s: dict[str, float] = Field(description="Exposed communication per kind: tp, pp, dp, ep, cp")
+    exposed_comm_share: float = Field(description="Exposed communication / step time")
+    comm_s: dict[str, float] = Field(default_factory=dict,
+                                     description="All communication per kind, hidden or not [s per step]")
+    params_billion: float = Field(default=0.0, description="Model parameters [billions]")
+    gpu_utilisation: float = Field(description="Share of step time the GPUs compute (compute / step)")
+    mfu: float
+    tokens_per_s: float
+    token_budget: float | None
+    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget")
+    run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
+
+
+class FabricOutcome(BaseModel):
+    """Everything the decision weighs for one fabric."""
+
+    fabric: str
+    name: str
+    family: str
+    cost: FabricCost
+    jobs: list[JobOutcome]
+    weighted_gpu_utilisation: float = Field(description="Job-share-weighted compute / step time")
+    weighted_mfu: float
+    small_message_latency_us: float = Field(description="Point-to-point latency across the fabric's top tier")
+    gpu_hours_total: float = Field(description="GPUs x hours over the horizon")
+    useful_gpu_hours: float = Field(description="GPU-hours x weighted utilisation")
+    tco_usd: float = Field(description="Cluster TCO if servers are priced, else network TCO")
+    tco_basis: Literal["cluster", "network"]
+    cost_per_useful_gpu_hour_usd: float
+    rank: int = 0
+
+
+def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float) -> JobOutcome:
+    """One job's numbers on one fabric."""
+    params_billion = model_dims(job.model).parameters() / 1e9
+    exposed = sum(result.exposed_comm_s.values())
+    run_gpu_hours = result.gpu_hours_for_budget
+    return JobOutcome(
+        job=job.name, share=job.share, gpus=result.gpus, step_time_s=result.step_time_s,
+        compute_s=result.compute_s, bubble_s=result.bubble_s,
+        exposed_comm_s=dict(result.exposed_comm_s), exposed_comm_share=exposed / result.step_time_s,
+        comm_s=dict(result.total_comm_s), params_billion=params_billion,
+        gpu_utilisation=result.compute_s / result.step_time_s, mfu=result.mfu,
+        tokens_per_s=result.tokens_per_s, token_budget=result.token_budget, run_gpu_hours=run_gpu_hours,
+        run_cost_usd=run_gpu_hours * hourly_cost_per_gpu_usd if run_gpu_hours is not None else None,
+    )
+
+
+def join_outcome(spec: ClusterSpec, design: FabricDesign, fabric_cost: FabricCost, steps: list[StepResult],
+                 assumptions: Assumptions) -> FabricOutcome:
+    """Cost, performance and the joined metric for one fabric (the module docstring's formula).
+
+    ``steps`` are the spec's jobs' step times on ``design``, in job order. The small-message
+    latency is the point-to-point latency across the design's top tier.
+    """
+    gpu_hours_total = spec.cluster.gpus * HOURS_PER_YEAR * assumptions.horizon_years
+    if fabric_cost.cluster_tco_usd is not None:
+        tco, basis = fabric_cost.cluster_tco_usd, "cluster"
+    else:
+        tco, basis = fabric_cost.network_tco_usd, "network"
+    hourly_per_gpu = tco / gpu_hours_total
+    jobs = [job_outcome(job, result, hourly_per_gpu) for job, result in zip(spec.jobs, steps, strict=True)]
+    if jobs:
+        utilisation = sum(j.share * j.gpu_utilisation for j in jobs)
+        weighted_mfu = sum(j.share * j.mfu for j in jobs)
+    else:  # no workload given: every GPU-hour counts as useful
+        utilisation, weighted_mfu = 1.0, 0.0
+    profile = design.network.profile
+    latency = point_to_point_latency(profile, design.hardware.switch.port_to_port_latency_ns,
+                                     design.switches_across, host_links_in_rack=design.size.host_links_in_rack)
+    useful = gpu_hours_total * utilisation
+    return FabricOutcome(
+        fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,
+        weighted_gpu_utilisation=utilisation, weighted_mfu=weighted_mfu,
+        small_message_latency_us=latency.total_us, gpu_hours_total=gpu_hours_total,
+        useful_gpu_hours=useful, tco_usd=tco, tco_basis=basis,
+        cost_per_useful_gpu_hour_usd=tco / useful if useful > 0 else float("inf"),
+    )

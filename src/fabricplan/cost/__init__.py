@@ -15,3 +15,15 @@ __all__ = [
     "Assumptions", "BomLine", "CostReport", "FabricCost", "bill_of_materials", "cost", "cost_design",
     "cost_fabric", "count_parts", "resolve_assumptions",
 ]
+
+
+
+def _install() -> None:
+    """``fabricplan.cost(...)`` is the API function :func:`fabricplan.api.cost` (see fabricplan._callable)."""
+    from fabricplan import api
+    from fabricplan._callable import make_callable
+
+    make_callable(__name__, api.cost)
+
+
+_install()

@@ -22,3 +22,15 @@ __all__ = [
     "clear_cache", "cluster_gpu", "effective_profile", "layout_of", "place", "resolve", "resolve_hardware",
     "size_design", "switches_across",
 ]
+
+
+
+def _install() -> None:
+    """``fabricplan.design(...)`` is the API function :func:`fabricplan.api.design` (see fabricplan._callable)."""
+    from fabricplan import api
+    from fabricplan._callable import make_callable
+
+    make_callable(__name__, api.design)
+
+
+_install()

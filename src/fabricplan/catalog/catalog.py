@@ -173,11 +173,62 @@ class Catalog:
         if section not in DOCUMENTS:
             _child(self._root(), segments, 0, "the catalog", path)  # raises, naming the sections
         sub = _join(segments[1:])
-        best, origin = -1, "bundled"
+        best, origin, below = -1, "bundled", None
         for recorded, where in self.origins.get(section, {}).items():
             if (sub == recorded or sub.startswith(recorded + ".") or not recorded) and len(recorded) > best:
                 best, origin = len(recorded), where
-        return origin
+            elif not sub or recorded.startswith(sub + "."):
+                below = where  # part of this value was overridden (the latest such origin)
+        return origin if best >= 0 or below is None else below
+
+    def source_of(self, path: str) -> tuple[str, str]:
+        """(source, date) that covers the value at a dotted path: those of the nearest enclosing
+        entry or sourced block (for nccl_tuner's NVLink and architecture tables, their sibling
+        ``*_source``/``*_date`` keys); ``("", "")`` when the path names a whole section."""
+        segments = _split(path)
+        node: Any = self._root()
+        found, i = ("", ""), 0
+        while i < len(segments):
+            key, node, i = _child(node, segments, i, "the catalog", path)
+            if i == 2 and segments[0] == "nccl_tuner":
+                prefix = {"nvlink_bw_per_link_gbytes_per_s": "nvlink_bw",
+                          "architecture_compute_capability": "architecture_compute_capability"}.get(key)
+                if prefix:
+                    tuner = self.nccl_tuner
+                    found = (getattr(tuner, f"{prefix}_source"), getattr(tuner, f"{prefix}_date"))
+            source, date = getattr(node, "source", None), getattr(node, "date", None)
+            if isinstance(source, str) and isinstance(date, str):
+                found = (source, date)
+        return found
+
+    def document_items(self, name: str) -> list[tuple[str, Any]]:
+        """The sourced items of a document section as (dotted path below it, item), for listings:
+        perf_defaults parameters, nccl_tuner versions and blocks, ops_defaults entries."""
+        if name not in DOCUMENTS:
+            raise CatalogError(f"unknown document section '{name}'; known: {', '.join(DOCUMENTS)}")
+        document = self.documents[name]
+        if name == "perf_defaults":
+            return [(f"parameters.{key}", item) for key, item in self.perf_defaults.parameters.items()]
+        if name == "nccl_tuner":
+            tuner = self.nccl_tuner
+            return [*((f"versions.{key}", item) for key, item in tuner.versions.items()),
+                    ("network_steps", tuner.network_steps),
+                    ("nvlink_bw_per_link_gbytes_per_s", tuner.nvlink_bw_per_link_gbytes_per_s),
+                    ("architecture_compute_capability", tuner.architecture_compute_capability)]
+        items: list[tuple[str, Any]] = []
+
+        def walk(node: Any, prefix: str) -> None:
+            children = node.root if isinstance(node, RootModel) else {
+                field: getattr(node, field) for field in type(node).model_fields}
+            for key, child in children.items():
+                path = f"{prefix}.{key}" if prefix else key
+                if isinstance(child, (RootModel, BaseModel)) and not hasattr(child, "value"):
+                    walk(child, path)
+                else:
+                    items.append((path, child))
+
+        walk(document, "")
+        return items
 
     def with_values(self, values: Mapping[str, Any], *, origin: str = SET_BY_PATH) -> Catalog:
         """A new validated catalog with the values at dotted paths replaced; this one is unchanged.
@@ -263,6 +314,8 @@ def _child(node: Any, segments: list[str], i: int, where: str, path: str) -> tup
             if text.lstrip("-").isdigit() and int(text) in node:
                 return int(text), node[int(text)], j
         known = ", ".join(str(k) for k in node) or "nothing"
+        if any("." in str(k) for k in node):  # dotted keys: the segment may be the start of one
+            segment = _join(segments[i:])
         raise CatalogError(f"no '{segment}' in {where}; known: {known}", location=location)
     if isinstance(node, (list, tuple)):
         if segment.isdigit() and int(segment) < len(node):

@@ -1,9 +1,19 @@
 """Bundled hardware, fabric and price data with sources; user files layer over it."""
 
-from fabricplan.catalog.catalog import SECTIONS, Catalog, load_catalog
+from fabricplan.catalog.catalog import (
+    ALL_SECTIONS,
+    DOCUMENTS,
+    SECTIONS,
+    SET_BY_PATH,
+    Catalog,
+    default_catalog,
+    load_catalog,
+)
+from fabricplan.catalog.documents import NcclTuner, OpsDefaults, PerfDefaults, PerfParameter, TunerVersion
 from fabricplan.catalog.models import (
     FabricProfile,
     Gpu,
+    ModelPreset,
     Nic,
     Optic,
     Parameter,
@@ -14,6 +24,7 @@ from fabricplan.catalog.models import (
 )
 
 __all__ = [
-    "SECTIONS", "Catalog", "load_catalog", "FabricProfile", "Gpu", "Nic", "Optic", "Parameter",
-    "PricePoint", "Range", "Server", "Switch",
+    "ALL_SECTIONS", "DOCUMENTS", "SECTIONS", "SET_BY_PATH", "Catalog", "default_catalog", "load_catalog",
+    "FabricProfile", "Gpu", "ModelPreset", "NcclTuner", "Nic", "OpsDefaults", "Optic", "Parameter",
+    "PerfDefaults", "PerfParameter", "PricePoint", "Range", "Server", "Switch", "TunerVersion",
 ]

@@ -1,23 +1,41 @@
-"""The catalog: bundled data files plus user overlays, validated into typed entries."""
+"""The catalog: bundled data files plus user overlays, validated into typed entries.
+
+Two kinds of sections:
+
+* entry lists (``SECTIONS``: switches, nics, optics, gpus, servers, fabrics, parameters, models),
+  entries addressed by ``id``;
+* documents (``DOCUMENTS``: perf_defaults, nccl_tuner, ops_defaults), one nested typed model per
+  data file, addressed by their keys.
+
+Values anywhere in the catalog are addressed by dotted paths (:meth:`Catalog.get_path`,
+:meth:`Catalog.with_values`): ``switches.sw_ib_qm9700.price_usd.default``,
+``perf_defaults.parameters.tp_overlap_efficiency.value``, ``nccl_tuner.versions.2.30.7.tree_factor``
+(a key that itself contains dots, such as a version, is matched whole), list items by index
+(``...base_latency_us.ring.2``).
+"""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
+from fabricplan.catalog.documents import NcclTuner, OpsDefaults, PerfDefaults
 from fabricplan.catalog.files import load_data_file
 from fabricplan.catalog.models import (
     Entry,
     FabricProfile,
     Gpu,
+    ModelPreset,
     Nic,
     Optic,
     Parameter,
+    Range,
     Server,
     Switch,
 )
@@ -33,18 +51,39 @@ SECTIONS: dict[str, tuple[tuple[str, ...], type[Entry]]] = {
     "servers": (("servers.yaml",), Server),
     "fabrics": (("fabrics.yaml",), FabricProfile),
     "parameters": (("parameters.yaml", "decision.yaml"), Parameter),
+    "models": (("models.yaml",), ModelPreset),
 }
 
+# document section name -> (bundled file, model of the whole file)
+DOCUMENTS: dict[str, tuple[str, type[BaseModel]]] = {
+    "perf_defaults": ("perf_defaults.yaml", PerfDefaults),
+    "nccl_tuner": ("nccl_tuner.yaml", NcclTuner),
+    "ops_defaults": ("ops_defaults.yaml", OpsDefaults),
+}
+
+ALL_SECTIONS: tuple[str, ...] = (*SECTIONS, *DOCUMENTS)
+
 SINGULAR = {"switches": "switch", "nics": "NIC", "optics": "optic or cable", "gpus": "GPU",
-            "servers": "server", "fabrics": "fabric profile", "parameters": "parameter"}
+            "servers": "server", "fabrics": "fabric profile", "parameters": "parameter",
+            "models": "model preset"}
+
+#: The origin recorded for values changed by :meth:`Catalog.with_values`.
+SET_BY_PATH = "set by path"
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """All catalog entries by section and id. Look-ups raise CatalogError naming the known ids."""
+    """All catalog entries by section and id, and the document sections by name.
+
+    Look-ups raise CatalogError naming the known ids. ``origins`` maps an entry section to
+    ``{id: "bundled" | overlay path | "set by path"}`` and a document section to
+    ``{dotted sub-path: overlay path | "set by path"}`` for the parts that were overridden (the
+    rest is bundled; :meth:`origin` resolves any path).
+    """
 
     entries: Mapping[str, Mapping[str, Entry]]
-    origins: Mapping[str, Mapping[str, str]]  # section -> id -> "bundled" or the overlay path
+    origins: Mapping[str, Mapping[str, str]]
+    documents: Mapping[str, BaseModel]
 
     def section(self, name: str) -> Mapping[str, Entry]:
         if name not in self.entries:
@@ -80,6 +119,24 @@ class Catalog:
     def parameter(self, entry_id: str) -> Parameter:
         return self.get("parameters", entry_id)  # type: ignore[return-value]
 
+    def model_preset(self, entry_id: str, field: str | None = None) -> ModelPreset:
+        return self.get("models", entry_id, field=field)  # type: ignore[return-value]
+
+    @property
+    def perf_defaults(self) -> PerfDefaults:
+        """``perf_defaults.yaml`` (with overlays)."""
+        return self.documents["perf_defaults"]  # type: ignore[return-value]
+
+    @property
+    def nccl_tuner(self) -> NcclTuner:
+        """``nccl_tuner.yaml`` (with overlays)."""
+        return self.documents["nccl_tuner"]  # type: ignore[return-value]
+
+    @property
+    def ops_defaults(self) -> OpsDefaults:
+        """``ops_defaults.yaml`` (with overlays)."""
+        return self.documents["ops_defaults"]  # type: ignore[return-value]
+
     def server_for_gpu(self, gpu_id: str) -> Server | None:
         """The first server entry built around this GPU, if any."""
         for server in self.section("servers").values():
@@ -87,15 +144,260 @@ class Catalog:
                 return server
         return None
 
+    # --- dotted paths ---------------------------------------------------------------------------
 
-def _bundled_raw() -> dict[str, dict[str, dict[str, Any]]]:
-    raw: dict[str, dict[str, dict[str, Any]]] = {}
-    for section, (filenames, _model) in SECTIONS.items():
-        raw[section] = {}
+    def get_path(self, path: str) -> Any:
+        """The value at a dotted path, e.g. ``"switches.sw_ib_qm9700.price_usd.default"``.
+
+        Returns what is stored there: a number or text, a list or mapping, or a typed model
+        (``...price_usd`` gives the :class:`Range`). CatalogError names the segment that failed
+        and what exists at that point.
+        """
+        segments = _split(path)
+        node: Any = self._root()
+        i, where = 0, "the catalog"
+        while i < len(segments):
+            key, node, i = _child(node, segments, i, where, path)
+            where = f"'{_join(segments[:i])}'"
+        return node.root if isinstance(node, RootModel) else node
+
+    def origin(self, path: str) -> str:
+        """Where the value at a dotted path comes from: "bundled", an overlay file or "set by path"."""
+        segments = _split(path)
+        section = segments[0]
+        if section in SECTIONS:
+            if len(segments) < 2:
+                return "bundled"
+            key, _node, _i = _child(self.section(section), segments, 1, f"'{section}'", path)
+            return self.origins[section].get(key, "bundled")
+        if section not in DOCUMENTS:
+            _child(self._root(), segments, 0, "the catalog", path)  # raises, naming the sections
+        sub = _join(segments[1:])
+        best, origin, below = -1, "bundled", None
+        for recorded, where in self.origins.get(section, {}).items():
+            if (sub == recorded or sub.startswith(recorded + ".") or not recorded) and len(recorded) > best:
+                best, origin = len(recorded), where
+            elif not sub or recorded.startswith(sub + "."):
+                below = where  # part of this value was overridden (the latest such origin)
+        return origin if best >= 0 or below is None else below
+
+    def source_of(self, path: str) -> tuple[str, str]:
+        """(source, date) that covers the value at a dotted path: those of the nearest enclosing
+        entry or sourced block (for nccl_tuner's NVLink and architecture tables, their sibling
+        ``*_source``/``*_date`` keys); ``("", "")`` when the path names a whole section."""
+        segments = _split(path)
+        node: Any = self._root()
+        found, i = ("", ""), 0
+        while i < len(segments):
+            key, node, i = _child(node, segments, i, "the catalog", path)
+            if i == 2 and segments[0] == "nccl_tuner":
+                prefix = {"nvlink_bw_per_link_gbytes_per_s": "nvlink_bw",
+                          "architecture_compute_capability": "architecture_compute_capability"}.get(key)
+                if prefix:
+                    tuner = self.nccl_tuner
+                    found = (getattr(tuner, f"{prefix}_source"), getattr(tuner, f"{prefix}_date"))
+            source, date = getattr(node, "source", None), getattr(node, "date", None)
+            if isinstance(source, str) and isinstance(date, str):
+                found = (source, date)
+        return found
+
+    def document_items(self, name: str) -> list[tuple[str, Any]]:
+        """The sourced items of a document section as (dotted path below it, item), for listings:
+        perf_defaults parameters, nccl_tuner versions and blocks, ops_defaults entries."""
+        if name not in DOCUMENTS:
+            raise CatalogError(f"unknown document section '{name}'; known: {', '.join(DOCUMENTS)}")
+        document = self.documents[name]
+        if name == "perf_defaults":
+            return [(f"parameters.{key}", item) for key, item in self.perf_defaults.parameters.items()]
+        if name == "nccl_tuner":
+            tuner = self.nccl_tuner
+            return [*((f"versions.{key}", item) for key, item in tuner.versions.items()),
+                    ("network_steps", tuner.network_steps),
+                    ("nvlink_bw_per_link_gbytes_per_s", tuner.nvlink_bw_per_link_gbytes_per_s),
+                    ("architecture_compute_capability", tuner.architecture_compute_capability)]
+        items: list[tuple[str, Any]] = []
+
+        def walk(node: Any, prefix: str) -> None:
+            children = node.root if isinstance(node, RootModel) else {
+                field: getattr(node, field) for field in type(node).model_fields}
+            for key, child in children.items():
+                path = f"{prefix}.{key}" if prefix else key
+                if isinstance(child, (RootModel, BaseModel)) and not hasattr(child, "value"):
+                    walk(child, path)
+                else:
+                    items.append((path, child))
+
+        walk(document, "")
+        return items
+
+    def with_values(self, values: Mapping[str, Any], *, origin: str = SET_BY_PATH) -> Catalog:
+        """A new validated catalog with the values at dotted paths replaced; this one is unchanged.
+
+        * Entry lists are addressed by id: ``"switches.sw_ib_qm9700.power_w"``.
+        * A plain number set on a low/default/high range (e.g. ``"servers.dgx-h100.price_usd"``)
+          sets ``low = default = high`` to it; set ``...price_usd.default`` to move only the default
+          (it must stay within low..high).
+        * A mapping value merges field by field into what is there, as overlays do.
+        * Only the changed entry (or the changed part of a document) is validated again, so a sweep
+          can call this many times. The changed entries/paths record ``origin``.
+
+        CatalogError for a path that does not exist (naming the failing segment and what exists
+        there) or a value its field does not accept (naming the path and what was expected).
+        """
+        entries = dict(self.entries)
+        documents = dict(self.documents)
+        origins = dict(self.origins)
+        for path, value in values.items():
+            segments = _split(path)
+            root = {**entries, **documents}
+            section, _node, i = _child(root, segments, 0, "the catalog", path)
+            try:
+                if section in SECTIONS:
+                    if i == len(segments):
+                        raise CatalogError(f"name an entry of '{section}' ({', '.join(entries[section])})",
+                                           location=f"catalog path {path}")
+                    entry_id, entry, j = _child(entries[section], segments, i, f"'{section}'", path)
+                    if j < len(segments) and segments[j] == "id":
+                        raise CatalogError("an entry's id cannot be set by path", location=f"catalog path {path}")
+                    new_entry = _set(entry, segments, j, value, path)
+                    model = SECTIONS[section][1]
+                    if not isinstance(new_entry, model):
+                        new_entry = model.model_validate(new_entry)
+                    entries[section] = {**entries[section], entry_id: new_entry}
+                    origins[section] = {**origins[section], entry_id: origin}
+                else:
+                    model = DOCUMENTS[section][1]
+                    new_doc = _set(documents[section], segments, i, value, path)
+                    if not isinstance(new_doc, model):
+                        new_doc = model.model_validate(new_doc)
+                    documents[section] = new_doc
+                    origins[section] = {**origins.get(section, {}), _join(segments[i:]): origin}
+            except ValidationError as exc:
+                raise CatalogError(format_validation_error(exc), location=f"catalog path {path}") from None
+        return Catalog(entries=entries, origins=origins, documents=documents)
+
+    def _root(self) -> dict[str, Any]:
+        return {**self.entries, **self.documents}
+
+
+# --- dotted-path helpers ----------------------------------------------------------------------------
+
+def _split(path: str) -> list[str]:
+    if not isinstance(path, str) or not path or any(not part for part in path.split(".")):
+        raise CatalogError(f"a catalog path is dot-separated names, e.g. switches.sw_ib_qm9700.power_w; "
+                           f"got {path!r}")
+    return path.split(".")
+
+
+def _join(segments: list[str]) -> str:
+    return ".".join(segments)
+
+
+def _child(node: Any, segments: list[str], i: int, where: str, path: str) -> tuple[Any, Any, int]:
+    """(key, child, next index) for ``segments[i]`` below ``node``; CatalogError naming what exists."""
+    segment = segments[i]
+    location = f"catalog path {path}"
+    if isinstance(node, RootModel):
+        node = node.root
+    if isinstance(node, BaseModel):
+        fields = type(node).model_fields
+        if segment in fields:
+            return segment, getattr(node, segment), i + 1
+        raise CatalogError(f"no field '{segment}' in {where} ({type(node).__name__}); fields: "
+                           f"{', '.join(fields)}", location=location)
+    if isinstance(node, Mapping):
+        # Keys may contain dots ("2.30.7"): the longest run of segments naming a key wins.
+        for j in range(len(segments), i, -1):
+            text = _join(segments[i:j])
+            if text in node:
+                return text, node[text], j
+            if text.lstrip("-").isdigit() and int(text) in node:
+                return int(text), node[int(text)], j
+        known = ", ".join(str(k) for k in node) or "nothing"
+        if any("." in str(k) for k in node):  # dotted keys: the segment may be the start of one
+            segment = _join(segments[i:])
+        raise CatalogError(f"no '{segment}' in {where}; known: {known}", location=location)
+    if isinstance(node, (list, tuple)):
+        if segment.isdigit() and int(segment) < len(node):
+            return int(segment), node[int(segment)], i + 1
+        raise CatalogError(f"'{segment}' is not an index of {where} (a list of {len(node)}: "
+                           f"0..{len(node) - 1})", location=location)
+    raise CatalogError(f"{where} is a value ({node!r}); it has no '{segment}'", location=location)
+
+
+def _plain(node: Any) -> Any:
+    """Models inside containers -> plain dicts, for field-by-field merges."""
+    if isinstance(node, BaseModel):
+        return node.model_dump()
+    if isinstance(node, Mapping):
+        return {key: _plain(value) for key, value in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_plain(value) for value in node]
+    return node
+
+
+def _new_value(old: Any, value: Any) -> Any:
+    """What replaces ``old``: a number on a Range fills low/default/high; mappings merge."""
+    if isinstance(old, Range) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {"low": value, "default": value, "high": value}
+    if isinstance(value, Mapping) and isinstance(old, (BaseModel, Mapping)):
+        return _merge(_plain(old), value)
+    return value
+
+
+def _set(node: Any, segments: list[str], i: int, value: Any, path: str) -> Any:
+    """``node`` with the value at ``segments[i:]`` replaced; models on the way are re-validated."""
+    if i == len(segments):
+        return _new_value(node, value)
+    key, child, j = _child(node, segments, i, f"'{_join(segments[:i])}'", path)
+    new_child = _set(child, segments, j, value, path)
+    if isinstance(node, RootModel):
+        return type(node).model_validate({**node.root, key: new_child})
+    if isinstance(node, BaseModel):
+        fields = {name: getattr(node, name) for name in type(node).model_fields}
+        fields[key] = new_child
+        return type(node).model_validate(fields)
+    if isinstance(node, Mapping):
+        return {**node, key: new_child}
+    items = list(node)
+    items[key] = new_child
+    return items
+
+
+# --- loading ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Bundled:
+    raw_entries: dict[str, dict[str, dict[str, Any]]]
+    entries: dict[str, dict[str, Entry]]
+    raw_documents: dict[str, dict[str, Any]]
+    documents: dict[str, BaseModel]
+
+
+@cache
+def _bundled() -> _Bundled:
+    """The bundled data files, parsed and validated once per process (treat as read-only)."""
+    raw_entries: dict[str, dict[str, dict[str, Any]]] = {}
+    entries: dict[str, dict[str, Entry]] = {}
+    for section, (filenames, model) in SECTIONS.items():
+        raw_entries[section], entries[section] = {}, {}
         for filename in filenames:
             for item in load_data_file(filename)[section]:
-                raw[section][item["id"]] = copy.deepcopy(item)
-    return raw
+                raw_entries[section][item["id"]] = copy.deepcopy(item)
+                entries[section][item["id"]] = _validate(model, item, f"{filename}: {section}[id={item['id']}]")
+    raw_documents: dict[str, dict[str, Any]] = {}
+    documents: dict[str, BaseModel] = {}
+    for name, (filename, model) in DOCUMENTS.items():
+        raw_documents[name] = copy.deepcopy(load_data_file(filename))
+        documents[name] = _validate(model, raw_documents[name], filename)
+    return _Bundled(raw_entries, entries, raw_documents, documents)
+
+
+def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogError(format_validation_error(exc), location=where) from None
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,15 +411,35 @@ def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _apply_overlay(raw: dict[str, dict[str, dict[str, Any]]], origins: dict[str, dict[str, str]],
-                   path: Path) -> None:
+def _leaf_paths(update: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths of the overlay's leaves (what it overrides), for the origins of a document."""
+    paths: list[str] = []
+    for key, value in update.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping) and value:
+            paths.extend(_leaf_paths(value, path))
+        else:
+            paths.append(path)
+    return paths
+
+
+def _apply_overlay(raw: dict[str, dict[str, dict[str, Any]]], documents: dict[str, dict[str, Any]],
+                   origins: dict[str, dict[str, str]], path: Path) -> None:
     document = read_document(path)
     if not isinstance(document, Mapping):
         raise CatalogError("a catalog file must be a mapping of sections "
-                           f"({', '.join(SECTIONS)}) to lists of entries", location=str(path))
+                           f"({', '.join(ALL_SECTIONS)}) to lists of entries or documents", location=str(path))
     for section, items in document.items():
+        if section in DOCUMENTS:
+            if not isinstance(items, Mapping):
+                raise CatalogError(f"expected a mapping shaped like {DOCUMENTS[section][0]} "
+                                   "(only the keys it changes)", location=f"{path}: {section}")
+            documents[section] = _merge(documents[section], items)
+            for leaf in _leaf_paths(items):
+                origins[section][leaf] = str(path)
+            continue
         if section not in SECTIONS:
-            raise CatalogError(f"unknown section '{section}'; expected one of {', '.join(SECTIONS)}",
+            raise CatalogError(f"unknown section '{section}'; expected one of {', '.join(ALL_SECTIONS)}",
                                location=f"{path}: {section}")
         if not isinstance(items, list):
             raise CatalogError("expected a list of entries", location=f"{path}: {section}")
@@ -134,21 +456,40 @@ def _apply_overlay(raw: dict[str, dict[str, dict[str, Any]]], origins: dict[str,
 def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
     """Load the bundled catalog and layer user files over it (same ids override, new ids add).
 
-    Overlay files are YAML or JSON with the same sections as the bundled data, e.g.
-    ``{"switches": [{"id": "sw_eth_th5", "price_usd": {"default": 80000}}]}``; an override needs
-    only the fields it changes, plus ``source``/``date`` if it changes numbers.
+    Overlay files are YAML or JSON with the same sections as the bundled data. Entry lists by id,
+    e.g. ``{"switches": [{"id": "sw_eth_th5", "price_usd": {"default": 80000}}]}``; documents as
+    the bundled file's own shape with only the keys that change, e.g.
+    ``{"perf_defaults": {"parameters": {"tp_overlap_efficiency": {"value": 0.5, "source": ..., "date": ...}}}}``
+    or ``{"nccl_tuner": {"versions": {"2.30.7": {"tree_factor": 0.9}}}}``. Overrides merge field by
+    field; an override needs only the fields it changes, plus ``source``/``date`` if it changes
+    numbers. The bundled data is parsed and validated once per process; only overridden entries
+    and documents are validated again.
     """
-    raw = _bundled_raw()
-    origins: dict[str, dict[str, str]] = {s: {i: "bundled" for i in raw[s]} for s in raw}
+    bundled = _bundled()
+    raw: dict[str, dict[str, dict[str, Any]]] = {s: dict(items) for s, items in bundled.raw_entries.items()}
+    raw_documents = dict(bundled.raw_documents)
+    origins: dict[str, dict[str, str]] = {s: {i: "bundled" for i in items} for s, items in raw.items()}
+    origins.update({name: {} for name in DOCUMENTS})
     for overlay in overlays:
-        _apply_overlay(raw, origins, Path(overlay))
+        _apply_overlay(raw, raw_documents, origins, Path(overlay))
     entries: dict[str, dict[str, Entry]] = {}
     for section, (_filenames, model) in SECTIONS.items():
-        entries[section] = {}
-        for entry_id, item in raw[section].items():
-            try:
-                entries[section][entry_id] = model.model_validate(item)
-            except ValidationError as exc:
-                where = f"{origins[section][entry_id]}: {section}[id={entry_id}]"
-                raise CatalogError(format_validation_error(exc), location=where) from None
-    return Catalog(entries=entries, origins=origins)
+        entries[section] = dict(bundled.entries[section])
+        for entry_id, origin in origins[section].items():
+            if origin != "bundled":
+                entries[section][entry_id] = _validate(model, raw[section][entry_id],
+                                                       f"{origin}: {section}[id={entry_id}]")
+    documents: dict[str, BaseModel] = {}
+    for name, (_filename, model) in DOCUMENTS.items():
+        if origins[name]:
+            overlay_files = ", ".join(dict.fromkeys(origins[name].values()))
+            documents[name] = _validate(model, raw_documents[name], f"{overlay_files}: {name}")
+        else:
+            documents[name] = bundled.documents[name]
+    return Catalog(entries=entries, origins=origins, documents=documents)
+
+
+@cache
+def default_catalog() -> Catalog:
+    """The bundled catalog without overlays, loaded once (what accessors use for ``catalog=None``)."""
+    return load_catalog()

@@ -137,3 +137,27 @@ class FabricProfile(Entry):
 class Parameter(Entry):
     value: Range
     unit: str
+
+
+class ModelPreset(Entry):
+    """A transformer preset for the training step-time model (``models.yaml``)."""
+
+    layers: int = Field(gt=0)
+    hidden: int = Field(gt=0, description="Model (embedding) dimension h")
+    heads: int = Field(gt=0)
+    kv_heads: int | None = Field(default=None, gt=0, description="Grouped-query KV heads; None = heads")
+    ffn_hidden: int | None = Field(default=None, gt=0, description="FFN inner size; None = 4h")
+    vocab: int = Field(gt=0, description="(Padded) vocabulary the FLOPs count uses")
+    experts: int = Field(default=1, gt=0, description="MoE experts per layer (1 = dense)")
+    experts_per_token: int = Field(default=1, gt=0, description="MoE top-k routing")
+    gated_ffn: bool = Field(default=False, description="SwiGLU-style FFN with three matrices")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelPreset:
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            raise ValueError(f"heads ({self.heads}) must be divisible by kv_heads ({self.kv_heads})")
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds experts ({self.experts})")
+        return self

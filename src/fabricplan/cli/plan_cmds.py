@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from fabricplan.catalog import SECTIONS, load_catalog
+from fabricplan.catalog import ALL_SECTIONS, DOCUMENTS, SECTIONS, load_catalog
 from fabricplan.cli.common import emit_json, stdout
 from fabricplan.cost import cost as cost_spec
 from fabricplan.errors import InputError
@@ -51,34 +51,71 @@ def init(
 
 @catalog_app.command("list")
 def catalog_list(
-    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(SECTIONS)}")] = None,
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(ALL_SECTIONS)}")] = None,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List catalog entries with their source date."""
+    """List catalog entries (and the items of perf_defaults, nccl_tuner, ops_defaults) with their date."""
     cat = load_catalog(catalog or [])
-    names = [section] if section else list(SECTIONS)
+    names = [section] if section else list(ALL_SECTIONS)
     for name in names:
-        cat.section(name)  # unknown section -> clear error
+        if name not in ALL_SECTIONS:
+            raise InputError(f"unknown catalog section '{name}'; known: {', '.join(ALL_SECTIONS)}")
     if json_output:
-        emit_json({name: {i: e.model_dump(mode="json") for i, e in cat.section(name).items()} for name in names})
+        emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names})
         return
     for name in names:
         table = Table(title=name, title_justify="left")
-        for column in ("id", "name", "date", "origin"):
-            table.add_column(column)
-        for entry_id, entry in cat.section(name).items():
-            table.add_row(entry_id, entry.name, entry.date, cat.origins[name][entry_id])
+        if name in SECTIONS:
+            for column in ("id", "name", "date", "origin"):
+                table.add_column(column)
+            for entry_id, entry in cat.section(name).items():
+                table.add_row(entry_id, entry.name, entry.date, cat.origins[name][entry_id])
+        else:
+            for column in ("path", "value", "date", "origin"):
+                table.add_column(column, overflow="fold")
+            for path, item in cat.document_items(name):
+                full = f"{name}.{path}"
+                value = getattr(item, "value", None) if hasattr(item, "value") else None
+                shown = "" if value is None else _short_value(value)
+                table.add_row(path, shown, cat.source_of(full)[1], cat.origin(full))
         stdout.print(table)
+
+
+def _items(cat, name: str):
+    return cat.section(name).items() if name in SECTIONS else cat.document_items(name)
+
+
+def _plain_json(item):
+    return item.model_dump(mode="json") if hasattr(item, "model_dump") else item
+
+
+def _short_value(value, limit: int = 60) -> str:
+    text = json.dumps(_plain_json(value)) if isinstance(value, (dict, list)) else str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _document_path(cat, name: str) -> str | None:
+    """A dotted catalog path for ``name``: itself, or a perf_defaults parameter / ops_defaults entry."""
+    candidates = [name, f"perf_defaults.parameters.{name}", f"ops_defaults.{name}"]
+    for path in candidates:
+        try:
+            cat.get_path(path)
+        except InputError:
+            continue
+        return path
+    return None
 
 
 @catalog_app.command("show")
 def catalog_show(
-    entry_id: Annotated[str, typer.Argument(help="Entry id, e.g. sw_ib_qm9700")],
+    entry_id: Annotated[str, typer.Argument(
+        help="Entry id (e.g. sw_ib_qm9700), perf parameter (tp_overlap_efficiency) or dotted path "
+             "(nccl_tuner.versions.2.30.7.tree_factor)")],
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Show one catalog entry with every field and its source."""
+    """Show one catalog entry, or the value at a dotted path, with every field and its source."""
     cat = load_catalog(catalog or [])
     for name in SECTIONS:
         if entry_id in cat.section(name):
@@ -95,8 +132,33 @@ def catalog_show(
                 table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
             stdout.print(table)
             return
+    path = _document_path(cat, entry_id) if entry_id not in DOCUMENTS else None
+    if path is None and "." in entry_id:
+        cat.get_path(entry_id)  # raises, naming the segment that failed and what exists there
+    if path is not None:
+        value = _plain_json(cat.get_path(path))
+        source, date = cat.source_of(path)
+        origin = cat.origin(path)
+        if json_output:
+            emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin})
+            return
+        table = Table(title=f"{path} ({origin})", show_header=False, title_justify="left")
+        table.add_column("field", style="bold")
+        table.add_column("value", overflow="fold")
+        if isinstance(value, dict) and "value" in value and "source" in value:  # a sourced item: its fields
+            for key, field_value in value.items():
+                if field_value is not None:
+                    table.add_row(key, json.dumps(field_value) if isinstance(field_value, (dict, list))
+                                  else str(field_value))
+        else:
+            table.add_row("value", json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+            table.add_row("source", source)
+            table.add_row("date", date)
+        stdout.print(table)
+        return
     known = sorted(i for name in SECTIONS for i in cat.section(name))
-    raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)}")
+    raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)} "
+                     f"(or a perf parameter, or a dotted path such as perf_defaults.parameters.<name>)")
 
 
 def _load(spec_path: Path, catalog_paths: list[Path] | None):

@@ -218,11 +218,12 @@ def default_catalog():
     return load_catalog()
 
 
-def load_reference_fabric_id() -> str:
-    """The fabric NCCL's latency constants are taken to describe (perf_defaults.yaml)."""
-    from fabricplan.catalog.files import load_data_file
+def load_reference_fabric_id(catalog=None) -> str:
+    """The fabric NCCL's latency constants are taken to describe (``perf_defaults``;
+    ``catalog=None``: the bundled default catalog)."""
+    from fabricplan.perf.latency import perf_value
 
-    return load_data_file("perf_defaults.yaml")["parameters"]["nccl_latency_reference_fabric"]["value"]
+    return str(perf_value("nccl_latency_reference_fabric", catalog))
 
 
 def network_latency_inter_us(network: NetworkView, placement: NetworkPlacement, catalog) -> float:

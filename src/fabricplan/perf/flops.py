@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.catalog.files import load_data_file
+from fabricplan.catalog.catalog import default_catalog
 from fabricplan.errors import InputError
 
 
@@ -65,13 +65,13 @@ class TransformerDims:
         return float(self.layers * (attention + ffn) + self.vocab * h)
 
 
-def model_dims(model) -> TransformerDims:
-    """A preset id (``models.yaml``) or a ``ModelDims``-like object -> :class:`TransformerDims`."""
+def model_dims(model, catalog=None) -> TransformerDims:
+    """A preset id (catalog section ``models``) or a ``ModelDims``-like object -> :class:`TransformerDims`.
+
+    ``catalog=None`` looks presets up in the bundled default catalog.
+    """
     if isinstance(model, str):
-        presets = {entry["id"]: entry for entry in load_data_file("models.yaml")["models"]}
-        if model not in presets:
-            raise InputError(f"unknown model preset '{model}'; known: {', '.join(presets)}", location="model")
-        entry = presets[model]
+        entry = (catalog or default_catalog()).model_preset(model, field="model").model_dump()
         name = entry["id"]
     else:
         entry = model.model_dump() if hasattr(model, "model_dump") else dict(model)

@@ -25,21 +25,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fabricplan.catalog.files import load_data_file
-from fabricplan.errors import InputError
+from fabricplan.catalog.catalog import default_catalog
+from fabricplan.errors import CatalogError, InputError
 
 HopClass = Literal["same_leaf", "same_pod", "cross_core"]
 SWITCHES_BY_HOP_CLASS: dict[str, int] = {"same_leaf": 1, "same_pod": 3, "cross_core": 5}
 
 
-def perf_parameter(name: str) -> float:
-    """A value from ``perf_defaults.yaml`` (unit and source alongside it in the file)."""
-    return float(load_data_file("perf_defaults.yaml")["parameters"][name]["value"])
+def perf_value(name: str, catalog=None) -> float | dict | str:
+    """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id).
+
+    ``catalog`` is a :class:`~fabricplan.catalog.Catalog` (overlays apply); ``None`` means the
+    bundled default catalog. Unit and source sit alongside in ``perf_defaults.yaml``.
+    """
+    parameters = (catalog or default_catalog()).perf_defaults.parameters
+    entry = parameters.get(name)
+    if entry is None:
+        raise CatalogError(f"no perf parameter '{name}'; known: {', '.join(parameters)}",
+                           location="perf_defaults.parameters")
+    return entry.value
 
 
-def perf_table(name: str) -> dict:
-    """A mapping-valued entry of ``perf_defaults.yaml`` (unit and source alongside it in the file)."""
-    return dict(load_data_file("perf_defaults.yaml")["parameters"][name]["value"])
+def perf_parameter(name: str, catalog=None) -> float:
+    """A number from ``perf_defaults`` (``catalog=None``: the bundled default catalog)."""
+    return float(perf_value(name, catalog))  # type: ignore[arg-type]
+
+
+def perf_table(name: str, catalog=None) -> dict:
+    """A mapping-valued ``perf_defaults`` entry, as a new dict (``catalog=None``: bundled default)."""
+    return dict(perf_value(name, catalog))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ NCCL predicts the time of a collective as ``time_us = lat + nBytes / (1000 * bw)
 CollNet, NVLS, NVLSTree, PAT), the protocol (LL, LL128, Simple), the node count and the topology
 graph NCCL searched (channels and per-channel bandwidths). It then picks the fastest enabled
 (algorithm, protocol). This module re-implements that model for several NCCL releases with the
-constants in ``catalog/data/nccl_tuner.yaml``; it does not know about fabrics or catalogs (see
+constants of the catalog's ``nccl_tuner`` section (``catalog/data/nccl_tuner.yaml`` plus overlays;
+the loaders take a ``catalog``, ``None`` = the bundled default). It does not know about fabrics (see
 :mod:`fabricplan.perf.collectives` for how a fabric profile becomes a :class:`Communicator`).
 
 Only one operation per launch is modelled (``numPipeOps = 1``, so ``latCount = 1``), and NCCL's
@@ -24,7 +25,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from fabricplan.catalog.files import load_data_file
+from fabricplan.catalog.catalog import default_catalog
 from fabricplan.errors import InputError
 
 ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
@@ -39,31 +40,50 @@ _PROTOCOL_INDEX = {name: index for index, name in enumerate(PROTOCOLS)}
 GRAPH_OF_ALGORITHM = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls", "pat": "ring"}
 
 
-def tuner_versions() -> tuple[str, ...]:
-    """NCCL releases whose tuner constants are bundled."""
-    return tuple(load_data_file("nccl_tuner.yaml")["versions"])
+def _tuner(catalog=None):
+    """The catalog's typed ``nccl_tuner`` section (``None``: the bundled default catalog)."""
+    return (catalog or default_catalog()).nccl_tuner
 
 
-def tuner_constants(version: str | None = None) -> dict[str, Any]:
-    """The constants of one NCCL release (default: the newest bundled), as a read-only mapping."""
-    data = load_data_file("nccl_tuner.yaml")
-    version = version or data["default_version"]
-    if version not in data["versions"]:
-        known = ", ".join(data["versions"])
+def tuner_versions(catalog=None) -> tuple[str, ...]:
+    """NCCL releases whose tuner constants are in the catalog."""
+    return tuple(_tuner(catalog).versions)
+
+
+def tuner_constants(version: str | None = None, catalog=None) -> dict[str, Any]:
+    """The constants of one NCCL release (default: the catalog's ``default_version``) as a mapping.
+
+    The mapping has the version's keys as in ``nccl_tuner.yaml`` plus ``version`` and
+    ``network_steps`` (the catalog's store-and-forward step constants), so the functions below that
+    take ``constants`` follow the catalog it came from. Treat nested values as read-only.
+    """
+    tuner = _tuner(catalog)
+    version = version or tuner.default_version
+    if version not in tuner.versions:
+        known = ", ".join(tuner.versions)
         raise InputError(f"unknown NCCL version '{version}'; known: {known}", location="nccl_version")
-    return {"version": version, **data["versions"][version]}
+    dumped = tuner._constants  # per-model cache: a catalog's sections are immutable
+    if version not in dumped:
+        dumped[version] = {"version": version, **tuner.versions[version].model_dump(),
+                           "network_steps": tuner.network_steps.model_dump()}
+    return dict(dumped[version])
 
 
-def nvlink_bw_per_link_gbytes_per_s(compute_capability: int) -> float:
+def network_steps(catalog=None) -> dict[str, Any]:
+    """The ``network_steps`` constants (LL/LL128 step sizes and chunk rules) as a mapping."""
+    return _tuner(catalog).network_steps.model_dump()
+
+
+def nvlink_bw_per_link_gbytes_per_s(compute_capability: int, catalog=None) -> float:
     """NCCL's assumed NVLink bandwidth per link [GB/s] for a compute capability (x10)."""
-    table = load_data_file("nccl_tuner.yaml")["nvlink_bw_per_link_gbytes_per_s"]
+    table = _tuner(catalog).nvlink_bw_per_link_gbytes_per_s
     eligible = [cc for cc in table if cc <= compute_capability]
     return float(table[max(eligible)] if eligible else table[min(table)])
 
 
-def architecture_compute_capabilities() -> dict[str, int]:
-    """Compute capability (x10) of each architecture name (``nccl_tuner.yaml``, CUDA guide)."""
-    return {name: int(cc) for name, cc in load_data_file("nccl_tuner.yaml")["architecture_compute_capability"].items()}
+def architecture_compute_capabilities(catalog=None) -> dict[str, int]:
+    """Compute capability (x10) of each architecture name (``nccl_tuner``, CUDA guide)."""
+    return dict(_tuner(catalog).architecture_compute_capability)
 
 
 def architecture(compute_capability: int) -> str:
@@ -484,7 +504,8 @@ def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: 
     return nc, nt, nc_max, nt_max
 
 
-def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict | None = None) -> int:
+def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict | None = None,
+                           catalog=None) -> int:
     """Data bytes per Tree/LL128 chunk: NCCL halves the 614,400 B step until the pipeline is deep
     enough for the tree (``computeColl``, enqueue.cc; constants ``network_steps`` in
     ``nccl_tuner.yaml``)::
@@ -494,12 +515,13 @@ def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, s
         while bytes // (nc x chunk) < nsteps x 16 / ppn and chunk > 32768:  chunk /= 2
 
     and the kernel moves ``chunk x 15/16`` data bytes (LL128 lines carry 15 data words of 16).
+    ``steps``: the ``network_steps`` mapping (default: the ``catalog``'s, ``None`` = bundled).
 
     References
     ----------
     .. [1] NVIDIA/nccl v2.17.1-1 src/enqueue.cc L1342-1349.
     """
-    steps = steps or load_data_file("nccl_tuner.yaml")["network_steps"]
+    steps = steps or network_steps(catalog)
     data_ratio = 1.0 / float(steps["wire_bytes_per_data_byte"]["ll128"])
     chunk = int(round(int(steps["step_data_bytes"]["ll128"]) / data_ratio))  # the buffer step, flags included
     ppn = comm.n_ranks / comm.n_nodes
@@ -526,7 +548,8 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
 
         delay = crossings x chunk x wire_ratio / (1000 x bw_inter)
 
-    ``chunk`` [B] is the kernel's chunk per channel (``network_steps`` in ``nccl_tuner.yaml``: Ring
+    ``chunk`` [B] is the kernel's chunk per channel (``constants["network_steps"]``, from the
+    catalog's ``nccl_tuner.network_steps``: Ring
     ``min(step, ceil(bytes / (nc x nRanks x minChunk)) x minChunk)``, nRanks -> 1 for
     Broadcast/Reduce; Tree ``step`` (Tree/LL128: :func:`tree_ll128_chunk_bytes`) or
     ``ceil(bytes / (nc x minChunk)) x minChunk`` when one loop holds the message;
@@ -548,7 +571,7 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
     if algorithm == "tree" and collective != "all_reduce":
         return 0.0
     constants = constants or tuner_constants()
-    steps = load_data_file("nccl_tuner.yaml")["network_steps"]
+    steps = constants.get("network_steps") or network_steps()
     step = int(steps["step_data_bytes"][protocol])
     channels = max(channels, 1)
     divisor = int(steps[f"{algorithm}_min_chunk_divisor"][protocol])

@@ -1,0 +1,238 @@
+"""Typed models of the catalog's document-shaped data files.
+
+``perf_defaults.yaml``, ``nccl_tuner.yaml`` and ``ops_defaults.yaml`` are nested documents rather
+than lists of entries; each is validated into one model here (``models.yaml`` is an entry list,
+:class:`fabricplan.catalog.models.ModelPreset`). Every number keeps the ``source`` and ``date`` it
+has in the file; unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
+
+from fabricplan.catalog.models import Strict
+
+
+def _date_as_text(value: object) -> object:
+    if isinstance(value, (dt.date, int)):
+        return str(value)
+    return value
+
+
+#: When a source was published or read (YYYY, YYYY-MM or YYYY-MM-DD); YAML dates become text.
+DateText = Annotated[str, BeforeValidator(_date_as_text)]
+Source = Annotated[str, Field(min_length=3, description="Where the numbers come from")]
+
+
+# --- perf_defaults.yaml -------------------------------------------------------------------------
+
+class PerfParameter(Strict):
+    """One constant of the performance models: a number, a table by compute capability, or an id."""
+
+    value: float | dict[int, float] | str
+    unit: str
+    source: Source
+    date: DateText
+
+
+class PerfDefaults(Strict):
+    """``perf_defaults.yaml``: named constants of the performance models."""
+
+    parameters: dict[str, PerfParameter]
+
+
+# --- nccl_tuner.yaml ----------------------------------------------------------------------------
+
+Triple = Annotated[list[float], Field(min_length=3, max_length=3, description="[1 node, 2 nodes, >2 nodes]")]
+ProtocolRow = Annotated[list[float], Field(min_length=3, max_length=3, description="[LL, LL128, Simple]")]
+Architecture = Literal["volta", "ampere", "hopper", "blackwell"]
+Protocol = Literal["ll", "ll128", "simple"]
+NetProtocol = Literal["ll", "ll128"]
+Algorithm = Literal["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"]
+PerArchTriple = dict[Architecture, Triple]
+
+
+class RingPlateau(Strict):
+    condition: Literal["bytes_per_channel_rank", "nranks_over_16_times_65536"]
+    min_bytes: int = Field(ge=0)
+    threshold_compute_capability: int = Field(ge=0)
+    factor_below: float = Field(gt=0)
+    factor_at_or_above: float = Field(gt=0)
+
+
+class RingLlFactor(Strict):
+    multinode_or_reduce: float = Field(gt=0)
+    other: float = Field(gt=0)
+
+
+class RingLl128Factor(Strict):
+    ppn_at_least_2: float = Field(gt=0)
+    ppn_below_2: float = Field(gt=0)
+
+
+class TreeLl128Factor(Strict):
+    single_node: float = Field(gt=0)
+    multi_node: float = Field(gt=0)
+
+
+class TreeAbsoluteCap(Strict):
+    more_than_2_nodes: float = Field(gt=0)
+    up_to_2_nodes: float = Field(gt=0)
+    more_than_2_nodes_ampere_ll128: float = Field(gt=0)
+    up_to_2_nodes_ampere_ll128: float = Field(gt=0)
+
+
+class Launch(Strict):
+    """NCCL's launch shape for small messages (channels and threads)."""
+
+    max_threads: dict[Protocol, int]
+    slow_ring_simple_threads: int = Field(gt=0)
+    pci_bw_gbytes_per_s: float = Field(gt=0)
+    thread_threshold_bytes: dict[Protocol, int]
+    collnet_simple_thread_threshold_bytes: int = Field(gt=0)
+    all_threads_algorithms: list[Algorithm]
+    source: Source
+    date: DateText
+
+
+class TunerVersion(Strict):
+    """The tuner constants of one NCCL release (latencies in us, bandwidths in GB/s)."""
+
+    source: Source
+    date: DateText
+    algorithms: list[Algorithm]
+    base_latency_us: dict[Algorithm, ProtocolRow]
+    hw_latency_us: dict[Literal["nvlink", "pci", "net"], dict[Algorithm, Triple]]
+    ll_max_bw: PerArchTriple | None
+    per_channel_max_ring_ll128_bw: PerArchTriple | None
+    per_channel_max_tree_ll128_bw: PerArchTriple | None
+    per_channel_max_tree_bw: PerArchTriple | None
+    per_channel_max_nvls_tree_bw: PerArchTriple | None
+    nvls_efficiency: dict[Architecture, float] | None
+    ll128_per_channel_cap_by_collective: dict[str, float] | None = None
+    tree_absolute_cap: TreeAbsoluteCap | None = None
+    tree_correction_factor: dict[Protocol, list[float]]
+    tree_correction_max_log_size: int = Field(ge=0)
+    intra_ll_latency_multiplier_multinode: float = Field(gt=0)
+    net_overhead_us: dict[Literal["intel", "amd"], float] | None
+    net_overhead_simple_multiplier: float | None
+    allreduce_inter_steps: Literal["nodes", "nodes_minus_one"]
+    inter_latency_rule: Literal["add", "replace", "hw_only"]
+    ppn1_uses_tree_net_latency: bool
+    collnet_arity_latency_us: float = Field(ge=0)
+    collnet_chain_adds_inter_latency: bool
+    nvls_latency_rule: Literal["intra_plus_inter", "base_only"] | None
+    pat_log_latency_divisor: float | None = Field(gt=0)
+    pat_linear_latency_us_per_rank: float | None = Field(ge=0)
+    ring_plateau: RingPlateau
+    arch_bus_bw_cap: dict[Architecture, float]
+    ring_ll_factor: RingLlFactor
+    ring_ll_capped_by_ll_max_bw: bool
+    ring_ll128_factor: RingLl128Factor
+    ring_ll128_cap: Literal["per_channel_arch", "per_channel_collective"]
+    tree_factor: float = Field(gt=0)
+    tree_cap: Literal["per_channel_arch", "absolute"]
+    tree_ll_divisor: float = Field(gt=0)
+    tree_ll_capped_by_ll_max_bw: bool
+    tree_ll128_factor: TreeLl128Factor
+    tree_ll128_cap: Literal["tree_ll128_per_channel_arch", "per_channel_collective_times_7_9"]
+    pat_factor: float | None = Field(gt=0)
+    collnet_direct_sm90_factor: float = Field(gt=0)
+    collnet_chain_factor: float = Field(gt=0)
+    collnet_ll_factor: float | None = Field(default=None, gt=0)
+    nvls_rule: Literal["2.30", "2.19", "2.17"] | None
+    nvls_algbw_ratio: float | Literal["nranks_over_nsteps"] | None
+    tree_algbw_ratio: float = Field(gt=0)
+    tree_ll128_cap_multiplier: float | None = Field(default=None, gt=0)
+    ll128_compute_capabilities: list[int]
+    launch: Launch
+
+
+class TreeLl128Depth(Strict):
+    base: float
+    per_log2_node: float
+    per_rank_per_node: float
+
+
+class TreeLl128Halving(Strict):
+    factor: float = Field(gt=0)
+    floor_bytes: int = Field(gt=0)
+
+
+class NetworkSteps(Strict):
+    """Store-and-forward of LL/LL128 steps at network hops (``nccl_tuner.network_step_delay_us``)."""
+
+    step_data_bytes: dict[NetProtocol, int]
+    wire_bytes_per_data_byte: dict[NetProtocol, float]
+    grain_bytes: dict[NetProtocol, int]
+    ring_min_chunk_divisor: dict[NetProtocol, int]
+    tree_min_chunk_divisor: dict[NetProtocol, int]
+    tree_ll128_depth: TreeLl128Depth
+    tree_ll128_halving: list[TreeLl128Halving]
+    source: Source
+    date: DateText
+
+
+class NcclTuner(Strict):
+    """``nccl_tuner.yaml``: NCCL's tuner constants per release, plus its topology constants."""
+
+    default_version: str
+    nvlink_bw_per_link_gbytes_per_s: dict[int, float]
+    nvlink_bw_source: Source
+    nvlink_bw_date: DateText
+    architecture_compute_capability: dict[str, int]
+    architecture_compute_capability_source: Source
+    architecture_compute_capability_date: DateText
+    network_steps: NetworkSteps
+    versions: dict[str, TunerVersion]
+    # version -> plain constants mapping, filled by perf.nccl_tuner.tuner_constants (models are immutable)
+    _constants: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _default_version_exists(self) -> NcclTuner:
+        if self.default_version not in self.versions:
+            raise ValueError(f"default_version '{self.default_version}' is not one of the versions "
+                             f"({', '.join(self.versions)})")
+        if not self.nvlink_bw_per_link_gbytes_per_s:
+            raise ValueError("nvlink_bw_per_link_gbytes_per_s must list at least one compute capability")
+        return self
+
+
+# --- ops_defaults.yaml --------------------------------------------------------------------------
+
+OpsValue = Union[bool, int, float, str, list[Union[int, float, str]], dict[Union[int, str], Union[int, float]]]
+
+
+class OpsEntry(Strict):
+    """One default number of fabricplan.ops, with its unit (in the key or here) and source."""
+
+    value: OpsValue
+    unit: str | None = None
+    note: str | None = None
+    source: Source
+    date: DateText
+
+
+def _ops_node_kind(node: Any) -> str:
+    if isinstance(node, OpsEntry) or (isinstance(node, dict) and "value" in node):
+        return "OpsEntry"
+    return "OpsGroup"
+
+
+class OpsGroup(RootModel[dict[str, Annotated[Union[Annotated[OpsEntry, Tag("OpsEntry")],
+                                                   Annotated["OpsGroup", Tag("OpsGroup")]],
+                                             Discriminator(_ops_node_kind)]]]):
+    """Named entries and sub-groups (a mapping with ``value`` is an entry, any other a group)."""
+
+    model_config = {"frozen": True}
+
+
+class OpsDefaults(Strict):
+    """``ops_defaults.yaml``: headroom calculator, lint and DCQCN defaults."""
+
+    headroom: OpsGroup
+    lint: OpsGroup
+    dcqcn: OpsGroup

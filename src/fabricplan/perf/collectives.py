@@ -42,8 +42,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
+from fabricplan.catalog.catalog import default_catalog
 from fabricplan.design import FabricTopology, NetworkPlacement, NetworkView, bare_network
 from fabricplan.errors import InputError
 from fabricplan.perf import nccl_tuner
@@ -66,13 +66,13 @@ def bus_bandwidth_factor(operation: str, n_ranks: int) -> float:
     return 1.0
 
 
-def gpu_compute_capability(gpu) -> int:
+def gpu_compute_capability(gpu, catalog=None) -> int:
     """Compute capability x10 from the catalog field, else from the architecture name
     (``architecture_compute_capability`` in ``nccl_tuner.yaml``)."""
     value = getattr(gpu, "compute_capability", None)
     if value:
         return int(value)
-    table = nccl_tuner.architecture_compute_capabilities()
+    table = nccl_tuner.architecture_compute_capabilities(catalog)
     try:
         return table[gpu.architecture]
     except KeyError:
@@ -81,30 +81,30 @@ def gpu_compute_capability(gpu) -> int:
                          location="gpu.architecture") from None
 
 
-def nvlink_gbytes_per_link_bidirectional(compute_capability: int) -> float:
+def nvlink_gbytes_per_link_bidirectional(compute_capability: int, catalog=None) -> float:
     """Hardware NVLink bandwidth per link, both directions [GB/s] (``perf_defaults.yaml``).
 
     The entry for the highest listed capability <= ``compute_capability`` (the lowest listed one
     for older GPUs), as NCCL's own per-link table is looked up (src/graph/topo.h).
     """
-    table = {int(cc): float(v) for cc, v in perf_table("nvlink_gbytes_per_link_bidirectional").items()}
+    table = {int(cc): float(v) for cc, v in perf_table("nvlink_gbytes_per_link_bidirectional", catalog).items()}
     eligible = [cc for cc in table if cc <= compute_capability]
     return table[max(eligible)] if eligible else table[min(table)]
 
 
-def nvlink_bus_bandwidth_gbytes_per_s(gpu) -> float:
+def nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
     """NCCL's intra-node bus bandwidth per GPU [GB/s]: NVLink links x NCCL's per-link bandwidth."""
-    cc = gpu_compute_capability(gpu)
+    cc = gpu_compute_capability(gpu, catalog)
     links = getattr(gpu, "nvlink_links", None)
     if links is None:
-        per_link = nvlink_gbytes_per_link_bidirectional(cc)
+        per_link = nvlink_gbytes_per_link_bidirectional(cc, catalog)
         links = round(gpu.nvlink_bandwidth_gbytes_per_s / per_link)
-    return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)
+    return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)
 
 
-def _intra_node_bandwidth_gbytes_per_s(gpu) -> float:
+def _intra_node_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
     """NVLink bus bandwidth [GB/s] for ranks sharing a node; InputError for a GPU without NVLink."""
-    nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu)
+    nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog)
     if nvlink <= 0:
         raise InputError(f"GPU '{getattr(gpu, 'id', 'gpu')}' has no NVLink (0 links or 0 GB/s); the collective "
                          "model needs NVLink between GPUs of one node (use 1 GPU per node for PCIe-only GPUs)",
@@ -112,10 +112,11 @@ def _intra_node_bandwidth_gbytes_per_s(gpu) -> float:
     return nvlink
 
 
-def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int) -> float:
+def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int,
+                     catalog=None) -> float:
     """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0."""
-    mine = point_to_point_latency(fabric, switch_ns, switches).total_us
-    reference = point_to_point_latency(reference_fabric, reference_switch_ns, switches).total_us
+    mine = point_to_point_latency(fabric, switch_ns, switches, catalog=catalog).total_us
+    reference = point_to_point_latency(reference_fabric, reference_switch_ns, switches, catalog=catalog).total_us
     return max(mine - reference, 0.0)
 
 
@@ -129,7 +130,7 @@ def _full_bandwidth(_pattern: str) -> Efficiency:
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
-                       cpu_vendor: str = "intel") -> Communicator:
+                       cpu_vendor: str = "intel", catalog=None) -> Communicator:
     """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
 
     ``efficiency(pattern)`` gives the share of the per-NIC bandwidth each graph's traffic pattern
@@ -138,10 +139,10 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
         raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
     n_nodes = n_ranks // ranks_per_node
-    cc = gpu_compute_capability(gpu)
-    nvlink = _intra_node_bandwidth_gbytes_per_s(gpu) if ranks_per_node > 1 else 0.0
+    cc = gpu_compute_capability(gpu, catalog)
+    nvlink = _intra_node_bandwidth_gbytes_per_s(gpu, catalog) if ranks_per_node > 1 else 0.0
     if n_nodes == 1:
-        links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc)), 2)
+        links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)), 2)
         graph = Graph(links, nvlink / links, nvlink / links)
         graphs = {"ring": graph, "tree": graph, "nvls": graph, "collnet": graph}
     else:
@@ -210,14 +211,6 @@ def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, 
                          location="gpus")
 
 
-@lru_cache(maxsize=1)
-def default_catalog():
-    """The bundled catalog, loaded once."""
-    from fabricplan.catalog import load_catalog
-
-    return load_catalog()
-
-
 def load_reference_fabric_id(catalog=None) -> str:
     """The fabric NCCL's latency constants are taken to describe (``perf_defaults``;
     ``catalog=None``: the bundled default catalog)."""
@@ -229,10 +222,10 @@ def load_reference_fabric_id(catalog=None) -> str:
 def network_latency_inter_us(network: NetworkView, placement: NetworkPlacement, catalog) -> float:
     """NCCL's ``latencyInter`` for a communicator at ``placement``: the fabric's extra one-way latency
     over the reference fabric through the switches on its longest path (2 x tiers - 1) [us]."""
-    reference = catalog.fabric(load_reference_fabric_id())
+    reference = catalog.fabric(load_reference_fabric_id(catalog))
     reference_switch = catalog.switch(reference.hardware.switch)
     return latency_inter_us(network.profile, reference, network.switch.port_to_port_latency_ns,
-                            reference_switch.port_to_port_latency_ns, placement.switches_on_path)
+                            reference_switch.port_to_port_latency_ns, placement.switches_on_path, catalog)
 
 
 def _pattern_efficiency(model: EfficiencyModel, network: NetworkView, placement: NetworkPlacement, n_nodes: int,
@@ -292,10 +285,10 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     model = resolve_efficiency_model(efficiency_model)
     efficiency = _pattern_efficiency(model, network, placement, n_nodes, catalog)
     extra = network_latency_inter_us(network, placement, catalog)
-    constants = nccl_tuner.tuner_constants(nccl_version)
+    constants = nccl_tuner.tuner_constants(nccl_version, catalog)
     nic = per_nic_bandwidth_gbytes_per_s or profile.effective_bandwidth_gbytes_per_s
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
-                 latency_inter=extra, cpu_vendor=cpu_vendor)
+                 latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog)
     if operation in nccl_tuner.TUNED_COLLECTIVES:
         comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
         choice = nccl_tuner.select_algorithm(constants, comm, operation, size_bytes, algorithm, protocol)
@@ -332,14 +325,14 @@ def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, buil
     n_nodes = n_gpus // ranks_per_node
     pair = build_communicator(2, 1 if n_nodes > 1 else 2, gpu, fabric, **build)
     start = nccl_tuner.select_algorithm(constants, pair, "broadcast", 1).latency_us
-    peers_latency = (n_gpus - 1) * perf_parameter("alltoall_per_peer_latency_us")
+    peers_latency = (n_gpus - 1) * perf_parameter("alltoall_per_peer_latency_us", build["catalog"])
     remote = size_bytes * (n_gpus - ranks_per_node) / n_gpus
     local = size_bytes * (ranks_per_node - 1) / n_gpus
     nics = min(build["nics_per_node"], ranks_per_node)
     efficiency = build["efficiency"]("all_to_all").value
     nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
     transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,
-                   local / (_intra_node_bandwidth_gbytes_per_s(gpu) * 1000.0) if local else 0.0)
+                   local / (_intra_node_bandwidth_gbytes_per_s(gpu, build["catalog"]) * 1000.0) if local else 0.0)
     latency = start + peers_latency
     bandwidth = size_bytes / (transfer * 1000.0) if transfer else math.inf
     return nccl_tuner.AlgorithmChoice("p2p", "simple", latency, bandwidth, latency + transfer)

@@ -133,7 +133,7 @@ def ecmp_flows(placement: NetworkPlacement, pattern: str, n_nodes: int, channels
     return per_pattern[pattern] * qps_per_connection * max(placement.nics_per_leaf, 1)
 
 
-def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int) -> float:
+def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int, catalog=None) -> float:
     """Share of the per-NIC bandwidth left after ECMP collisions and oversubscribed uplinks [0-1].
 
     ``ecmp(flows, leaf uplinks) x oversubscription_factor``, flows from :func:`ecmp_flows` with
@@ -143,10 +143,10 @@ def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_node
     """
     if placement.tiers <= 1 or n_nodes <= placement.nodes_per_leaf:
         return 1.0
-    flows = ecmp_flows(placement, pattern, n_nodes, int(perf_parameter("nccl_channels_per_nic")),
-                       int(perf_parameter("nccl_ib_qps_per_connection")))
+    flows = ecmp_flows(placement, pattern, n_nodes, int(perf_parameter("nccl_channels_per_nic", catalog)),
+                       int(perf_parameter("nccl_ib_qps_per_connection", catalog)))
     ecmp = routed_efficiency(flows, placement.leaf_uplinks, fabric.routing == "adaptive",
-                             perf_parameter("adaptive_routing_residual_collision_fraction"))
+                             perf_parameter("adaptive_routing_residual_collision_fraction", catalog))
     return ecmp * oversubscription_factor(placement, pattern, n_nodes)
 
 
@@ -156,7 +156,8 @@ class AnalyticEfficiency:
     name = "analytic"
 
     def __call__(self, case: TrafficCase) -> Efficiency:
-        return Efficiency(value=routing_efficiency(case.profile, case.placement, case.pattern, case.n_nodes),
+        return Efficiency(value=routing_efficiency(case.profile, case.placement, case.pattern, case.n_nodes,
+                                                   case.catalog),
                           oversubscription=oversubscription_factor(case.placement, case.pattern, case.n_nodes),
                           model=self.name)
 

@@ -82,7 +82,8 @@ def serialization_us(message_bytes: int, link_rate_gbps: float) -> float:
 
 
 def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: HopClass | int = "same_leaf",
-                           message_bytes: int = 8, *, host_links_in_rack: bool = False) -> LatencyBreakdown:
+                           message_bytes: int = 8, *, host_links_in_rack: bool = False,
+                           catalog=None) -> LatencyBreakdown:
     """One-way latency between two NICs on ``fabric`` (a catalog FabricProfile) [us].
 
     ``hop_class`` is "same_leaf", "same_pod", "cross_core" or a number of switches.
@@ -103,10 +104,10 @@ def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: Hop
         raise InputError(f"unknown hop class '{hop_class}'; known: {', '.join(SWITCHES_BY_HOP_CLASS)}")
     switching = switches * switch_port_to_port_ns / 1000.0
     copper = host_links_in_rack and fabric.hardware.host_dac is not None
-    host_prop = perf_parameter("copper_propagation_ns_per_m" if copper else "fibre_propagation_ns_per_m")
-    propagation = (2 * perf_parameter("host_link_length_m") * host_prop
-                   + max(switches - 1, 0) * perf_parameter("switch_link_length_m")
-                   * perf_parameter("fibre_propagation_ns_per_m")) / 1000.0
+    host_prop = perf_parameter("copper_propagation_ns_per_m" if copper else "fibre_propagation_ns_per_m", catalog)
+    propagation = (2 * perf_parameter("host_link_length_m", catalog) * host_prop
+                   + max(switches - 1, 0) * perf_parameter("switch_link_length_m", catalog)
+                   * perf_parameter("fibre_propagation_ns_per_m", catalog)) / 1000.0
     wire = serialization_us(message_bytes, fabric.link_rate_gbps)
     fixed = fabric.host_stack_latency_us + switching + propagation
     bandwidth_bound = fixed + message_bytes / (fabric.effective_bandwidth_gbytes_per_s * 1000.0)

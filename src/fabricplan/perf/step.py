@@ -125,13 +125,13 @@ class StepResult:
         return asdict(self)
 
 
-def achievable_fraction(gpu) -> float:
+def achievable_fraction(gpu, catalog=None) -> float:
     """Share of peak dense FLOPs ``gpu`` sustains in training: the GPU's own
     ``achievable_fraction_of_peak`` (catalog or inline GPU), else ``default_achievable_fraction_of_peak``
     from ``perf_defaults.yaml``. The one place this fallback lives (the step model and the decision's
     efficiency lever both use it)."""
     value = getattr(gpu, "achievable_fraction_of_peak", None)
-    return float(value) if value else perf_parameter("default_achievable_fraction_of_peak")
+    return float(value) if value else perf_parameter("default_achievable_fraction_of_peak", catalog)
 
 
 def _degrees(job, gpus: int, cluster: ClusterShape) -> tuple[int, int, int, int, int, int]:
@@ -206,7 +206,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         network = network_for(cluster, fabric, catalog)
     cluster = network
     efficiency = resolve_efficiency_model(efficiency_model)
-    dims: TransformerDims = model_dims(job.model)
+    dims: TransformerDims = model_dims(job.model, catalog)
     gpus = job.gpus or cluster.gpus
     tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
     virtual = getattr(job, "virtual_pipeline_stages", 1) or 1
@@ -225,9 +225,9 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
     if not peak:
         raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
-    fraction = achievable_fraction(cluster.gpu)
+    fraction = achievable_fraction(cluster.gpu, catalog)
     seq, b, h = job.seq_len_tokens, job.micro_batch_sequences, dims.hidden
-    act_bytes = perf_parameter("activation_bytes_per_element")
+    act_bytes = perf_parameter("activation_bytes_per_element", catalog)
     model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
     tokens_mb = b * seq
     # Uneven stages: the fullest one (ceil(layers / pp), balanced split) sets the pace; its share of
@@ -248,8 +248,8 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     else:
         one = _collective_s("all_reduce", activation, tp, tp, **args)
     tp_total_mb = layers_per_stage * tp_per_layer * one
-    tp_hidden = perf_parameter("tp_overlap_efficiency_when_enabled") if job.tp_overlap else perf_parameter(
-        "tp_overlap_efficiency")
+    tp_hidden = perf_parameter("tp_overlap_efficiency_when_enabled" if job.tp_overlap else "tp_overlap_efficiency",
+                               catalog)
     tp_exposed_mb = tp_total_mb * (1 - tp_hidden)
 
     # Pipeline parallel: neighbouring stages sit tp*cp*dp ranks apart, on other nodes when that >= node.
@@ -257,7 +257,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     pp_per_node = 2 if pp_stride < cluster.gpus_per_node else 1
     pp_total_mb = (2 * virtual * _collective_s("send_recv", activation / tp, 2, pp_per_node, **args)
                    if pp > 1 else 0.0)
-    pp_exposed_mb = pp_total_mb * (1 - perf_parameter("pp_overlap_efficiency"))
+    pp_exposed_mb = pp_total_mb * (1 - perf_parameter("pp_overlap_efficiency", catalog))
 
     # Expert parallel all-to-all per MoE layer.
     ep_total_mb = 0.0
@@ -286,7 +286,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     expert_params = (dims.experts * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)
     dense_params = dims.parameters() - expert_params
-    grad_per_param = perf_parameter("gradient_bytes_per_parameter")
+    grad_per_param = perf_parameter("gradient_bytes_per_parameter", catalog)
     dense_bytes = grad_per_param * dense_params * stage_share / tp
     expert_bytes = grad_per_param * expert_params * stage_share / (tp * ep)
     dp_group = dp * cp  # dense gradients are reduced over data and context parallel ranks
@@ -315,7 +315,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
                     + _reduce_gradients(expert_bytes, edp_group, edp_per_node))
     else:  # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
         dp_total = _reduce_gradients(dense_bytes + expert_bytes, dp_group, dp_per_node)
-    window = perf_parameter("dp_overlap_efficiency") * backward_mb if job.dp_overlap else 0.0
+    window = perf_parameter("dp_overlap_efficiency", catalog) * backward_mb if job.dp_overlap else 0.0
     dp_exposed = max(dp_total - window, 0.0)
 
     t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb

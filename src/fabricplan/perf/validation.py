@@ -46,7 +46,7 @@ def rdma_fabric(link_rate_gbps: int, fabric_id: str = "infiniband-ndr", catalog=
     """An InfiniBand profile at another link rate, per-NIC bandwidth = line rate x NIC efficiency."""
     catalog = catalog or default_catalog()
     base = catalog.fabric(fabric_id)
-    effective = link_rate_gbps / 8.0 * perf_parameter("rdma_nic_bandwidth_efficiency")
+    effective = link_rate_gbps / 8.0 * perf_parameter("rdma_nic_bandwidth_efficiency", catalog)
     name = {100: "edr", 200: "hdr", 400: "ndr", 800: "xdr"}.get(link_rate_gbps, f"{link_rate_gbps}g")
     return base.model_copy(update={"id": f"infiniband-{name}", "link_rate_gbps": link_rate_gbps,
                                    "effective_bandwidth_gbytes_per_s": effective, "in_network_reduction": False})

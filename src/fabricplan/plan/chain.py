@@ -5,7 +5,7 @@
     design      = plan.design(spec, catalog, choice)                      # fabricplan.design.resolve
     fabric_cost = plan.cost(spec, catalog, design, assumptions)           # fabricplan.cost.cost_design
     steps       = plan.performance(spec, catalog, design, levers, model)  # job_step_times
-    outcome     = plan.outcome(spec, design, fabric_cost, steps, assumptions)  # join_outcome
+    outcome     = plan.outcome(spec, catalog, design, fabric_cost, steps, assumptions)  # join_outcome
 
 ``model`` is the efficiency model (by name, ``analytic`` by default, or an object; see
 :mod:`fabricplan.perf.efficiency`): what share of the per-NIC bandwidth each collective gets on the
@@ -38,7 +38,8 @@ class Levers:
 DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
 CostStep = Callable[[ClusterSpec, Catalog, FabricDesign, Assumptions], FabricCost]
 PerformanceStep = Callable[[ClusterSpec, Catalog, FabricDesign, Levers, EfficiencyModel], list[StepResult]]
-OutcomeStep = Callable[[ClusterSpec, FabricDesign, FabricCost, list[StepResult], Assumptions], FabricOutcome]
+OutcomeStep = Callable[[ClusterSpec, Catalog, FabricDesign, FabricCost, list[StepResult], Assumptions],
+                       FabricOutcome]
 
 
 def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, levers: Levers,
@@ -51,7 +52,7 @@ def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, le
     network = design.network
     if levers.efficiency_multiplier != 1.0:
         gpu = network.gpu
-        scaled = min(1.0, achievable_fraction(gpu) * levers.efficiency_multiplier)
+        scaled = min(1.0, achievable_fraction(gpu, catalog) * levers.efficiency_multiplier)
         network = network.with_gpu(gpu.model_copy(update={"achievable_fraction_of_peak": scaled}))
     return [step_time(job, network, catalog=catalog, efficiency_model=efficiency) for job in spec.jobs]
 
@@ -82,7 +83,7 @@ class Plan:
         design = self.design(spec, catalog, choice)
         fabric_cost = self.cost(spec, catalog, design, assumptions)
         steps = self.performance(spec, catalog, design, levers, efficiency)
-        return self.outcome(spec, design, fabric_cost, steps, assumptions)
+        return self.outcome(spec, catalog, design, fabric_cost, steps, assumptions)
 
 
 DEFAULT_PLAN = Plan()

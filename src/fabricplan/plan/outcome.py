@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fabricplan.catalog import Catalog
 from fabricplan.cost import Assumptions, FabricCost
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.design import FabricDesign
@@ -67,9 +68,9 @@ class FabricOutcome(BaseModel):
     rank: int = 0
 
 
-def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float) -> JobOutcome:
+def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None) -> JobOutcome:
     """One job's numbers on one fabric."""
-    params_billion = model_dims(job.model).parameters() / 1e9
+    params_billion = model_dims(job.model, catalog).parameters() / 1e9
     exposed = sum(result.exposed_comm_s.values())
     run_gpu_hours = result.gpu_hours_for_budget
     return JobOutcome(
@@ -83,8 +84,8 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float
     )
 
 
-def join_outcome(spec: ClusterSpec, design: FabricDesign, fabric_cost: FabricCost, steps: list[StepResult],
-                 assumptions: Assumptions) -> FabricOutcome:
+def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
+                 steps: list[StepResult], assumptions: Assumptions) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric (the module docstring's formula).
 
     ``steps`` are the spec's jobs' step times on ``design``, in job order. The small-message
@@ -96,7 +97,7 @@ def join_outcome(spec: ClusterSpec, design: FabricDesign, fabric_cost: FabricCos
     else:
         tco, basis = fabric_cost.network_tco_usd, "network"
     hourly_per_gpu = tco / gpu_hours_total
-    jobs = [job_outcome(job, result, hourly_per_gpu) for job, result in zip(spec.jobs, steps, strict=True)]
+    jobs = [job_outcome(job, result, hourly_per_gpu, catalog) for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)
         weighted_mfu = sum(j.share * j.mfu for j in jobs)
@@ -104,7 +105,8 @@ def join_outcome(spec: ClusterSpec, design: FabricDesign, fabric_cost: FabricCos
         utilisation, weighted_mfu = 1.0, 0.0
     profile = design.network.profile
     latency = point_to_point_latency(profile, design.hardware.switch.port_to_port_latency_ns,
-                                     design.switches_across, host_links_in_rack=design.size.host_links_in_rack)
+                                     design.switches_across, host_links_in_rack=design.size.host_links_in_rack,
+                                     catalog=catalog)
     useful = gpu_hours_total * utilisation
     return FabricOutcome(
         fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,

@@ -9,13 +9,15 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from fabricplan.catalog import SECTIONS, load_catalog
 from fabricplan.cli.common import emit_json, stdout
-from fabricplan.cost import cost as cost_spec
 from fabricplan.errors import InputError
-from fabricplan.report.tables import cost_tables, topology_table
-from fabricplan.spec import ClusterSpec, load_spec
-from fabricplan.spec.example import EXAMPLE_SPEC_YAML
+
+# The models, the catalog and the report builders are imported inside the commands that use them,
+# so that `fabricplan --help` and light commands start fast.
+
+# The catalog section names for the `catalog list` help text; importing the catalog (its pydantic
+# models) only to print help would cost ~0.2 s. A test checks this equals `catalog.SECTIONS`.
+HELP_SECTION_NAMES = ("switches", "nics", "optics", "gpus", "servers", "fabrics", "parameters")
 
 CatalogOption = Annotated[
     Optional[list[Path]],
@@ -31,6 +33,8 @@ catalog_app = typer.Typer(help="List and show catalog entries (hardware, fabrics
 
 def schema(json_output: JsonOption = False) -> None:
     """Print the JSON Schema of the cluster spec (always JSON; --json is accepted for symmetry)."""
+    from fabricplan.spec import ClusterSpec
+
     print(json.dumps(ClusterSpec.model_json_schema(), indent=2))
 
 
@@ -40,6 +44,8 @@ def init(
     json_output: JsonOption = False,
 ) -> None:
     """Write a commented example cluster spec to start from."""
+    from fabricplan.spec.example import EXAMPLE_SPEC_YAML
+
     if path.exists() and not force:
         raise InputError("file exists; pass --force to overwrite it", location=str(path))
     path.write_text(EXAMPLE_SPEC_YAML, encoding="utf-8")
@@ -51,11 +57,13 @@ def init(
 
 @catalog_app.command("list")
 def catalog_list(
-    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(SECTIONS)}")] = None,
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}")] = None,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """List catalog entries with their source date."""
+    from fabricplan.catalog import SECTIONS, load_catalog
+
     cat = load_catalog(catalog or [])
     names = [section] if section else list(SECTIONS)
     for name in names:
@@ -79,6 +87,8 @@ def catalog_show(
     json_output: JsonOption = False,
 ) -> None:
     """Show one catalog entry with every field and its source."""
+    from fabricplan.catalog import SECTIONS, load_catalog
+
     cat = load_catalog(catalog or [])
     for name in SECTIONS:
         if entry_id in cat.section(name):
@@ -100,12 +110,18 @@ def catalog_show(
 
 
 def _load(spec_path: Path, catalog_paths: list[Path] | None):
+    from fabricplan.catalog import load_catalog
+    from fabricplan.spec import load_spec
+
     cat = load_catalog(catalog_paths or [])
     return load_spec(spec_path, cat), cat
 
 
 def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output: JsonOption = False) -> None:
     """Size the topology (switches per tier, links) for each fabric in the spec."""
+    from fabricplan.cost import cost as cost_spec
+    from fabricplan.report.tables import topology_table
+
     spec, cat = _load(spec_path, catalog)
     report = cost_spec(spec, cat)
     if json_output:
@@ -124,6 +140,9 @@ def cost(
     json_output: JsonOption = False,
 ) -> None:
     """Bill of materials, power, operations and TCO for each fabric in the spec."""
+    from fabricplan.cost import cost as cost_spec
+    from fabricplan.report.tables import cost_tables
+
     spec, cat = _load(spec_path, catalog)
     if price_point is not None:
         if price_point not in ("low", "default", "high"):

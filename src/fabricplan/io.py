@@ -1,54 +1,311 @@
-"""Reading user documents (YAML or JSON) with one-line errors that say where the problem is."""
+"""Reading user documents (YAML or JSON) with one-line errors that say where the problem is.
+
+User documents (specs, catalog overlays) are read strictly and within bounds, so that a mistaken or
+hostile file fails fast with a one-line `InputError` instead of hanging, eating memory or ending in
+a traceback: the bytes read, the nesting depth, the YAML aliases and the values after expanding
+them, and the digits of an integer are limited; duplicated mapping keys and floats that overflow
+are errors. YAML is parsed with libyaml (`yaml.CSafeLoader`) when PyYAML has it, else in Python.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import ValidationError
+from yaml.constructor import SafeConstructor
+from yaml.events import (
+    AliasEvent,
+    CollectionStartEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from fabricplan.errors import InputError
 
-# Input documents (specs, catalog overlays) are a few KB; anything this large is a mistake, and
-# refusing it early keeps a stray dump from eating memory.
-MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+# Program limits for user documents (not physical defaults). Specs and catalog overlays are a
+# few KB, a few levels deep, with a handful of anchors; these bounds are far above that and far
+# below what would hang the reader, exhaust memory or overflow the interpreter's stack.
+MAX_DOCUMENT_BYTES = 10 * 1024 * 1024  # bytes read before parsing; a larger input is refused
+MAX_NESTING_DEPTH_LEVELS = 100  # nested mappings/sequences (Python's recursion limit is 1,000)
+MAX_YAML_ALIASES = 1_000  # `*alias` references in one YAML document
+MAX_DOCUMENT_VALUES = 1_000_000  # values (scalars, mappings, sequences) after expanding aliases
+MAX_INTEGER_DIGITS = 300  # digits of one integer literal (no quantity here needs more than ~20)
+
+# PyYAML's scanner, parser and composer in C when libyaml is available; the same behaviour in Python
+# otherwise. The one place that chooses; `fabricplan.catalog.files` uses it for bundled data too.
+_CParser = getattr(yaml, "CParser", None)
+YAML_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_YAML_TAG = "tag:yaml.org,2002:"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def read_document(path: str | Path) -> Any:
     """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise)."""
     path = Path(path)
     where = str(path)
-    if not path.exists():
-        raise InputError("file not found", location=where)
-    if path.is_dir():
-        raise InputError("expected a file, got a directory", location=where)
-    size = path.stat().st_size
-    if size > MAX_DOCUMENT_BYTES:
-        raise InputError(
-            f"file is {size / 1e6:.1f} MB; a spec or catalog file is expected to be a few KB "
-            f"(limit {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB)", location=where)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", location=where) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    text = _read_text(path, where)
     if not text.strip():
         raise InputError("file is empty; expected a YAML or JSON mapping", location=where)
     return parse_text(text, where, as_json=path.suffix.lower() == ".json")
 
 
-def parse_text(text: str, where: str, *, as_json: bool = False) -> Any:
-    """Parse YAML or JSON text, turning syntax errors into InputError with line and column."""
-    if as_json:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", location=f"{where}:{exc.lineno}:{exc.colno}") from None
+def _read_text(path: Path, where: str) -> str:
+    """Read at most MAX_DOCUMENT_BYTES + 1 bytes: endless inputs (/dev/zero, a pipe) stop there.
+
+    The file is opened non-blocking so that a FIFO without a writer reads as empty instead of
+    waiting for one; reads then block as usual.
+    """
     try:
-        return yaml.safe_load(text)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise InputError("file not found", location=where) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, got a directory", location=where) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("expected a file, got a directory", location=where)
+        regular = stat.S_ISREG(mode)
+        if regular and os.fstat(fd).st_size > MAX_DOCUMENT_BYTES:
+            raise InputError(_too_large(f"{os.fstat(fd).st_size / 1e6:.1f} MB"), location=where)
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
+        while total <= MAX_DOCUMENT_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_DOCUMENT_BYTES + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    finally:
+        os.close(fd)
+    if total > MAX_DOCUMENT_BYTES:
+        kind = "file" if regular else "input (not a regular file)"
+        raise InputError(_too_large(f"more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB", kind), location=where)
+    data = b"".join(chunks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", location=where) from None
+
+
+def _too_large(size: str, kind: str = "file") -> str:
+    return (f"{kind} is {size}; a spec or catalog file is expected to be a few KB "
+            f"(limit {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB)")
+
+
+def parse_text(text: str, where: str, *, as_json: bool = False) -> Any:
+    """Parse YAML or JSON text strictly, turning every problem into InputError with line and column."""
+    if as_json:
+        return _parse_json(text, where)
+    return _parse_yaml(text, where)
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+
+class _JsonRejected(Exception):
+    """Raised from the json hooks; the token scan then finds where the problem is."""
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _JsonRejected
+    return result
+
+
+def _json_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise _JsonRejected
+    return int(literal)
+
+
+def _json_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _JsonRejected
+    return value
+
+
+def _json_constant(literal: str) -> float:
+    raise _JsonRejected
+
+
+def _parse_json(text: str, where: str) -> Any:
+    """`json.loads` with hooks that refuse duplicate keys, huge integers, overflowing floats and
+    NaN/Infinity; the nesting depth is checked on the result (and caught if the C decoder's own
+    recursion guard fires first). The problem is then located by `_locate_json_problem`."""
+    try:
+        value = json.loads(text, object_pairs_hook=_json_pairs, parse_int=_json_int, parse_float=_json_float,
+                           parse_constant=_json_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", location=f"{where}:{exc.lineno}:{exc.colno}") from None
+    except (_JsonRejected, RecursionError):
+        pass
+    else:
+        if _depth_within_limit(value):
+            return value
+    message, line, column = _locate_json_problem(text)
+    raise InputError(message, location=f"{where}:{line}:{column}")
+
+
+def _depth_within_limit(value: Any) -> bool:
+    """Whether parsed JSON nests at most MAX_NESTING_DEPTH_LEVELS deep (iterative walk)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth + 1 > MAX_NESTING_DEPTH_LEVELS:
+                return False
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
+# Strings, structure and numbers of JSON text (other tokens are skipped; the decoder has already
+# accepted the syntax up to the problem this scan looks for).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity')
+
+
+def _locate_json_problem(text: str) -> tuple[str, int, int]:
+    """First problem in JSON text that the decoder hooks refused: too deep, a duplicate key, a huge
+    integer, an overflowing float or NaN/Infinity; returned with its 1-based line and column."""
+    stack: list[dict[str, int] | None] = []  # per open container: keys seen (objects) or None
+    previous = None
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("{", "["):
+            stack.append({} if token == "{" else None)
+            if len(stack) > MAX_NESTING_DEPTH_LEVELS:
+                return (f"nested more than {MAX_NESTING_DEPTH_LEVELS} levels deep", *_line_column(text, match.start()))
+        elif token in ("}", "]"):
+            if stack:
+                stack.pop()
+        elif token == ":" and previous is not None and previous.group().startswith('"') and stack and stack[-1] is not None:
+            keys = stack[-1]
+            key = json.loads(previous.group())
+            line, column = _line_column(text, previous.start())
+            if key in keys:
+                return f"duplicate key '{_clip(key)}' (first on line {keys[key]})", line, column
+            keys[key] = line
+        elif token[0] in "-0123456789":
+            digits = len(token.lstrip("-"))
+            if not any(c in token for c in ".eE"):
+                if digits > MAX_INTEGER_DIGITS:
+                    return (f"integer has {digits:,} digits; at most {MAX_INTEGER_DIGITS} are accepted",
+                            *_line_column(text, match.start()))
+            elif math.isinf(float(token)):
+                return (f"number {_clip(token)} is too large for a float (overflows to infinity)",
+                        *_line_column(text, match.start()))
+        elif token in ("NaN", "Infinity", "-Infinity"):
+            return f"{token} is not a JSON number; give a finite number", *_line_column(text, match.start())
+        previous = match
+    return "invalid JSON: nested too deep or otherwise not accepted", 1, 1
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _clip(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- YAML -----------------------------------------------------------------------------------
+
+
+def _mark(where: str, mark: Any) -> str:
+    return f"{where}:{mark.line + 1}:{mark.column + 1}" if mark is not None else where
+
+
+class _StrictConstructor(SafeConstructor):
+    """PyYAML's safe constructor, refusing duplicate keys, huge integers and overflowing floats."""
+
+    where = ""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _value in node.value:  # the node's own keys, before merges (`<<`) apply
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # unhashable key: the base class reports it
+                    continue
+                if first is not None:
+                    raise InputError(f"duplicate key '{_clip(str(key))}' (first on line {first})",
+                                     location=_mark(self.where, key_node.start_mark))
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: Any) -> int:
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_INTEGER_DIGITS:
+            raise InputError(f"integer has {digits:,} digits; at most {MAX_INTEGER_DIGITS} are accepted",
+                             location=_mark(self.where, node.start_mark))
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: Any) -> float:
+        value = super().construct_yaml_float(node)
+        if math.isinf(value) and "inf" not in str(node.value).lower():
+            raise InputError(f"number {_clip(str(node.value))} is too large for a float (overflows to infinity)",
+                             location=_mark(self.where, node.start_mark))
+        return value
+
+
+_StrictConstructor.add_constructor(_YAML_TAG + "int", _StrictConstructor.construct_yaml_int)
+_StrictConstructor.add_constructor(_YAML_TAG + "float", _StrictConstructor.construct_yaml_float)
+
+
+if _CParser is not None:
+    class _StrictLoader(_CParser, _StrictConstructor, Resolver):  # type: ignore[misc,valid-type]
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            _StrictConstructor.__init__(self)
+            Resolver.__init__(self)
+else:  # pragma: no cover - PyYAML without libyaml
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _StrictLoader(Reader, Scanner, Parser, _StrictConstructor, Resolver):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            _StrictConstructor.__init__(self)
+            Resolver.__init__(self)
+
+
+def _parse_yaml(text: str, where: str) -> Any:
+    """Parse one YAML document: events from libyaml (or PyYAML), composed by `_compose_bounded`,
+    then built by the strict safe constructor."""
+    loader = _StrictLoader(text)
+    loader.where = where
+    try:
+        root = _compose_bounded(loader, where)
+        return None if root is None else loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
@@ -56,6 +313,100 @@ def parse_text(text: str, where: str, *, as_json: bool = False) -> Any:
         raise InputError(f"invalid YAML: {problem}", location=f"{where}{line}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", location=where) from None
+    finally:
+        loader.dispose()
+
+
+def _compose_bounded(loader: Any, where: str) -> Node | None:
+    """Compose the single document of a YAML stream into nodes, without recursion.
+
+    Like PyYAML's composer (same nodes, tags and errors), plus the bounds: nesting depth, number
+    of aliases, and the number of values the document holds once every alias is expanded. That
+    last count is exact and cheap: each node's expanded size is known when it closes, and an
+    alias adds the size of the (closed) node it names, so a "billion laughs" document fails at the
+    alias that crosses the limit, before anything is built. An alias to a node that is still
+    open (a recursive document) is refused too.
+    """
+    loader.get_event()  # StreamStart
+    if loader.check_event(StreamEndEvent):
+        loader.get_event()
+        return None
+    loader.get_event()  # DocumentStart
+    anchors: dict[str, Node] = {}
+    sizes: dict[int, int] = {}  # id(node) -> expanded values, for closed anchored nodes
+    stack: list[list[Any]] = []  # open collections: [node, pending mapping key, expanded size]
+    root: Node | None = None
+    aliases = 0
+    total = 0
+    while True:
+        event = loader.get_event()
+        if isinstance(event, (ScalarEvent, CollectionStartEvent, AliasEvent)):
+            if isinstance(event, AliasEvent):
+                node = anchors.get(event.anchor)
+                if node is None:
+                    raise InputError(f"invalid YAML: alias *{event.anchor} has no anchor &{event.anchor} before it",
+                                     location=_mark(where, event.start_mark))
+                size = sizes.get(id(node))
+                if size is None:
+                    raise InputError(f"alias *{event.anchor} refers to a node that contains it "
+                                     "(recursive YAML is not accepted)", location=_mark(where, event.start_mark))
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise InputError(f"more than {MAX_YAML_ALIASES:,} YAML aliases",
+                                     location=_mark(where, event.start_mark))
+            else:
+                if event.anchor is not None and event.anchor in anchors:
+                    first = anchors[event.anchor].start_mark.line + 1
+                    raise InputError(f"invalid YAML: duplicate anchor &{event.anchor} (first on line {first})",
+                                     location=_mark(where, event.start_mark))
+                tag = event.tag
+                if isinstance(event, ScalarEvent):
+                    if tag is None or tag == "!":
+                        tag = loader.resolve(ScalarNode, event.value, event.implicit)
+                    node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                else:
+                    kind = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
+                    if tag is None or tag == "!":
+                        tag = loader.resolve(kind, None, event.implicit)
+                    node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                if event.anchor is not None:
+                    anchors[event.anchor] = node
+                size = 1
+            total += size
+            if total > MAX_DOCUMENT_VALUES:
+                raise InputError(f"more than {MAX_DOCUMENT_VALUES:,} values once YAML aliases are expanded",
+                                 location=_mark(where, event.start_mark))
+            if isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+                stack.append([node, None, 1])
+                if len(stack) > MAX_NESTING_DEPTH_LEVELS:
+                    raise InputError(f"nested more than {MAX_NESTING_DEPTH_LEVELS} levels deep",
+                                     location=_mark(where, event.start_mark))
+                continue
+            if isinstance(event, ScalarEvent) and event.anchor is not None:
+                sizes[id(node)] = 1
+        else:  # SequenceEnd or MappingEnd: the innermost open collection closes
+            node, _pending, size = stack.pop()
+            node.end_mark = event.end_mark
+            sizes[id(node)] = size
+        if not stack:
+            root = node
+            break
+        parent = stack[-1]
+        parent[2] += size
+        if isinstance(parent[0], SequenceNode):
+            parent[0].value.append(node)
+        elif parent[1] is None:
+            parent[1] = node
+        else:
+            parent[0].value.append((parent[1], node))
+            parent[1] = None
+    loader.get_event()  # DocumentEnd
+    if not loader.check_event(StreamEndEvent):
+        event = loader.get_event()
+        raise InputError("invalid YAML: expected a single document, found another one",
+                         location=_mark(where, event.start_mark))
+    loader.get_event()  # StreamEnd
+    return root
 
 
 def _path_text(loc: tuple[Any, ...]) -> str:

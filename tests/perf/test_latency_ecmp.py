@@ -1,10 +1,13 @@
 """Point-to-point latency and the ECMP collision model."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from fabricplan.perf.collectives import default_catalog
-from fabricplan.perf.ecmp import ecmp_efficiency, expected_max_load, routed_efficiency
+from fabricplan.perf.ecmp import EXACT_FLOW_LIMIT, ecmp_efficiency, expected_max_load, routed_efficiency
 from fabricplan.perf.latency import point_to_point_latency
 
 CATALOG = default_catalog()
@@ -109,3 +112,29 @@ def test_decision_latency_follows_the_topology_style(style, in_rack):
     assert outcome.small_message_latency_us == pytest.approx(expected, rel=1e-12)
     other = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=not in_rack).total_us
     assert outcome.small_message_latency_us != pytest.approx(other, rel=1e-12)
+
+
+REFERENCE = Path(__file__).parent / "data" / "ecmp_scipy_reference.json"
+
+
+def test_ecmp_matches_the_scipy_reference():
+    # The reference grid was computed with the earlier scipy.stats implementation of this module
+    # (commit dc2125a: poisson.pmf/logcdf and binom.logcdf; versions in the file's header) over
+    # 28 flow counts (1 to 32,000, both sides of EXACT_FLOW_LIMIT = 512) x 11 uplink counts (1 to 64).
+    # The lgamma/numpy rewrite must reproduce it to 1e-9 relative (measured: ~3e-13).
+    reference = json.loads(REFERENCE.read_text())
+    rows = reference["rows"]
+    assert len(rows) == 28 * 11
+    assert any(f <= EXACT_FLOW_LIMIT for f, *_ in rows) and any(f > EXACT_FLOW_LIMIT for f, *_ in rows)
+    for flows, uplinks, max_load, efficiency in rows:
+        assert expected_max_load(flows, uplinks) == pytest.approx(max_load, rel=1e-9), (flows, uplinks)
+        assert ecmp_efficiency(flows, uplinks) == pytest.approx(efficiency, rel=1e-9), (flows, uplinks)
+
+
+def test_expected_max_load_small_cases_by_hand():
+    # 2 flows on 2 uplinks: both on one uplink with probability 1/2 -> E[max] = 1.5.
+    assert expected_max_load(2, 2) == pytest.approx(1.5, rel=1e-12)
+    # 3 flows on 3 uplinks: all distinct 6/27 (max 1), all on one 3/27 (max 3), else max 2.
+    assert expected_max_load(3, 3) == pytest.approx((6 * 1 + 18 * 2 + 3 * 3) / 27, rel=1e-12)
+    assert expected_max_load(7, 1) == 7.0
+    assert expected_max_load(0, 8) == 0.0

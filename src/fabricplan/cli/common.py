@@ -6,7 +6,6 @@ import json
 import math
 from typing import Any
 
-from pydantic import BaseModel
 from rich.console import Console
 
 # Tables and reports go to stdout; progress and errors go to stderr so that `--json`
@@ -17,7 +16,7 @@ stderr = Console(stderr=True, markup=False)
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump") and not isinstance(value, type):  # pydantic models (not imported here)
         return _plain(value.model_dump(mode="json"))
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}

@@ -8,12 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from fabricplan.catalog import load_catalog
 from fabricplan.cli.common import emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption, JsonOption, SpecArgument
-from fabricplan.decide import compare as compare_spec
 from fabricplan.errors import InputError
-from fabricplan.spec import load_spec
 
 
 def compare(
@@ -28,6 +25,10 @@ def compare(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages on stderr.")] = False,
 ) -> None:
     """Compare the fabrics on performance and cost, recommend one and say what would change it."""
+    from fabricplan.catalog import load_catalog
+    from fabricplan.decide import compare as compare_spec
+    from fabricplan.spec import load_spec
+
     if json_output and markdown:
         raise InputError("choose one of --json and --markdown")
     cat = load_catalog(catalog or [])

@@ -9,13 +9,16 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from fabricplan.catalog import ALL_SECTIONS, DOCUMENTS, SECTIONS, load_catalog
 from fabricplan.cli.common import emit_json, stdout
-from fabricplan.cost import cost as cost_spec
 from fabricplan.errors import InputError
-from fabricplan.report.tables import cost_tables, topology_table
-from fabricplan.spec import ClusterSpec, load_spec
-from fabricplan.spec.example import EXAMPLE_SPEC_YAML
+
+# The models, the catalog and the report builders are imported inside the commands that use them,
+# so that `fabricplan --help` and light commands start fast.
+
+# The catalog section names for the `catalog list` help text; importing the catalog (its pydantic
+# models) only to print help would cost ~0.2 s. A test checks this equals `catalog.ALL_SECTIONS`.
+HELP_SECTION_NAMES = ("switches", "nics", "optics", "gpus", "servers", "fabrics", "parameters", "models",
+                      "perf_defaults", "nccl_tuner", "ops_defaults")
 
 CatalogOption = Annotated[
     Optional[list[Path]],
@@ -31,6 +34,8 @@ catalog_app = typer.Typer(help="List and show catalog entries (hardware, fabrics
 
 def schema(json_output: JsonOption = False) -> None:
     """Print the JSON Schema of the cluster spec (always JSON; --json is accepted for symmetry)."""
+    from fabricplan.spec import ClusterSpec
+
     print(json.dumps(ClusterSpec.model_json_schema(), indent=2))
 
 
@@ -40,6 +45,8 @@ def init(
     json_output: JsonOption = False,
 ) -> None:
     """Write a commented example cluster spec to start from."""
+    from fabricplan.spec.example import EXAMPLE_SPEC_YAML
+
     if path.exists() and not force:
         raise InputError("file exists; pass --force to overwrite it", location=str(path))
     path.write_text(EXAMPLE_SPEC_YAML, encoding="utf-8")
@@ -51,11 +58,14 @@ def init(
 
 @catalog_app.command("list")
 def catalog_list(
-    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(ALL_SECTIONS)}")] = None,
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}")] = None,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """List catalog entries (and the items of perf_defaults, nccl_tuner, ops_defaults) with their date."""
+    from fabricplan.catalog import ALL_SECTIONS, load_catalog
+    from fabricplan.catalog import SECTIONS as ENTRY_SECTIONS
+
     cat = load_catalog(catalog or [])
     names = [section] if section else list(ALL_SECTIONS)
     for name in names:
@@ -66,7 +76,7 @@ def catalog_list(
         return
     for name in names:
         table = Table(title=name, title_justify="left")
-        if name in SECTIONS:
+        if name in ENTRY_SECTIONS:
             for column in ("id", "name", "date", "origin"):
                 table.add_column(column)
             for entry_id, entry in cat.section(name).items():
@@ -83,6 +93,8 @@ def catalog_list(
 
 
 def _items(cat, name: str):
+    from fabricplan.catalog import SECTIONS
+
     return cat.section(name).items() if name in SECTIONS else cat.document_items(name)
 
 
@@ -116,6 +128,8 @@ def catalog_show(
     json_output: JsonOption = False,
 ) -> None:
     """Show one catalog entry, or the value at a dotted path, with every field and its source."""
+    from fabricplan.catalog import DOCUMENTS, SECTIONS, load_catalog
+
     cat = load_catalog(catalog or [])
     for name in SECTIONS:
         if entry_id in cat.section(name):
@@ -162,12 +176,18 @@ def catalog_show(
 
 
 def _load(spec_path: Path, catalog_paths: list[Path] | None):
+    from fabricplan.catalog import load_catalog
+    from fabricplan.spec import load_spec
+
     cat = load_catalog(catalog_paths or [])
     return load_spec(spec_path, cat), cat
 
 
 def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output: JsonOption = False) -> None:
     """Size the topology (switches per tier, links) for each fabric in the spec."""
+    from fabricplan.cost import cost as cost_spec
+    from fabricplan.report.tables import topology_table
+
     spec, cat = _load(spec_path, catalog)
     report = cost_spec(spec, cat)
     if json_output:
@@ -186,6 +206,9 @@ def cost(
     json_output: JsonOption = False,
 ) -> None:
     """Bill of materials, power, operations and TCO for each fabric in the spec."""
+    from fabricplan.cost import cost as cost_spec
+    from fabricplan.report.tables import cost_tables
+
     spec, cat = _load(spec_path, catalog)
     if price_point is not None:
         if price_point not in ("low", "default", "high"):

@@ -1,0 +1,56 @@
+"""Start-up cost: `fabricplan --help` loads no models, and the lazy package keeps its public API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def test_help_imports_no_heavy_modules():
+    code = ("import sys\n"
+            "from fabricplan.cli.app import run\n"
+            "assert run(['--help']) == 0\n"
+            "heavy = ['numpy', 'pydantic', 'networkx', 'plotly', 'scipy', 'fabricplan.catalog', 'fabricplan.perf',\n"
+            "         'fabricplan.decide', 'fabricplan.cost', 'fabricplan.spec', 'fabricplan.report']\n"
+            "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(SRC)}, cwd=SRC.parent)
+    assert result.returncode == 0, result.stderr
+    assert "compare" in result.stdout
+    assert result.stderr.strip() == ""
+
+
+def test_help_section_names_are_the_catalog_sections():
+    from fabricplan.catalog import ALL_SECTIONS
+    from fabricplan.cli.plan_cmds import HELP_SECTION_NAMES
+
+    assert HELP_SECTION_NAMES == tuple(ALL_SECTIONS)
+
+
+def test_cost_and_design_are_packages_and_api_functions():
+    # `fabricplan.cost` / `fabricplan.design` are subpackages (import fabricplan.cost.tco works) that
+    # are also callable as the API functions of the same name, with their signatures.
+    code = ("import inspect\n"
+            "import fabricplan, fabricplan.cost.tco, fabricplan.design.placement\n"
+            "from fabricplan import api\n"
+            "from fabricplan.catalog import load_catalog\n"
+            "assert callable(fabricplan.cost.tco.cost_design)\n"
+            "assert inspect.signature(fabricplan.cost) == inspect.signature(api.cost)\n"
+            "spec = fabricplan.load_spec('examples/mid-128-h100-existing-ethernet.yaml')\n"
+            "assert fabricplan.cost(spec).fabrics[0].network_capex_usd > 0\n"
+            "assert fabricplan.design(spec, 'roce-v2').size.tiers == 1\n"
+            "assert fabricplan.load_catalog is load_catalog\n"
+            "assert 'size_topology' in dir(fabricplan)\n"
+            "try:\n"
+            "    fabricplan.no_such_name\n"
+            "except AttributeError:\n"
+            "    pass\n"
+            "else:\n"
+            "    raise SystemExit('expected AttributeError')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(SRC)}, cwd=SRC.parent)
+    assert result.returncode == 0, result.stderr

@@ -23,6 +23,9 @@ def compare(
     quick: Annotated[bool, typer.Option(
         "--quick", help="Skip the crossover search and the sensitivity analysis.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages on stderr.")] = False,
+    efficiency_model: Annotated[Optional[str], typer.Option(
+        "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: analytic "
+                                   "(default), ideal, or a registered one.")] = None,
 ) -> None:
     """Compare the fabrics on performance and cost, recommend one and say what would change it."""
     from fabricplan.catalog import load_catalog
@@ -31,6 +34,13 @@ def compare(
 
     if json_output and markdown:
         raise InputError("choose one of --json and --markdown")
+    from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
+    from fabricplan.plan import DEFAULT_PLAN
+
+    plan = DEFAULT_PLAN
+    if efficiency_model is not None:
+        resolve_efficiency_model(efficiency_model)  # an unknown name fails before any work
+        plan = DEFAULT_PLAN.replace(efficiency_model=efficiency_model)
     cat = load_catalog(catalog or [])
     spec = load_spec(spec_path, cat)
     show_progress = not quiet
@@ -39,7 +49,8 @@ def compare(
             if status is not None:
                 status.update(message)
 
-        report = compare_spec(spec, cat, progress=progress, search_scale=not quick, analyse_sensitivity=not quick)
+        report = compare_spec(spec, cat, progress=progress, search_scale=not quick, analyse_sensitivity=not quick,
+                              plan=plan)
     if html is not None:
         from fabricplan.report.html import compare_html
 

@@ -37,4 +37,5 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
     return CompareReport(
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
-        crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes)
+        crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes,
+        efficiency_model=plan.efficiency_model_name)

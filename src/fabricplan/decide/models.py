@@ -76,3 +76,5 @@ class CompareReport(BaseModel):
     scale_curve: list[ScalePoint]
     sensitivity: list[SensitivityRow]
     notes: list[str] = Field(default_factory=list)
+    efficiency_model: str = Field(default="analytic",
+                                  description="The model of each collective's share of the NIC bandwidth")

@@ -96,9 +96,15 @@ def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | st
     nics = read_nics(list(nic_paths)) if nic_paths else []
     ports: list[SwitchPortQos] = []
     for path in _expand_switch_paths(switch_paths):
-        ports.extend(read_config_db(path))
+        read = read_config_db(path)
+        if not read:
+            raise InputError("read 0 switch ports: no PORT or PORT_QOS_MAP rows (expected CONFIG_DB tables, "
+                             "nested {\"PORT\": {...}} or flat {\"PORT|Ethernet0\": {...}})", location=str(path))
+        ports.extend(read)
     cabling = read_cabling(cabling_path) if cabling_path is not None else None
     fabric, notes = build_fabric(nics, ports, cabling)
+    if not fabric.links:
+        raise InputError("read 0 links: nothing was checked", location=", ".join(str(p) for p in (*nic_paths, *switch_paths)))
     return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)
 
 

@@ -7,6 +7,11 @@ Tables read (field names from sonic-buildimage ``src/sonic-yang-models/doc/Confi
 ``BUFFER_QUEUE``, ``CABLE_LENGTH``, ``PFC_WD``, ``LOSSLESS_TRAFFIC_PATTERN``,
 ``DEFAULT_LOSSLESS_BUFFER_PARAMETER``.
 
+Two layouts are read: the nested one ``sonic-cfggen``/``config save`` writes
+(``{"PORT": {"Ethernet0": {...}}}``) and the flat one of redis dumps and sonic-utilities' mock
+tables (``{"PORT|Ethernet0": {...}}``, the value optionally wrapped as
+``{"type": "hash", "value": {...}}``; list fields ending ``@`` lose the ``@``).
+
 References may be written ``"[TABLE|name]"`` (older images) or as the bare name (YANG leafref).
 Keys may list several ports (``"Ethernet0,Ethernet4|3-4"``) and index ranges.
 Every bad value raises :class:`InputError` located as ``file:$.TABLE.key.field``.
@@ -43,12 +48,15 @@ _ECN_MODES = {"ecn_none", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yello
 class _Db:
     """config_db content plus a cache of parsed named objects."""
 
-    def __init__(self, data: dict[str, Any], source: str) -> None:
+    def __init__(self, data: dict[str, Any], source: str, flat: bool = False) -> None:
         self.data = data
         self.source = source
+        self.flat = flat  # input used the flat "TABLE|key" layout: locations follow it
         self.cache: dict[tuple[str, str], Any] = {}
 
     def loc(self, *parts: str | int) -> str:
+        if self.flat and len(parts) >= 2:
+            return f"{self.source}:{json_path(f'{parts[0]}|{parts[1]}', *parts[2:])}"
         return f"{self.source}:{json_path(*parts)}"
 
     def table(self, name: str) -> dict[str, Any]:
@@ -230,6 +238,47 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+_FLAT_KEY = re.compile(r"^([A-Z][A-Z0-9_]*)\|(.+)$")
+
+
+def unflatten(data: dict[str, Any], source: str = "<config_db>") -> dict[str, Any]:
+    """Turn the flat ``"TABLE|key": {fields}`` layout into the nested one; nested input is returned as is.
+
+    Flat rows may wrap their fields as redis dumps do (``{"type": "hash", "value": {...}}``); list
+    fields written ``name@`` become ``name``. A table given in both layouts is merged (a key in
+    both is an error).
+    """
+    if not any(isinstance(k, str) and _FLAT_KEY.match(k) for k in data):
+        return data
+    out: dict[str, Any] = {}
+    for top, value in data.items():
+        m = _FLAT_KEY.match(top) if isinstance(top, str) else None
+        if m is None:
+            if not isinstance(value, dict):
+                raise InputError("expected a table (object) or a flat 'TABLE|key' row",
+                                 location=f"{source}:{json_path(top)}")
+            table = out.setdefault(top, {})
+            for key, row in value.items():
+                if key in table:
+                    raise InputError(f"{top}|{key} is given twice (nested and flat)", location=f"{source}:{json_path(top, key)}")
+                table[key] = row
+            continue
+        table_name, key = m.group(1), m.group(2)
+        where = f"{source}:{json_path(top)}"
+        if isinstance(value, dict) and set(value) >= {"type", "value"} and isinstance(value.get("value"), dict):
+            if value["type"] != "hash":
+                raise InputError(f"flat row must be a hash, got type {value['type']!r}", location=where)
+            value = value["value"]
+        if not isinstance(value, dict):
+            raise InputError("flat row 'TABLE|key' must be an object of field: value", location=where)
+        row = {(f[:-1] if isinstance(f, str) and f.endswith("@") else f): v for f, v in value.items()}
+        table = out.setdefault(table_name, {})
+        if key in table:
+            raise InputError(f"{table_name}|{key} is given twice (nested and flat)", location=where)
+        table[key] = row
+    return out
+
+
 def _switch_name(db: _Db, path: Path) -> str:
     meta = db.table("DEVICE_METADATA").get("localhost")
     if isinstance(meta, dict) and isinstance(meta.get("hostname"), str) and meta["hostname"].strip():
@@ -250,7 +299,9 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
         (``file:$.TABLE.key.field``).
     """
     p = Path(path)
-    db = _Db(_load(p), str(p))
+    raw = _load(p)
+    data = unflatten(raw, str(p))
+    db = _Db(data, str(p), flat=data is not raw)
     switch = _switch_name(db, p)
     ports: dict[str, SwitchPortQos] = {}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fabricplan.errors import InputError
 from fabricplan.ops.lint.config import LintConfig, load_config
-from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.finding import Finding, severity_rank
 from fabricplan.ops.lint.rules import RULES
 from fabricplan.ops.model import CablingEntry, Fabric, Link, NicQos, SwitchPortQos
 from fabricplan.ops.readers import read_cabling, read_config_db, read_nics
@@ -83,6 +83,8 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
         for target in targets:
             for item in rule.check(target, settings.options):
                 item.severity = settings.severity
+                if item.max_severity and severity_rank(item.max_severity) < severity_rank(item.severity):
+                    item.severity = item.max_severity
                 findings.append(item)
     return findings
 

@@ -317,6 +317,10 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
         sp.speed_mbps = db.int_field("PORT", name, "speed", row, 1)
         sp.mtu = db.int_field("PORT", name, "mtu", row, 68, 65535)
         sp.admin_status = db.str_field("PORT", name, "admin_status", row)
+        lanes = db.str_field("PORT", name, "lanes", row)
+        if lanes:
+            sp.lanes = len([x for x in lanes.split(",") if x.strip()])
+            sp.locations["lanes"] = db.loc("PORT", name, "lanes")
         sp.locations["speed"] = db.loc("PORT", name, "speed")
         sp.locations["mtu"] = db.loc("PORT", name, "mtu")
     qos_rows: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -338,6 +342,10 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
     meta = db.cache[("meta", "")]
     for sp in ports.values():
         sp.buffer_model = meta["buffer_model"]
+        sp.platform = meta["platform"]
+        sp.hwsku = meta["hwsku"]
+        sp.locations["platform"] = db.loc("DEVICE_METADATA", "localhost", "platform")
+        sp.locations["hwsku"] = db.loc("DEVICE_METADATA", "localhost", "hwsku")
         sp.shared_headroom_pool = meta["shared_headroom_pool"]
         sp.lossless_mtu = meta["lossless_mtu"]
         sp.small_packet_percentage = meta["small_packet_percentage"]
@@ -349,11 +357,12 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
 
 def _read_metadata(db: _Db) -> None:
     meta: dict[str, Any] = {"buffer_model": None, "shared_headroom_pool": False, "lossless_mtu": None,
-                            "small_packet_percentage": None, "poll_ms": None}
+                            "small_packet_percentage": None, "poll_ms": None, "platform": None, "hwsku": None}
     dm = db.table("DEVICE_METADATA")
     if "localhost" in dm:
-        meta["buffer_model"] = db.str_field("DEVICE_METADATA", "localhost", "buffer_model",
-                                            db.row("DEVICE_METADATA", "localhost"))
+        row = db.row("DEVICE_METADATA", "localhost")
+        for name in ("buffer_model", "platform", "hwsku"):
+            meta[name] = db.str_field("DEVICE_METADATA", "localhost", name, row)
     pools = db.table("BUFFER_POOL")
     if "ingress_lossless_pool" in pools:
         pool = _pool(db, "ingress_lossless_pool", db.loc("BUFFER_POOL"))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
+from fabricplan.ops import defaults
 from fabricplan.ops.model import (
     BufferPool,
     BufferProfile,
@@ -344,6 +345,12 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
         sp.buffer_model = meta["buffer_model"]
         sp.platform = meta["platform"]
         sp.hwsku = meta["hwsku"]
+        sp.subtype = meta["subtype"]
+        # every port gets a location naming the key a missing value belongs to
+        for attr, field_name in (("pfc_enable", "pfc_enable"), ("dscp_to_tc", "dscp_to_tc_map"),
+                                 ("tc_to_pg", "tc_to_pg_map"), ("tc_to_queue", "tc_to_queue_map")):
+            sp.locations.setdefault(attr, db.loc("PORT_QOS_MAP", sp.port, field_name))
+        sp.locations.setdefault("pfc_wd", db.loc("PFC_WD", sp.port))
         sp.locations["platform"] = db.loc("DEVICE_METADATA", "localhost", "platform")
         sp.locations["hwsku"] = db.loc("DEVICE_METADATA", "localhost", "hwsku")
         sp.shared_headroom_pool = meta["shared_headroom_pool"]
@@ -357,11 +364,12 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
 
 def _read_metadata(db: _Db) -> None:
     meta: dict[str, Any] = {"buffer_model": None, "shared_headroom_pool": False, "lossless_mtu": None,
-                            "small_packet_percentage": None, "poll_ms": None, "platform": None, "hwsku": None}
+                            "small_packet_percentage": None, "poll_ms": None, "platform": None, "hwsku": None,
+                            "subtype": None}
     dm = db.table("DEVICE_METADATA")
     if "localhost" in dm:
         row = db.row("DEVICE_METADATA", "localhost")
-        for name in ("buffer_model", "platform", "hwsku"):
+        for name in ("buffer_model", "platform", "hwsku", "subtype"):
             meta[name] = db.str_field("DEVICE_METADATA", "localhost", name, row)
     pools = db.table("BUFFER_POOL")
     if "ingress_lossless_pool" in pools:
@@ -384,18 +392,20 @@ def _read_metadata(db: _Db) -> None:
 
 
 _MAPS = (
-    # field, table, attribute, key max, value max
-    ("dscp_to_tc_map", "DSCP_TO_TC_MAP", "dscp_to_tc", 63, 7),
-    ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP", "dot1p_to_tc", 7, 7),
-    ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg", 7, 7),
-    ("tc_to_queue_map", "TC_TO_QUEUE_MAP", "tc_to_queue", 7, 7),
-    ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE", "pfc_to_queue", 7, 7),
+    # field, table, attribute (key/value ranges: what SONiC's YANG accepts, lint.yang_map_ranges)
+    ("dscp_to_tc_map", "DSCP_TO_TC_MAP", "dscp_to_tc"),
+    ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP", "dot1p_to_tc"),
+    ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg"),
+    ("tc_to_queue_map", "TC_TO_QUEUE_MAP", "tc_to_queue"),
+    ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE", "pfc_to_queue"),
 )
 
 
 def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] | None,
                    global_row: tuple[str, dict[str, Any]] | None) -> None:
-    for field_name, table, attr, key_hi, value_hi in _MAPS:
+    ranges = defaults.value("lint.yang_map_ranges")
+    for field_name, table, attr in _MAPS:
+        key_hi, value_hi = ranges[table]["key_max"], ranges[table]["value_max"]
         for src in (own, global_row):
             if src is None or field_name not in src[1]:
                 continue
@@ -408,6 +418,7 @@ def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] |
     if own is None:
         return
     key, row = own
+    sp.has_qos_row = True
     sp.locations["qos_map"] = db.loc("PORT_QOS_MAP", key)
     sp.locations["pfc_enable"] = db.loc("PORT_QOS_MAP", key, "pfc_enable")
     sp.pfc_enable = _prio_set(db.str_field("PORT_QOS_MAP", key, "pfc_enable", row), sp.locations["pfc_enable"])

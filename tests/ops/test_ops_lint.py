@@ -54,11 +54,13 @@ def _findings(cli, variant, *extra):
 
 def test_switch_headroom_numbers(cli):
     (item,) = _findings(cli, "headroom_cable_300m")
-    # ingress_lossless_pool has xoff (shared headroom pool), so the PG size only needs xon
-    assert item["evidence"]["required"] == {"xoff": 163840, "size": 18432, "model": "sonic"}
+    # ACS-MSN3800 = Spectrum-2; ingress_lossless_pool has xoff (shared headroom pool), so the PG size
+    # only needs xon (19 KB). 300 m at 100G, 50 % small packets: propagation 9100 + 37878.8 (cable)
+    # + 819.2 + 25216 = 73014 B x occupancy 1.23529 + 1024 -> 92160 (was 163840 with the 2021 formula).
+    assert item["evidence"]["required"] == {"xoff": 92160, "size": 19456, "model": "sonic"}
     assert item["evidence"]["switch"]["xoff"] == 81920
-    assert ('HSET "BUFFER_PROFILE|pg_lossless_100000_300m_profile" pool "ingress_lossless_pool" xoff "163840" '
-            'xon "18432" size "18432" dynamic_th "0"') in item["fix"]
+    assert ('HSET "BUFFER_PROFILE|pg_lossless_100000_300m_profile" pool "ingress_lossless_pool" xoff "92160" '
+            'xon "19456" size "19456" dynamic_th "0"') in item["fix"]
     assert 'HSET "BUFFER_PG|Ethernet0|3" profile "pg_lossless_100000_300m_profile"' in item["fix"]
 
 

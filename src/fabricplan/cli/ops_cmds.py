@@ -55,8 +55,12 @@ def headroom_command(
     cable: str = typer.Option(..., "--cable", help="Cable length, e.g. 30m."),
     mtu: int = typer.Option(..., "--mtu", help="MTU [bytes] (port MTU for sonic, netdev MTU for mlx5)."),
     model: str = typer.Option("generic", "--model", help="generic (IEEE 802.1Qbb), sonic (Spectrum), or mlx5 (ConnectX)."),
-    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum, spectrum-2 (default), spectrum-3."),
+    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum, spectrum-2 … spectrum-6."),
+    sku: Optional[str] = typer.Option(None, "--sku", help="sonic model: SONiC HwSKU (e.g. ACS-SN5600); picks the ASIC."),
     lossless_mtu: Optional[int] = typer.Option(None, "--lossless-mtu", help="sonic model: LOSSLESS_TRAFFIC_PATTERN mtu (default 1024)."),
+    small_packet_percentage: Optional[float] = typer.Option(
+        None, "--small-packet-percentage", help="sonic model: LOSSLESS_TRAFFIC_PATTERN small_packet_percentage (default 50)."),
+    lanes: int = typer.Option(4, "--lanes", help="sonic model: lanes of the port (8 doubles the pipeline latency)."),
     shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
@@ -71,11 +75,20 @@ def headroom_command(
         raise InputError(f"MTU must be positive, got {mtu}", location="--mtu")
     if lossless_mtu is not None and lossless_mtu <= 0:
         raise InputError(f"MTU must be positive, got {lossless_mtu}", location="--lossless-mtu")
+    if small_packet_percentage is not None and not 0 <= small_packet_percentage <= 100:
+        raise InputError(f"must be in 0..100, got {small_packet_percentage:g}", location="--small-packet-percentage")
+    if lanes not in (1, 2, 4, 8):
+        raise InputError(f"must be 1, 2, 4 or 8, got {lanes}", location="--lanes")
     options: dict = {}
     if model == "sonic":
-        options = {"asic": asic, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool}
-    elif asic or lossless_mtu or shared_headroom_pool:
-        raise InputError("--asic, --lossless-mtu and --shared-headroom-pool apply to --model sonic only", location="--model")
+        if asic and sku:
+            raise InputError("give --asic or --sku, not both", location="--sku")
+        chosen = headroom.asic_for(asic, sku, location="--sku" if sku else "--asic")
+        options = {"asic": chosen, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool,
+                   "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8}
+    elif asic or sku or lossless_mtu or shared_headroom_pool or small_packet_percentage is not None or lanes != 4:
+        raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes and --shared-headroom-pool "
+                         "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, **options)
     if json_out:
         emit_json({

@@ -4,8 +4,8 @@ Three models, each returning a :class:`HeadroomResult` with the size of every te
 
 * :func:`generic_headroom` — the vendor-neutral IEEE 802.1Qbb accounting (frames in flight on
   both sides, the PFC frame, the round-trip wire delay, the peer's response time).
-* :func:`sonic_headroom` — SONiC's dynamic buffer calculation for NVIDIA Spectrum ASICs
-  (``buffer_headroom_mellanox.lua``), bit for bit, including its KB/1024 rounding.
+* :func:`sonic_headroom` — SONiC's dynamic buffer calculation for NVIDIA Spectrum-1..6
+  (``buffer_headroom_mellanox.lua`` as of 2026-08), bit for bit, including its 1 KB rounding.
 * :func:`mlx5_headroom` — the ConnectX NIC driver's ``calculate_xoff()`` in integer arithmetic and
   the minimum lossless buffer size the driver accepts.
 
@@ -162,6 +162,44 @@ def generic_headroom(
     )
 
 
+def supported_asics() -> list[str]:
+    """Names of the ASICs the ``sonic`` model has constants for (``headroom.sonic.asic``)."""
+    return sorted(defaults.group("headroom.sonic.asic"))
+
+
+def asic_for(asic: str | None = None, sku: str | None = None, platform: str | None = None,
+             location: str = "asic") -> str:
+    """Resolve the ASIC of the ``sonic`` model from an ASIC name, a SKU (``DEVICE_METADATA.hwsku``)
+    or a platform (``DEVICE_METADATA.platform``), in that order.
+
+    Raises
+    ------
+    InputError
+        Nothing given, or a name without a model; the message lists the supported ones.
+    """
+    supported = supported_asics()
+    if asic:
+        name = asic.strip().lower()
+        if name in supported:
+            return name
+        raise InputError(f"no headroom model for ASIC {asic!r}; supported: {', '.join(supported)}", location=location)
+    if sku:
+        table = defaults.value("headroom.sonic.sku_asic")
+        if sku in table:
+            return table[sku]
+        raise InputError(f"unknown SKU {sku!r}: no ASIC known for it; supported ASICs: {', '.join(supported)} "
+                         f"(give --asic, or one of the {len(table)} SKUs in ops_defaults.yaml headroom.sonic.sku_asic)",
+                         location=location)
+    if platform:
+        table = defaults.value("headroom.sonic.platform_asic")
+        if platform in table:
+            return table[platform]
+        raise InputError(f"no headroom model for platform {platform!r}; supported ASICs: {', '.join(supported)}",
+                         location=location)
+    raise InputError(f"the sonic model needs an ASIC (--asic or --sku); supported: {', '.join(supported)}",
+                     location=location)
+
+
 def sonic_headroom(
     speed_mbps: int,
     cable_m: float,
@@ -173,11 +211,22 @@ def sonic_headroom(
     eight_lanes: bool = False,
     shared_headroom_pool: bool = False,
 ) -> HeadroomResult:
-    """SONiC's dynamic PFC headroom for NVIDIA Spectrum ASICs (``buffer_headroom_mellanox.lua``).
+    """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
-    ``xoff = ceil_1024(lossless_mtu + (port_mtu + cable + 2*gearbox + mac_phy + peer_response)
-    * cell_occupancy)``, ``xon = ceil_1024(pipeline_latency)``, ``size = ceil_1024(xon)`` with a
-    shared headroom pool, else ``ceil_1024(xoff + xon + speed_overhead)``.
+    With ``wcf = ceil(cell/64 if cell > 128 else 2*cell/(1+cell))`` (worst-case cells per small
+    packet), the byte share of small packets ``p_b = 100*64 / ((p*64 + (100-p)*lossless_mtu)/100)``
+    and ``occupancy = (100 - p_b + p_b*wcf)/100``::
+
+        propagation = port_mtu + 2*cable*speed/c/8 + 2*gearbox + mac_phy + peer_response + tile
+        xoff = ceil_1024(lossless_mtu + propagation * occupancy) + spc6_compensation
+        xoff += 2048  if no shared headroom pool, p != 100 and xoff + 2048 < ceil_1024(lossless_mtu
+                      + propagation * wcf)
+        xon  = ceil_1024(pipeline_latency * (2 if 8 lanes else 1))
+        size = ceil_1024(xon) with a shared headroom pool, else ceil_1024(xoff + xon + (port_mtu if 8 lanes))
+
+    ``tile`` = speed [Gb/s] * 120 / 8 bytes on Spectrum-4/5; ``spc6_compensation`` = 18 KB on
+    Spectrum-6; ``peer_response`` = pause quanta(speed) * 64 bytes, or the ASIC's
+    ``peer_response_time`` for speeds without a quanta entry.
 
     Parameters
     ----------
@@ -189,15 +238,17 @@ def sonic_headroom(
         Port MTU [bytes] (``PORT.mtu``); default 9100.
     lossless_mtu_bytes : int, optional
         ``LOSSLESS_TRAFFIC_PATTERN|AZURE.mtu`` [bytes]; default 1024.
-    asic : str, optional
-        ``spectrum``, ``spectrum-2`` or ``spectrum-3`` (ASIC_TABLE constants); default spectrum-2.
+    asic : str
+        One of :func:`supported_asics` (``spectrum`` … ``spectrum-6``); required.
     small_packet_percentage : float, optional
-        ``LOSSLESS_TRAFFIC_PATTERN|AZURE.small_packet_percentage`` [%]; default 100.
+        ``LOSSLESS_TRAFFIC_PATTERN|AZURE.small_packet_percentage`` [% of packets]; default 50
+        (SONiC's default since 2024-12; it was 100 before).
     gearbox_delay : float
         ``PERIPHERAL_TABLE`` gearbox delay, in SONiC's unit (the plugin adds
         ``speed_mbps * gearbox_delay / 8192`` bytes per crossing); 0 = no gearbox.
     eight_lanes : bool
-        8-lane port: pipeline latency doubled minus 1 KB, one port MTU of speed overhead.
+        8-lane port (``PORT.lanes`` lists 8 lanes): pipeline latency doubled, one port MTU of
+        speed overhead in the size.
     shared_headroom_pool : bool
         ``BUFFER_POOL|ingress_lossless_pool.xoff`` != 0 or ``over_subscribe_ratio`` != 0.
 
@@ -208,24 +259,28 @@ def sonic_headroom(
 
     References
     ----------
-    .. [1] sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua`` (commit 18913fa3).
-    .. [2] sonic-net/SONiC ``doc/qos/dynamically-headroom-calculation.md``.
-    .. [3] SONiC ASIC_TABLE template (Spectrum constants).
+    .. [1] sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua`` (commit 422271e7, 2026-08-01;
+       algorithm update 3943093d, 2024-09-11; reduced small-packet compensation b20a5969, 2026-07-28).
+    .. [2] sonic-net/sonic-buildimage ``platform/mellanox/asic_table.j2`` (commit fb4dee11): ASIC constants.
+    .. [3] sonic-net/sonic-buildimage ``files/build_templates/buffers_config.j2``: LOSSLESS_TRAFFIC_PATTERN.
     """
     port_mtu = defaults.value("headroom.sonic.default_port_mtu_bytes") if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)
     lossless_mtu = defaults.value("headroom.sonic.lossless_mtu_bytes") if lossless_mtu_bytes is None else lossless_mtu_bytes
     small_pct = defaults.value("headroom.sonic.small_packet_percentage") if small_packet_percentage is None else small_packet_percentage
-    asic_name = (asic or defaults.value("headroom.sonic.default_asic")).lower()
-    asics = defaults.group("headroom.sonic.asic")
-    if asic_name not in asics:
-        raise InputError(f"unknown ASIC {asic_name!r}; known: {', '.join(sorted(asics))}", location="asic")
-    constants = asics[asic_name]["value"]
+    if not 0 <= small_pct <= 100:
+        raise InputError(f"small packet percentage must be in 0..100, got {small_pct:g}", location="small_packet_percentage")
+    if not lossless_mtu > 0:
+        raise InputError(f"lossless MTU must be positive, got {lossless_mtu}", location="lossless_mtu")
+    asic_name = asic_for(asic)
+    entry_ = defaults.group("headroom.sonic.asic")[asic_name]
+    constants = entry_["value"]
     kb = defaults.value("headroom.sonic.kb_bytes")
     step = defaults.value("headroom.sonic.rounding_bytes")
     light = defaults.value("headroom.sonic.speed_of_light_m_per_s")
     minimal_packet = defaults.value("headroom.sonic.minimal_packet_size_bytes")
     bits_per_quantum = defaults.value("headroom.bits_per_pause_quantum")
+    compensation = defaults.value("headroom.sonic.reduced_small_packet_compensation_bytes")
 
     cell = constants["cell_size_bytes"]
     pipeline_latency = constants["pipeline_latency_kb"] * kb
@@ -239,14 +294,17 @@ def sonic_headroom(
         peer_detail = f"ASIC peer_response_time {constants['peer_response_time_kb']} KB"
     speed_overhead = 0
     if eight_lanes:
-        pipeline_latency = pipeline_latency * 2 - kb
+        pipeline_latency = pipeline_latency * 2
         speed_overhead = port_mtu
 
-    worst_case_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
-    cell_occupancy = (100 - small_pct + small_pct * worst_case_factor) / 100
+    raw_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
+    worst_case_factor = math.ceil(raw_factor - 1e-12)
+    small_by_byte = 100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
+    cell_occupancy = (100 - small_by_byte + small_by_byte * worst_case_factor) / 100
     bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / (8 * kb)
-    # The plugin's cable term: round trip, Mb/s * 1e9 / c / 8192 (about bytes * 1000/1024).
-    bytes_on_cable = 2 * cable_m * speed_mbps * 1e9 / light / (8 * kb)
+    # Round trip: 2 * L / c seconds at speed Mb/s = 2 * L * speed * 1e6 / c bits (Lua: *1e9 / (8*1000)).
+    bytes_on_cable = 2 * cable_m * speed_mbps * 1e6 / light / 8
+    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0)
 
     propagation_terms = (
         HeadroomTerm("port_mtu", port_mtu, "frame in flight (PORT.mtu)"),
@@ -254,18 +312,35 @@ def sonic_headroom(
         HeadroomTerm("gearbox", 2 * bytes_on_gearbox, "2 x bytes on gearbox"),
         HeadroomTerm("mac_phy_delay", mac_phy_delay, f"{constants['mac_phy_delay_kb']} KB ({asic_name})"),
         HeadroomTerm("peer_response", peer_response, peer_detail),
+        HeadroomTerm("tile", tile, f"{constants.get('tile_bytes_per_gbps', 0)} B per Gb/s on the tile ({asic_name})"),
     )
     propagation = sum(t.bytes for t in propagation_terms)
     scaled = propagation * cell_occupancy
+    xoff = _ceil(lossless_mtu + scaled, step)
+    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb
+    xoff += asic_compensation
+    notes = [f"worst-case factor ceil({raw_factor:.4g}) = {worst_case_factor} cells per small packet; "
+             f"{small_pct:g} % small packets = {small_by_byte:.3g} % of bytes",
+             f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up"]
+    small_compensation = 0
+    if not shared_headroom_pool and small_pct != 100:
+        full = _ceil(lossless_mtu + propagation * worst_case_factor, step)
+        if xoff + compensation < full:
+            small_compensation = compensation
+            xoff += compensation
+            notes.append(f"+{compensation} B: reduced small-packet share still more than {compensation} B below the 100 % xoff {full}")
     terms = (
         HeadroomTerm("lossless_mtu", lossless_mtu, "LOSSLESS_TRAFFIC_PATTERN mtu"),
         *propagation_terms,
         HeadroomTerm("cell_occupancy_overhead", scaled - propagation,
-                     f"propagation x (cell occupancy {cell_occupancy:.4g} - 1), cell {cell} B, small packets {small_pct:g} %"),
+                     f"propagation x (cell occupancy {cell_occupancy:.4g} - 1), cell {cell} B"),
+        HeadroomTerm("asic_compensation", asic_compensation, f"{asic_name} xoff compensation"),
+        HeadroomTerm("small_packet_compensation", small_compensation, "reduced small-packet share compensation"),
     )
-    xoff = _ceil(lossless_mtu + scaled, step)
     xon = _ceil(pipeline_latency, step)
     size = _ceil(xon, step) if shared_headroom_pool else _ceil(xoff + xon + speed_overhead, step)
+    notes.append("size = xon (shared headroom pool)" if shared_headroom_pool
+                 else "size = xoff + xon" + (" + port MTU (8 lanes)" if eight_lanes else "") + " (no shared headroom pool)")
     return HeadroomResult(
         model="sonic",
         xoff_bytes=xoff,
@@ -276,10 +351,8 @@ def sonic_headroom(
                 "lossless_mtu_bytes": lossless_mtu, "asic": asic_name,
                 "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
                 "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool},
-        notes=(f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up",
-               "size = xon (shared headroom pool)" if shared_headroom_pool else "size = xoff + xon (no shared headroom pool)"),
-        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s"),
-                    asics[asic_name]["source"]),
+        notes=tuple(notes),
+        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s"), entry_["source"]),
     )
 
 

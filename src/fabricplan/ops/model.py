@@ -134,6 +134,11 @@ class SwitchPortQos:
     speed_mbps: int | None = None
     mtu: int | None = None
     admin_status: str | None = None
+    lanes: int | None = None  # number of PORT.lanes (8-lane ports need more headroom)
+    platform: str | None = None  # DEVICE_METADATA.localhost.platform
+    hwsku: str | None = None  # DEVICE_METADATA.localhost.hwsku
+    subtype: str | None = None  # DEVICE_METADATA.localhost.subtype (e.g. DualToR)
+    has_qos_row: bool = False  # the port has its own PORT_QOS_MAP row
     dscp_to_tc: dict[int, int] | None = None
     dot1p_to_tc: dict[int, int] | None = None
     tc_to_pg: dict[int, int] | None = None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fabricplan.errors import InputError
 from fabricplan.ops.lint.config import LintConfig, load_config
-from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.finding import Finding, severity_rank
 from fabricplan.ops.lint.rules import RULES
 from fabricplan.ops.model import CablingEntry, Fabric, Link, NicQos, SwitchPortQos
 from fabricplan.ops.readers import read_cabling, read_config_db, read_nics
@@ -83,6 +83,8 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
         for target in targets:
             for item in rule.check(target, settings.options):
                 item.severity = settings.severity
+                if item.max_severity and severity_rank(item.max_severity) < severity_rank(item.severity):
+                    item.severity = item.max_severity
                 findings.append(item)
     return findings
 
@@ -96,9 +98,15 @@ def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | st
     nics = read_nics(list(nic_paths)) if nic_paths else []
     ports: list[SwitchPortQos] = []
     for path in _expand_switch_paths(switch_paths):
-        ports.extend(read_config_db(path))
+        read = read_config_db(path)
+        if not read:
+            raise InputError("read 0 switch ports: no PORT or PORT_QOS_MAP rows (expected CONFIG_DB tables, "
+                             "nested {\"PORT\": {...}} or flat {\"PORT|Ethernet0\": {...}})", location=str(path))
+        ports.extend(read)
     cabling = read_cabling(cabling_path) if cabling_path is not None else None
     fabric, notes = build_fabric(nics, ports, cabling)
+    if not fabric.links:
+        raise InputError("read 0 links: nothing was checked", location=", ".join(str(p) for p in (*nic_paths, *switch_paths)))
     return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)
 
 

@@ -29,6 +29,10 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict)
     location: str | None = None
     severity: str = "error"
+    # A rule may cap its own severity for one finding (e.g. a documented SONiC design it disagrees
+    # with): the configured severity is lowered to this, never raised. ``reason`` says why.
+    max_severity: str | None = None
+    reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -39,4 +43,5 @@ class Finding:
             "evidence": self.evidence,
             "fix": self.fix,
             "location": self.location,
+            **({"reason": self.reason} if self.reason else {}),
         }

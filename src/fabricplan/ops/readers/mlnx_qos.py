@@ -15,9 +15,24 @@ Accepted input is the text the tool prints (``pretty_print()`` in ``mlnx-tools/p
     tc: 3 ratelimit: unlimited, tsa: ets, bw: 50%
     \t priority:  3
 
-Both ``priority:`` spellings (one or two spaces), ``tsa: vendor``, ``ratelimit: 12.5 Gbps`` and
-wrapped dscp lists are accepted. Blank lines and lines starting with ``#``, ``Warning`` or
-``Note`` are skipped; any other unknown line is an error with its line number.
+Every layout the tool has printed since 2017 is accepted (``Mellanox/mlnx-tools`` history of
+``ofed_scripts/utils/mlnx_qos`` and ``python/mlnx_qos``; :data:`LAYOUTS` names them):
+
+* ``ofed-4.2`` (commit d1b0709, 2017-09): no receive-buffer line, no ``buffer`` row; wrapped
+  dscp lists continue on a line indented by a tab and spaces.
+* ``ofed-4.6`` (commit 1259c00, 2019-02): ``Receive buffer size (bytes): a,b,…,h,`` (trailing
+  comma, no total) and the PFC ``buffer`` row; wrapped dscp lists repeat ``prio:N dscp:``.
+* ``2021-default-prio`` (commit a60252a, 2021-05 until 374d9b5, 2024-11): a ``default priority:``
+  block (``\tprio:N`` per EtherType app entry, often empty) after the trust/dscp block, and the
+  receive-buffer line ending ``total_size=N``.
+* ``2023-max-buffer`` (commit b8c08c5, 2023-05): ``total_size=`` renamed ``max_buffer_size=``
+  (the same number: what buffers 0-7 may use together).
+* ``2024-no-default-prio`` (commit 374d9b5, 2024-11, still current): ``default priority:`` removed.
+
+Both ``priority:`` spellings (one or two spaces), ``tsa: vendor``/``unknown``, ``ratelimit: 12.5
+Gbps`` and wrapped dscp lists are accepted. Blank lines and lines starting with ``#``,
+``Warning``, ``Note`` or ``******`` (the lldpad warning) are skipped; any other unknown line is an
+error with its line number.
 """
 
 from __future__ import annotations
@@ -33,7 +48,10 @@ _TRUST = re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\s*$")
 _DSCP_HEADER = re.compile(r"^dscp2prio mapping:\s*$")
 _DSCP_ROW = re.compile(r"^prio:\s*(\d+)\s+dscp:\s*([\d,\s]*)$")
 _DSCP_CONT = re.compile(r"^(\d+\s*,\s*)*\d+\s*,?\s*$")
-_RXBUF = re.compile(r"^Receive buffer size \(bytes\):\s*([\d,\s]+?)(?:,?\s*max_buffer_size=(\d+))?\s*$")
+_RXBUF = re.compile(
+    r"^Receive buffer size \(bytes\):\s*([\d,\s]+?)(?:,?\s*(max_buffer_size|total_size)=(\d+))?\s*$")
+_DEFAULT_PRIO_HEADER = re.compile(r"^default priority:\s*$")
+_DEFAULT_PRIO_ROW = re.compile(r"^prio:\s*(\d+)\s*$")
 _CABLE = re.compile(r"^Cable len:\s*(\d+)\s*(?:m)?\s*$")
 _PFC_HEADER = re.compile(r"^PFC configuration:\s*$")
 _PFC_ROW = re.compile(r"^(priority|enabled|buffer)((?:\s+\d+)+)\s*$")
@@ -41,8 +59,11 @@ _TC = re.compile(
     r"^tc:\s*(\d+)\s+ratelimit:\s*([^,]+?)\s*,\s*tsa:\s*(\w+)\s*(?:,\s*bw:\s*(\d+)\s*%)?\s*$"
 )
 _TC_PRIO = re.compile(r"^priority:\s*(\d+)\s*$")
-_SKIP = re.compile(r"^(#|Warning|warning|Note|note)")
-_TSA = {"ets", "strict", "vendor"}
+_SKIP = re.compile(r"^(#|Warning|warning|Note|note|\*+ WARNING)")
+_TSA = {"ets", "strict", "vendor", "unknown"}
+
+#: Output layouts of ``mlnx_qos`` by release (see the module docstring), oldest first.
+LAYOUTS = ("ofed-4.2", "ofed-4.6", "2021-default-prio", "2023-max-buffer", "2024-no-default-prio")
 
 
 @dataclass
@@ -58,6 +79,8 @@ class MlnxQos:
     pfc_enabled: frozenset[int] = frozenset()
     prio2buffer: tuple[int, ...] | None = None
     tcs: dict[int, NicTc] = field(default_factory=dict)
+    default_priorities: tuple[int, ...] = ()
+    layout: str | None = None  # which of LAYOUTS the text follows
     locations: dict[str, str] = field(default_factory=dict)
 
 
@@ -94,6 +117,8 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
     last_prio: int | None = None
     current_tc: NicTc | None = None
     seen_rows: set[str] = set()
+    total_label: str | None = None
+    has_default_prio = False
     for index, raw in enumerate(text.splitlines(), start=1):
         where = f"{source}:{index + line_offset}"
         line = raw.strip()
@@ -120,12 +145,21 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
             last_prio = prio
         elif section == "dscp" and indented and last_prio is not None and _DSCP_CONT.match(line):
             _add_dscps(out, last_prio, line, where)
+        elif _DEFAULT_PRIO_HEADER.match(line):
+            section, has_default_prio = "default_prio", True
+            out.locations["default_priority"] = where
+        elif section == "default_prio" and (m := _DEFAULT_PRIO_ROW.match(line)):
+            prio = int(m.group(1))
+            if prio > 7:
+                raise InputError(f"default priority {prio} is outside 0..7", location=where)
+            out.default_priorities = (*out.default_priorities, prio)
         elif m := _RXBUF.match(line):
             sizes = tuple(int(v) for v in m.group(1).replace(",", " ").split())
             if len(sizes) != 8:
                 raise InputError(f"receive buffer sizes must list 8 buffers, got {len(sizes)}", location=where)
             out.buffer_sizes = sizes
-            out.max_buffer_size = int(m.group(2)) if m.group(2) else None
+            out.max_buffer_size = int(m.group(3)) if m.group(3) else None
+            total_label = m.group(2)
             out.locations["buffer_sizes"] = where
             section = None
         elif m := _CABLE.match(line):
@@ -167,7 +201,21 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
     if not out.tcs:
         raise InputError("no 'tc:' table (output truncated?)", location=end)
     _check_tcs(out, end)
+    out.layout = _layout(out, total_label, has_default_prio, "buffer" in seen_rows)
     return out
+
+
+def _layout(out: MlnxQos, total_label: str | None, has_default_prio: bool, has_buffer_row: bool) -> str:
+    """Which release's ``pretty_print()`` layout the text follows (one of :data:`LAYOUTS`)."""
+    if has_default_prio:
+        return "2023-max-buffer" if total_label == "max_buffer_size" else "2021-default-prio"
+    if total_label == "max_buffer_size":
+        return "2024-no-default-prio"
+    if total_label == "total_size":
+        return "2021-default-prio"
+    if out.buffer_sizes is not None or has_buffer_row:
+        return "ofed-4.6"
+    return "ofed-4.2"
 
 
 def _add_dscps(out: MlnxQos, prio: int, text: str, where: str) -> None:

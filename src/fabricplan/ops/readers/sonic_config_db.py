@@ -7,6 +7,11 @@ Tables read (field names from sonic-buildimage ``src/sonic-yang-models/doc/Confi
 ``BUFFER_QUEUE``, ``CABLE_LENGTH``, ``PFC_WD``, ``LOSSLESS_TRAFFIC_PATTERN``,
 ``DEFAULT_LOSSLESS_BUFFER_PARAMETER``.
 
+Two layouts are read: the nested one ``sonic-cfggen``/``config save`` writes
+(``{"PORT": {"Ethernet0": {...}}}``) and the flat one of redis dumps and sonic-utilities' mock
+tables (``{"PORT|Ethernet0": {...}}``, the value optionally wrapped as
+``{"type": "hash", "value": {...}}``; list fields ending ``@`` lose the ``@``).
+
 References may be written ``"[TABLE|name]"`` (older images) or as the bare name (YANG leafref).
 Keys may list several ports (``"Ethernet0,Ethernet4|3-4"``) and index ranges.
 Every bad value raises :class:`InputError` located as ``file:$.TABLE.key.field``.
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
+from fabricplan.ops import defaults
 from fabricplan.ops.model import (
     BufferPool,
     BufferProfile,
@@ -43,12 +49,15 @@ _ECN_MODES = {"ecn_none", "ecn_green", "ecn_yellow", "ecn_red", "ecn_green_yello
 class _Db:
     """config_db content plus a cache of parsed named objects."""
 
-    def __init__(self, data: dict[str, Any], source: str) -> None:
+    def __init__(self, data: dict[str, Any], source: str, flat: bool = False) -> None:
         self.data = data
         self.source = source
+        self.flat = flat  # input used the flat "TABLE|key" layout: locations follow it
         self.cache: dict[tuple[str, str], Any] = {}
 
     def loc(self, *parts: str | int) -> str:
+        if self.flat and len(parts) >= 2:
+            return f"{self.source}:{json_path(f'{parts[0]}|{parts[1]}', *parts[2:])}"
         return f"{self.source}:{json_path(*parts)}"
 
     def table(self, name: str) -> dict[str, Any]:
@@ -230,6 +239,47 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+_FLAT_KEY = re.compile(r"^([A-Z][A-Z0-9_]*)\|(.+)$")
+
+
+def unflatten(data: dict[str, Any], source: str = "<config_db>") -> dict[str, Any]:
+    """Turn the flat ``"TABLE|key": {fields}`` layout into the nested one; nested input is returned as is.
+
+    Flat rows may wrap their fields as redis dumps do (``{"type": "hash", "value": {...}}``); list
+    fields written ``name@`` become ``name``. A table given in both layouts is merged (a key in
+    both is an error).
+    """
+    if not any(isinstance(k, str) and _FLAT_KEY.match(k) for k in data):
+        return data
+    out: dict[str, Any] = {}
+    for top, value in data.items():
+        m = _FLAT_KEY.match(top) if isinstance(top, str) else None
+        if m is None:
+            if not isinstance(value, dict):
+                raise InputError("expected a table (object) or a flat 'TABLE|key' row",
+                                 location=f"{source}:{json_path(top)}")
+            table = out.setdefault(top, {})
+            for key, row in value.items():
+                if key in table:
+                    raise InputError(f"{top}|{key} is given twice (nested and flat)", location=f"{source}:{json_path(top, key)}")
+                table[key] = row
+            continue
+        table_name, key = m.group(1), m.group(2)
+        where = f"{source}:{json_path(top)}"
+        if isinstance(value, dict) and set(value) >= {"type", "value"} and isinstance(value.get("value"), dict):
+            if value["type"] != "hash":
+                raise InputError(f"flat row must be a hash, got type {value['type']!r}", location=where)
+            value = value["value"]
+        if not isinstance(value, dict):
+            raise InputError("flat row 'TABLE|key' must be an object of field: value", location=where)
+        row = {(f[:-1] if isinstance(f, str) and f.endswith("@") else f): v for f, v in value.items()}
+        table = out.setdefault(table_name, {})
+        if key in table:
+            raise InputError(f"{table_name}|{key} is given twice (nested and flat)", location=where)
+        table[key] = row
+    return out
+
+
 def _switch_name(db: _Db, path: Path) -> str:
     meta = db.table("DEVICE_METADATA").get("localhost")
     if isinstance(meta, dict) and isinstance(meta.get("hostname"), str) and meta["hostname"].strip():
@@ -250,7 +300,9 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
         (``file:$.TABLE.key.field``).
     """
     p = Path(path)
-    db = _Db(_load(p), str(p))
+    raw = _load(p)
+    data = unflatten(raw, str(p))
+    db = _Db(data, str(p), flat=data is not raw)
     switch = _switch_name(db, p)
     ports: dict[str, SwitchPortQos] = {}
 
@@ -266,6 +318,10 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
         sp.speed_mbps = db.int_field("PORT", name, "speed", row, 1)
         sp.mtu = db.int_field("PORT", name, "mtu", row, 68, 65535)
         sp.admin_status = db.str_field("PORT", name, "admin_status", row)
+        lanes = db.str_field("PORT", name, "lanes", row)
+        if lanes:
+            sp.lanes = len([x for x in lanes.split(",") if x.strip()])
+            sp.locations["lanes"] = db.loc("PORT", name, "lanes")
         sp.locations["speed"] = db.loc("PORT", name, "speed")
         sp.locations["mtu"] = db.loc("PORT", name, "mtu")
     qos_rows: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -287,6 +343,16 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
     meta = db.cache[("meta", "")]
     for sp in ports.values():
         sp.buffer_model = meta["buffer_model"]
+        sp.platform = meta["platform"]
+        sp.hwsku = meta["hwsku"]
+        sp.subtype = meta["subtype"]
+        # every port gets a location naming the key a missing value belongs to
+        for attr, field_name in (("pfc_enable", "pfc_enable"), ("dscp_to_tc", "dscp_to_tc_map"),
+                                 ("tc_to_pg", "tc_to_pg_map"), ("tc_to_queue", "tc_to_queue_map")):
+            sp.locations.setdefault(attr, db.loc("PORT_QOS_MAP", sp.port, field_name))
+        sp.locations.setdefault("pfc_wd", db.loc("PFC_WD", sp.port))
+        sp.locations["platform"] = db.loc("DEVICE_METADATA", "localhost", "platform")
+        sp.locations["hwsku"] = db.loc("DEVICE_METADATA", "localhost", "hwsku")
         sp.shared_headroom_pool = meta["shared_headroom_pool"]
         sp.lossless_mtu = meta["lossless_mtu"]
         sp.small_packet_percentage = meta["small_packet_percentage"]
@@ -298,11 +364,13 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
 
 def _read_metadata(db: _Db) -> None:
     meta: dict[str, Any] = {"buffer_model": None, "shared_headroom_pool": False, "lossless_mtu": None,
-                            "small_packet_percentage": None, "poll_ms": None}
+                            "small_packet_percentage": None, "poll_ms": None, "platform": None, "hwsku": None,
+                            "subtype": None}
     dm = db.table("DEVICE_METADATA")
     if "localhost" in dm:
-        meta["buffer_model"] = db.str_field("DEVICE_METADATA", "localhost", "buffer_model",
-                                            db.row("DEVICE_METADATA", "localhost"))
+        row = db.row("DEVICE_METADATA", "localhost")
+        for name in ("buffer_model", "platform", "hwsku", "subtype"):
+            meta[name] = db.str_field("DEVICE_METADATA", "localhost", name, row)
     pools = db.table("BUFFER_POOL")
     if "ingress_lossless_pool" in pools:
         pool = _pool(db, "ingress_lossless_pool", db.loc("BUFFER_POOL"))
@@ -324,18 +392,20 @@ def _read_metadata(db: _Db) -> None:
 
 
 _MAPS = (
-    # field, table, attribute, key max, value max
-    ("dscp_to_tc_map", "DSCP_TO_TC_MAP", "dscp_to_tc", 63, 7),
-    ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP", "dot1p_to_tc", 7, 7),
-    ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg", 7, 7),
-    ("tc_to_queue_map", "TC_TO_QUEUE_MAP", "tc_to_queue", 7, 7),
-    ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE", "pfc_to_queue", 7, 7),
+    # field, table, attribute (key/value ranges: what SONiC's YANG accepts, lint.yang_map_ranges)
+    ("dscp_to_tc_map", "DSCP_TO_TC_MAP", "dscp_to_tc"),
+    ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP", "dot1p_to_tc"),
+    ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg"),
+    ("tc_to_queue_map", "TC_TO_QUEUE_MAP", "tc_to_queue"),
+    ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE", "pfc_to_queue"),
 )
 
 
 def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] | None,
                    global_row: tuple[str, dict[str, Any]] | None) -> None:
-    for field_name, table, attr, key_hi, value_hi in _MAPS:
+    ranges = defaults.value("lint.yang_map_ranges")
+    for field_name, table, attr in _MAPS:
+        key_hi, value_hi = ranges[table]["key_max"], ranges[table]["value_max"]
         for src in (own, global_row):
             if src is None or field_name not in src[1]:
                 continue
@@ -348,6 +418,7 @@ def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] |
     if own is None:
         return
     key, row = own
+    sp.has_qos_row = True
     sp.locations["qos_map"] = db.loc("PORT_QOS_MAP", key)
     sp.locations["pfc_enable"] = db.loc("PORT_QOS_MAP", key, "pfc_enable")
     sp.pfc_enable = _prio_set(db.str_field("PORT_QOS_MAP", key, "pfc_enable", row), sp.locations["pfc_enable"])

@@ -77,3 +77,22 @@ def finding(rule_id: str, link: Link | str, message: str, fix: str,
     name = link if isinstance(link, str) else link.name
     return Finding(rule_id=rule_id, message=message, link=name, fix=fix,
                    evidence=evidence or {}, location=location)
+
+
+def dualtor_design(port: SwitchPortQos | None) -> str | None:
+    """The reason, when a port follows SONiC's documented dual-ToR design (subtype DualToR and
+    ``pfc_enable`` = ``lint.sonic_dualtor_pfc_enable``); else None."""
+    if port is None or (port.subtype or "").lower() != "dualtor":
+        return None
+    if sorted(port.pfc_enable) != list(defaults.value("lint.sonic_dualtor_pfc_enable")):
+        return None
+    return ("SONiC dual-ToR design: uplinks carry tunnelled lossless traffic on priorities 2 and 6 "
+            "(pfc_enable 2,3,4,6; " + defaults.source("lint.sonic_dualtor_pfc_enable") + ")")
+
+
+def no_qos(link: Link) -> bool:
+    """A switch-only link whose port carries no QoS at all (no own PORT_QOS_MAP row, no PFC, no
+    lossless PG): SONiC renders QoS only for ports with a neighbour, so there is nothing to check."""
+    port = link.switch
+    return (link.nic is None and port is not None and not port.has_qos_row and not port.pfc_enable
+            and not any(p.lossless for p in port.buffer_pg.values()))

@@ -12,6 +12,10 @@ Passing::
     BUFFER_PG|Ethernet0|3 -> pg_lossless_100000_5m_profile (xoff 81920),
     BUFFER_QUEUE|Ethernet0|3 -> egress_lossless_profile
 
+A switch port without QoS (no own ``PORT_QOS_MAP`` row, no PFC, no lossless PG, no NIC facing
+it) is not checked: SONiC renders QoS only for ports with a neighbour. With the traditional buffer
+model a missing ``BUFFER_PG`` entry of a PFC-enabled priority is not a finding (buffermgrd adds it).
+
 Failing::
 
     DSCP_TO_TC_MAP "26": "0"   -> RoCE in TC 0, PG 0 (ingress_lossy_profile), queue 0 (lossy)
@@ -26,6 +30,7 @@ from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.lint.rules._common import (
     classification_defaults,
     finding,
+    no_qos,
     hset,
     roce_priority,
     switch_tc_of_roce,
@@ -44,8 +49,16 @@ def _lossless_egress(profile: BufferProfile) -> bool:
     return profile.computed or (pool is not None and "lossless" in pool.name and pool.type != "ingress")
 
 
+def _buffermgrd_fills(port: Any, prio: int) -> bool:
+    """SONiC's traditional buffer model leaves lossless PGs out of CONFIG_DB: buffermgrd creates
+    them for PFC-enabled priorities of ports with a CABLE_LENGTH (sonic-swss cfgmgr/buffermgr.cpp)."""
+    return port.buffer_model == "traditional" and prio in port.pfc_enable and port.cable_length_m is not None
+
+
 def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
+    if no_qos(link):
+        return
     prio = roce_priority(link, options)
     chain: dict[str, Any] = {"dscp": options["roce_dscp"], "priority": prio}
     problems: list[str] = []
@@ -76,7 +89,9 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                 location = location or port.where("pfc_enable")
             elif port.buffer_pg or port.buffer_model != "dynamic":
                 profile = port.buffer_pg.get(pg)
-                if profile is None or not profile.lossless:
+                if profile is None and _buffermgrd_fills(port, prio):
+                    pass  # traditional model: buffermgrd adds the lossless PG from pg_profile_lookup.ini
+                elif profile is None or not profile.lossless:
                     name = profile.name if profile else "none"
                     chain["pg_profile"] = name
                     problems.append(f"PG {pg} has no lossless (xoff) buffer profile ({name})")

@@ -23,6 +23,7 @@ from typing import Any
 from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.lint.rules._common import (
+    dualtor_design,
     bitmap,
     classification_defaults,
     finding,
@@ -65,9 +66,13 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
     if port is None:
         return
     if cnp_prio in port.pfc_enable:
-        yield finding(ID, link, f"CNP priority {cnp_prio} is PFC-enabled on the switch port",
-                      hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", prio_list(port.pfc_enable - {cnp_prio})),
-                      {"switch": {**cnp, "pfc_enable": sorted(port.pfc_enable)}}, port.where("pfc_enable"))
+        item = finding(ID, link, f"CNP priority {cnp_prio} is PFC-enabled on the switch port",
+                       hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", prio_list(port.pfc_enable - {cnp_prio})),
+                       {"switch": {**cnp, "pfc_enable": sorted(port.pfc_enable)}}, port.where("pfc_enable"))
+        design = dualtor_design(port)
+        if design and nic is None:
+            item.max_severity, item.reason = "info", design + "; no NIC on this link uses it for CNPs"
+        yield item
     if port.dscp_to_tc is None:
         return
     tc = port.dscp_to_tc.get(cnp_dscp, 0)
@@ -85,7 +90,12 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
         evidence["switch"]["scheduler"] = scheduler.name if scheduler else None
         evidence["switch"]["scheduler_type"] = sched_type
         if sched_type != "STRICT":
-            yield finding(ID, link, f"CNP queue {queue} is scheduled {sched_type or 'by default (no scheduler)'}, not STRICT",
-                          f"point QUEUE|{port.port}|{queue} scheduler to a STRICT scheduler "
-                          f"({hset(f'QUEUE|{port.port}|{queue}', 'scheduler', 'scheduler.cnp')})",
-                          evidence, port.locations.get(f"queue{queue}", port.source))
+            item = finding(ID, link, f"CNP queue {queue} is scheduled {sched_type or 'by default (no scheduler)'}, not STRICT",
+                           f"point QUEUE|{port.port}|{queue} scheduler to a STRICT scheduler "
+                           f"({hset(f'QUEUE|{port.port}|{queue}', 'scheduler', 'scheduler.cnp')})",
+                           evidence, port.locations.get(f"queue{queue}", port.where("pfc_enable")))
+            if nic is None and sched_type in ("DWRR", "WRR") and scheduler is not None and (scheduler.weight or 0) > 0:
+                item.max_severity = "info"
+                item.reason = ("SONiC's qos_config.j2 schedules every queue DWRR (scheduler.0/scheduler.1); a strict CNP "
+                               "queue is NVIDIA's RoCE recommendation, and no NIC on this link shows CNPs in use")
+            yield item

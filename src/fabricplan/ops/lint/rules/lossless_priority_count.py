@@ -19,7 +19,7 @@ from typing import Any
 
 from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import finding, hset, interface
+from fabricplan.ops.lint.rules._common import dualtor_design, finding, hset, interface
 from fabricplan.ops.model import Link
 
 ID = "PFC002"
@@ -39,7 +39,11 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                       {"nic": {"pfc_enabled": sorted(nic.pfc_enabled)}, "limit": limit}, nic.where("pfc_enabled"))
     if link.switch is not None and len(link.switch.pfc_enable) > limit:
         port = link.switch
-        yield finding(ID, link, f"switch port has {len(port.pfc_enable)} lossless priorities "
-                      f"{sorted(port.pfc_enable)} (limit {limit})",
-                      hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", "<at most " + str(limit) + " priorities, e.g. 3>"),
-                      {"switch": {"pfc_enable": sorted(port.pfc_enable)}, "limit": limit}, port.where("pfc_enable"))
+        item = finding(ID, link, f"switch port has {len(port.pfc_enable)} lossless priorities "
+                       f"{sorted(port.pfc_enable)} (limit {limit})",
+                       hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", "<at most " + str(limit) + " priorities, e.g. 3>"),
+                       {"switch": {"pfc_enable": sorted(port.pfc_enable)}, "limit": limit}, port.where("pfc_enable"))
+        design = dualtor_design(port)
+        if design:
+            item.max_severity, item.reason = "info", design
+        yield item

@@ -2,18 +2,25 @@
 
 For every lossless PG profile on a port with PFC, computes the required headroom with SONiC's
 Spectrum algorithm (``ops.headroom.sonic_headroom``; option ``headroom_model: generic`` uses the
-IEEE 802.1Qbb lower bound instead) from ``PORT.speed``, ``CABLE_LENGTH`` (or the longer real
-cable from the cabling file) and ``PORT.mtu``, and compares it with ``BUFFER_PROFILE.xoff`` and
-``size``. A lossless port without ``CABLE_LENGTH`` cannot be checked and is reported.
+IEEE 802.1Qbb lower bound instead) from ``PORT.speed``, ``PORT.lanes`` (8 lanes),
+``CABLE_LENGTH`` (or the longer real cable from the cabling file), ``PORT.mtu`` and
+``LOSSLESS_TRAFFIC_PATTERN``, and compares it with ``BUFFER_PROFILE.xoff`` and ``size``.
+
+The ASIC comes from the option ``asic`` if set, else from ``DEVICE_METADATA.hwsku`` /
+``platform`` (``ops_defaults.yaml`` ``headroom.sonic.sku_asic`` / ``platform_asic``). A switch
+whose ASIC has no model (e.g. Broadcom) is not sized with the Spectrum numbers: it gets one
+``info`` finding naming the key, unless its profile is the vendor's own. A profile equal to the
+SKU's row of the vendor's ``pg_profile_lookup.ini`` (``headroom.vendor_pg_profiles``) is the
+vendor's reference and passes. A lossless port without ``CABLE_LENGTH`` is reported.
 
 Passing::
 
-    Ethernet0 100G, CABLE_LENGTH 5m, mtu 9100 -> need xoff 81920, size 100352;
-    pg_lossless_100000_5m_profile xoff 81920, size 100352
+    ACS-MSN3800 (Spectrum-2), Ethernet0 100G, CABLE_LENGTH 5m, mtu 9100, shared headroom pool
+    -> need xoff 46080, size 19456; pg_lossless_100000_5m_profile xoff 81920, size 100352
 
 Failing::
 
-    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 163840 > 81920: drops before the pause lands
+    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 92160 > 81920: drops before the pause lands
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from fabricplan.errors import InputError
 from fabricplan.ops import defaults, headroom
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.lint.rules._common import finding, hset
-from fabricplan.ops.model import BufferProfile, Link
+from fabricplan.ops.model import BufferProfile, Link, SwitchPortQos
 
 ID = "HDRM001"
 SEVERITY = "error"
@@ -33,8 +40,25 @@ SCOPE = "link"
 TITLE = "Switch PG headroom (xoff) covers speed, cable length and MTU"
 DEFAULTS: dict[str, Any] = {
     "headroom_model": defaults.value("lint.headroom_model"),
-    "asic": defaults.value("headroom.sonic.default_asic"),
+    "asic": "",  # "" = from DEVICE_METADATA.hwsku / platform
 }
+
+
+def vendor_row(port: SwitchPortQos, cable: float) -> tuple[str, list[int]] | None:
+    """(table name, [speed, cable, size, xon, xoff]) of the port's SKU for its speed and cable, if bundled."""
+    if not port.hwsku or port.speed_mbps is None:
+        return None
+    for name, entry in defaults.group("headroom.vendor_pg_profiles").items():
+        if port.hwsku in entry["value"]["skus"]:
+            for row in entry["value"]["rows"]:
+                if row[0] == port.speed_mbps and row[1] == cable:
+                    return name, row
+            return None
+    return None
+
+
+def _is_vendor_profile(profile: BufferProfile, row: list[int] | None) -> bool:
+    return row is not None and (profile.size_bytes, profile.xon_bytes, profile.xoff_bytes) == tuple(row[2:5])
 
 
 def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
@@ -60,12 +84,26 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                       port.where("cable_length"))
         cable = link.cable_m
     mtu = port.mtu if port.mtu is not None else defaults.value("headroom.sonic.default_port_mtu_bytes")
+    vendor = vendor_row(port, cable)
+    profiles = {n: p for n, p in profiles.items() if not _is_vendor_profile(p, vendor[1] if vendor else None)}
+    if not profiles:
+        return
     try:
         if options["headroom_model"] == "generic":
             need = headroom.generic_headroom(port.speed_mbps, cable, mtu)
         else:
-            need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, options["asic"],
-                                           port.small_packet_percentage,
+            asic = _asic(port, options)
+            if asic is None:
+                key = "hwsku" if port.hwsku else "platform"
+                yield Finding(rule_id=ID, link=link.name, location=port.where(key), max_severity="info",
+                              message=(f"no headroom model for {key} {getattr(port, key) or '(none)'}: PG headroom not "
+                                       f"checked; supported ASICs: {', '.join(headroom.supported_asics())}"),
+                              fix="set the lint option HDRM001 asic: <one of the supported ASICs> if the switch has one",
+                              evidence={"switch": {"platform": port.platform, "hwsku": port.hwsku}},
+                              reason="the Spectrum model must not size other ASICs")
+                return
+            need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
+                                           port.small_packet_percentage, eight_lanes=port.lanes == 8,
                                            shared_headroom_pool=port.shared_headroom_pool)
     except InputError as exc:  # e.g. a speed without a pause-quanta entry for the generic model
         raise InputError(exc.message, location=port.where("speed")) from None
@@ -86,6 +124,17 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                                   "speed_mbps": port.speed_mbps, "cable_m": cable, "mtu": mtu},
                        "required": {"xoff": need.xoff_bytes, "size": need.size_bytes, "model": need.model}},
                       port.locations.get(f"pg{pgs[0]}", port.source) if pgs else port.source)
+
+
+def _asic(port: SwitchPortQos, options: dict[str, Any]) -> str | None:
+    """The option, else the ASIC of DEVICE_METADATA hwsku / platform; None when neither has a model."""
+    if options.get("asic"):
+        return headroom.asic_for(options["asic"], location="HDRM001.asic")
+    if port.hwsku and port.hwsku in defaults.value("headroom.sonic.sku_asic"):
+        return headroom.asic_for(sku=port.hwsku)
+    if port.platform and port.platform in defaults.value("headroom.sonic.platform_asic"):
+        return headroom.asic_for(platform=port.platform)
+    return None
 
 
 def _fix(port: str, pgs: list[int], profile: BufferProfile, need: headroom.HeadroomResult, cable: float) -> str:

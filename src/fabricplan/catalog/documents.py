@@ -203,7 +203,9 @@ class NcclTuner(Strict):
 
 # --- ops_defaults.yaml --------------------------------------------------------------------------
 
-OpsValue = Union[bool, int, float, str, list[Union[int, float, str]], dict[Union[int, str], Union[int, float]]]
+# Scalars, lists and tables; vendor lookup tables (rows of numbers) and maps (platform -> ASIC) nest.
+OpsScalar = Union[bool, int, float, str]
+OpsValue = Union[OpsScalar, list[Any], dict[Union[int, str], Union[int, float]], dict[Union[int, str], Any]]
 
 
 class OpsEntry(Strict):

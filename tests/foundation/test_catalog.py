@@ -30,7 +30,7 @@ def test_fabric_profiles_reference_existing_hardware():
 
 
 def test_breakout_radix_matches_capacity():
-    # A 51.2 Tb/s switch is radix 64 at 800G and 128 at 400G (topology.md §1.1).
+    # A 51.2 Tb/s switch is radix 64 at 800G and 128 at 400G (docs/reference/topology.md §1.1).
     catalog = load_catalog()
     for switch in catalog.section("switches").values():
         for speed, ports in switch.ports_by_speed_gbps.items():

@@ -1,4 +1,4 @@
-"""Unit behaviour of the collective model (properties from issue #3) and clear input errors."""
+"""Unit behaviour of the collective model (its stated properties) and clear input errors."""
 
 import pytest
 from hypothesis import given, settings, strategies as st

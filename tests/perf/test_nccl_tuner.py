@@ -17,7 +17,7 @@ def comm(n_nodes, ppn=8, cc=80, vendor="intel", **kw):
                         graphs={"ring": GRAPH, "tree": GRAPH}, cpu_vendor=vendor, **kw)
 
 
-# nccl_model.md §3.3 (2.30.7, AllReduce, 8 GPUs/node, NVLink, IB, Intel): must match exactly.
+# docs/reference/nccl_model.md §3.3 (2.30.7, AllReduce, 8 GPUs/node, NVLink, IB, Intel): must match exactly.
 VECTORS_2_30 = {
     2: (40.0, 75.2, 131.6, 184.2, 25.2, 48.5, 92.4),
     4: (78.8, 144.4, 282.8, 395.9, 35.2, 65.5, 120.4),
@@ -56,7 +56,7 @@ def test_version_2_19_3_differences():
 
 
 def test_version_table_constants():
-    # nccl_model.md §3.2 rows, per release.
+    # docs/reference/nccl_model.md §3.2 rows, per release.
     expected = {
         "2.7.5": dict(tree_base=[4.4, 4.4, 0], ring_base=[3.6, 10.0, 8.4], net_tree=[5.0, 8.5, 50],
                       net_ring=[2.7, 4.0, 9.6], nvlink_tree=[0.52, 1.2, 28]),

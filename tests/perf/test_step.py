@@ -19,7 +19,7 @@ def job(**kw):
 
 
 def test_narayanan_flops_formula():
-    # 96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 for GPT-3 at B=1536 (training.md).
+    # 96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 for GPT-3 at B=1536 (docs/reference/training.md).
     _, hardware = training_flops_per_token(model_dims("gpt3-175b"), 2048, "full")
     assert hardware * 1536 * 2048 == pytest.approx(4.511e18, rel=1e-3)
     model, _ = training_flops_per_token(model_dims("gpt3-175b"), 2048, "none")

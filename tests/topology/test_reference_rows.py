@@ -1,4 +1,4 @@
-"""Reference rows from topology.md: NVIDIA DGX SuperPOD RAs, §1.6 suggested cases, fat-tree maxima."""
+"""Reference rows from docs/reference/topology.md: NVIDIA DGX SuperPOD RAs, §1.6 suggested cases, fat-tree maxima."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_dgx_b300_xdr_k144(su, leaf, spine):
     (65_536, 2_048, 2_048, 1_024, 196_608),
 ])
 def test_suggested_cases_k64(endpoints, leaf, spine, core, links):
-    """topology.md §1.6 (B200 RA; tech-talk-cto sheet: 48 / 96 / 2,560 / 5,120 switches)."""
+    """docs/reference/topology.md §1.6 (B200 RA; tech-talk-cto sheet: 48 / 96 / 2,560 / 5,120 switches)."""
     for style, nodes, nics in (("fat_tree", endpoints, 1), ("rail_optimized", endpoints // 8, 8)):
         f = size_fabric(nodes=nodes, nics_per_node=nics, radix=64, style=style)
         assert (f.leaf_switches, f.spine_switches, f.core_switches) == (leaf, spine, core), style

@@ -1,6 +1,6 @@
 """Bill of materials: count switches, NICs, optics and cables for a sized fabric.
 
-Counting rules (NVIDIA twin-port scheme; shared reference costs.md §2.3, topology.md §1.5):
+Counting rules (NVIDIA twin-port scheme; shared reference docs/reference/costs.md §2.3, docs/reference/topology.md §1.5):
 * switch-side modules = used switch ports / logical ports per module (twin-port: 2);
 * one single-port optic per NIC for optical host links;
 * in-rack host links (ToR style) use DAC splitters and no optics;

@@ -1,6 +1,6 @@
 """Operating-cost models: energy, colocation, support and operations staff. Pure functions.
 
-TCO structure follows the shared reference costs.md §5:
+TCO structure follows the shared reference docs/reference/costs.md §5:
 ``TCO = capex + sum over years of [IT power x 8,760 h x PUE x $/kWh + colo $/kW-month x 12 x kW
 + FTE x cost + support fraction x capex]`` (no discounting).
 """
@@ -15,7 +15,7 @@ def energy_cost_usd_per_year(it_power_w: float, pue: float, energy_usd_per_kwh: 
 
     ``it_power_w / 1000 [kW] x 8,760 [h] x PUE x price [USD/kWh]``.
 
-    References: costs.md §5 TCO formula; PUE and price defaults in the catalog (aiinframap 2026,
+    References: docs/reference/costs.md §5 TCO formula; PUE and price defaults in the catalog (aiinframap 2026,
     SemiAnalysis 2024).
     """
     return it_power_w / 1000.0 * HOURS_PER_YEAR * pue * energy_usd_per_kwh
@@ -43,7 +43,7 @@ def network_fte(gpus: int, fte_per_1024_gpus: float, scaling_exponent: float, mi
     f1024 = 6 network FTE per 1,024 GPUs comes from Hedgehog's staffing breakdown (4 NetOps + 2
     network automation); the exponent b < 1 (sub-linear growth) and the minimum are assumptions,
     and the maturity and fabric multipliers default to 1.0 because no public source quantifies
-    them (costs.md §2.4). All are catalog parameters the user can override.
+    them (docs/reference/costs.md §2.4). All are catalog parameters the user can override.
     """
     base = fte_per_1024_gpus * (gpus / 1024.0) ** scaling_exponent
     return max(min_fte, base) * maturity_multiplier * fabric_multiplier

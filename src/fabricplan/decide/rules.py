@@ -3,7 +3,7 @@
 Each rule is a function ``RuleContext -> RuleResult`` registered in ``RULES``. Its thresholds are
 catalog parameters (``catalog/data/decision.yaml``, each with the seed sentence it encodes), so a
 user overrides them with ``--catalog``. Seeds: [S1] the RoCE-vs-InfiniBand article (2026-04-12),
-[S2] the enterprise Ethernet/RoCE/InfiniBand guide; both in ``shared/seeds/``.
+[S2] the enterprise Ethernet/RoCE/InfiniBand guide; summarised in docs/reference/README.md.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ References
 ----------
 .. [1] NVIDIA/nccl ``src/graph/tuning.cc`` (``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``),
    tags v2.7.5-1, v2.17.1-1, v2.19.3-1 and master 5067397 (2.30.7).
-.. [2] shared/reference/nccl_model.md §3 (constants and derived latency vectors).
+.. [2] docs/reference/nccl_model.md §3 (constants and derived latency vectors).
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def algorithm_latency_us(constants: dict, comm: Communicator, collective: str, a
 
     References
     ----------
-    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoTuneModel``; nccl_model.md §3.1-3.3.
+    .. [1] NVIDIA/nccl src/graph/tuning.cc ``ncclTopoTuneModel``; docs/reference/nccl_model.md §3.1-3.3.
     """
     p = _PROTOCOL_INDEX[protocol]
     hw_lat = constants["hw_latency_us"]

@@ -19,7 +19,7 @@ from fabricplan.perf.collectives import collective_time, default_catalog
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.step import ClusterShape, step_time
 
-# Stated tolerances (issue #3): busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
+# Stated tolerances: busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
 # per-NIC ceilings 5 %, GPT-3 step time 10 %.
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
               "gpt3_step": 0.10, "nvls_single_node": 0.05}

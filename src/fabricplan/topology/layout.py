@@ -1,6 +1,6 @@
 """How each fabric style attaches servers to leaf switches (the bottom tier).
 
-Three styles (topology.md §1.1, §1.3, §1.4):
+Three styles (docs/reference/topology.md §1.1, §1.3, §1.4):
 
 * ``fat_tree``  – generic leaf-spine / k-ary fat tree: NIC ports fill leaves in order, no rails.
 * ``rail_optimized`` – NVIDIA DGX SuperPOD / Spectrum-X RA: NIC *i* of every server goes to rail leaf

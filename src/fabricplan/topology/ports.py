@@ -47,7 +47,7 @@ def check_radix(radix: int) -> None:
 def leaf_ports(radix: int, oversubscription: Real = 1) -> tuple[int, int]:
     """Split a switch's ports into (down, up) for a down:up oversubscription ``r``.
 
-    ``down = floor(k·r/(r+1))``, ``up = k − down`` (topology.md §1.2). At r = 1 this is (k/2, k/2);
+    ``down = floor(k·r/(r+1))``, ``up = k − down`` (docs/reference/topology.md §1.2). At r = 1 this is (k/2, k/2);
     e.g. ``leaf_ports(64, 3) == (48, 16)``. Rounding favours uplinks, so the realised ratio
     ``down/up`` never exceeds ``r``.
     """
@@ -110,7 +110,7 @@ def max_endpoints(radix: int, tiers: int, oversubscription: tuple[Real, ...] | R
     """Capacity (NIC ports) of a generic fat tree (no rails) of radix ``k``.
 
     * 1 tier: ``k − reserved``.
-    * 2 tiers: ``k · d`` with ``d`` the leaf's host ports (= k²/2 at 1:1; topology.md §1.1–1.2).
+    * 2 tiers: ``k · d`` with ``d`` the leaf's host ports (= k²/2 at 1:1; docs/reference/topology.md §1.1–1.2).
     * 3 tiers: ``k · da · d`` with ``da`` the spine's down ports (= k³/4 at 1:1; Al-Fares 2008).
     * 4 tiers: ``k · dc · da · d`` with ``dc`` the core's down ports (= k⁴/8 at 1:1).
 
@@ -141,7 +141,7 @@ def upper_tier_switches(lower_switches: int, uplinks_per_lower: int, uplink_port
     switches (``c`` links to each), so the upper count ``S`` must satisfy
 
     * ``S`` divides ``uplink_ports_max`` (the lower switch's u): uplinks always spread evenly and the
-      fabric can later grow to a full tree without re-cabling (topology.md §1.1: "choose S from the
+      fabric can later grow to a full tree without re-cabling (docs/reference/topology.md §1.1: "choose S from the
       divisors of k/2");
     * ``lower_switches · ceil(uplinks_per_lower / S) ≤ upper_down_ports`` (ports on each upper switch).
 

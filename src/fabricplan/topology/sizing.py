@@ -6,9 +6,9 @@ Pure integer arithmetic (no graph), so it is instant from 1 to millions of GPUs.
   (Al-Fares, Loukissas, Vahdat, "A Scalable, Commodity Data Center Network Architecture", SIGCOMM 2008).
   Its recursive generalisation (folded Clos / k-ary n-tree) adds a super-core tier: 4-tier max
   ``k·(k/2)³ = k⁴/8`` with N/(k/2) switches in each of the three lower tiers and N/k at the top.
-* Oversubscription r:1 per tier: ``d = floor(k·r/(r+1))`` down ports, ``u = k − d`` up (topology.md §1.2).
+* Oversubscription r:1 per tier: ``d = floor(k·r/(r+1))`` down ports, ``u = k − d`` up (docs/reference/topology.md §1.2).
 * Rail-optimised scalable units and the leaf/spine/core counts of the NVIDIA DGX SuperPOD B200/H100
-  reference architectures (topology.md §1.3), which this module reproduces exactly.
+  reference architectures (docs/reference/topology.md §1.3), which this module reproduces exactly.
 
 Design rules (see :func:`size_fabric` for the details):
 

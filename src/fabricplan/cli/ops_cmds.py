@@ -90,29 +90,13 @@ def headroom_command(
         raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes and --shared-headroom-pool "
                          "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, **options)
+    from fabricplan.report.ops_tables import headroom_document, headroom_renderables
+
     if json_out:
-        emit_json({
-            "model": result.model, "inputs": result.inputs, "xoff_bytes": result.xoff_bytes,
-            "xon_bytes": result.xon_bytes, "size_bytes": result.size_bytes,
-            "terms": [{"name": t.name, "bytes": round(t.bytes, 3), "detail": t.detail} for t in result.terms],
-            "notes": list(result.notes), "references": list(result.references),
-        })
+        emit_json(headroom_document(result))
         return
-    table = Table(title=f"PFC headroom, {result.model} model: {speed_mbps // 1000 if speed_mbps >= 1000 else speed_mbps}"
-                        f"{'G' if speed_mbps >= 1000 else 'M'}, {cable_m:g} m, MTU {mtu}")
-    table.add_column("term")
-    table.add_column("bytes", justify="right")
-    table.add_column("what")
-    for term in result.terms:
-        table.add_row(term.name, f"{term.bytes:,.1f}", Text(term.detail))
-    stdout.print(table)
-    stdout.print(f"XOFF  {result.xoff_bytes:>9,} B")
-    stdout.print(f"XON   {result.xon_bytes:>9,} B" if result.xon_bytes is not None else "XON         n/a (model defines none)")
-    stdout.print(f"size  {result.size_bytes:>9,} B")
-    for note in result.notes:
-        stdout.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
-    for ref in result.references:
-        stdout.print(Text(f"source: {ref}", style="dim"), soft_wrap=True)
+    for renderable in headroom_renderables(result, speed_mbps, cable_m, mtu):
+        stdout.print(renderable, soft_wrap=not isinstance(renderable, Table))
 
 
 def register(app: typer.Typer) -> None:

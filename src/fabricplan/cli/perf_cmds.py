@@ -56,12 +56,13 @@ def _step(spec_path: Path, fabric: Optional[list[str]], nccl_version: Optional[s
     if not spec.jobs:
         raise InputError("the spec has no jobs; add a `jobs:` section", location=str(spec_path))
     choices = {choice.profile: choice for choice in spec.fabric_choices()}
-    results = []
-    for name in fabric or list(choices):
-        # a fabric of the spec is built as the spec says (overrides, port speed); another by its profile
+    names = fabric or list(choices)
+    for name in names:
         catalog.fabric(name, field="--fabric")
-        results.extend(step_time(spec, choices.get(name, name), catalog=catalog, nccl_version=nccl_version,
-                                 efficiency_model=efficiency_model))
+    # a fabric of the spec is built as the spec says (overrides, port speed); another by its profile
+    per_fabric = {name: step_time(spec, choices.get(name, name), catalog=catalog, nccl_version=nccl_version,
+                                  efficiency_model=efficiency_model) for name in names}
+    results = [per_fabric[name][index] for index in range(len(spec.jobs)) for name in names]  # job by job
     if as_json:
         emit_json(step_document(spec.name, results))
     else:

@@ -235,7 +235,7 @@ def _pattern_efficiency(model: EfficiencyModel, network: NetworkView, placement:
 
     def efficiency(pattern: str) -> Efficiency:
         if pattern not in answers:
-            if placement.tiers <= 1 or n_nodes <= 1:
+            if n_nodes <= 1:  # NVLink only: no network for the model to judge
                 answers[pattern] = Efficiency(1.0, 1.0, model.name)
             else:
                 answers[pattern] = model(TrafficCase(pattern, n_nodes, placement, network.profile, catalog))

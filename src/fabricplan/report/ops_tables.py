@@ -1,0 +1,42 @@
+"""Terminal output and JSON documents of the operations commands (``headroom``)."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fabricplan.ops.headroom import HeadroomResult
+
+
+def headroom_document(result: HeadroomResult) -> dict:
+    """``headroom --json``: XOFF, XON and size [bytes], every term, notes and references."""
+    return {
+        "model": result.model, "inputs": result.inputs, "xoff_bytes": result.xoff_bytes,
+        "xon_bytes": result.xon_bytes, "size_bytes": result.size_bytes,
+        "terms": [{"name": t.name, "bytes": round(t.bytes, 3), "detail": t.detail} for t in result.terms],
+        "notes": list(result.notes), "references": list(result.references),
+    }
+
+
+def _speed_label(speed_mbps: int) -> str:
+    return f"{speed_mbps // 1000}G" if speed_mbps >= 1000 else f"{speed_mbps}M"
+
+
+def headroom_renderables(result: HeadroomResult, speed_mbps: int, cable_m: float, mtu_bytes: int
+                         ) -> list[RenderableType]:
+    """The terms table, then XOFF/XON/size, notes and sources (one line each), for the terminal."""
+    table = Table(title=f"PFC headroom, {result.model} model: {_speed_label(speed_mbps)}, {cable_m:g} m, "
+                        f"MTU {mtu_bytes}")
+    table.add_column("term")
+    table.add_column("bytes", justify="right")
+    table.add_column("what")
+    for term in result.terms:
+        table.add_row(term.name, f"{term.bytes:,.1f}", Text(term.detail))
+    xon = (f"XON   {result.xon_bytes:>9,} B" if result.xon_bytes is not None
+           else "XON         n/a (model defines none)")
+    lines: list[RenderableType] = [table, Text(f"XOFF  {result.xoff_bytes:>9,} B"), Text(xon),
+                                   Text(f"size  {result.size_bytes:>9,} B")]
+    lines += [Text(f"note: {note}", style="dim") for note in result.notes]
+    lines += [Text(f"source: {ref}", style="dim") for ref in result.references]
+    return lines

@@ -20,10 +20,9 @@ __all__ = [
 
 def _install() -> None:
     """``fabricplan.cost(...)`` is the API function :func:`fabricplan.api.cost` (see fabricplan._callable)."""
-    from fabricplan import api
     from fabricplan._callable import make_callable
 
-    make_callable(__name__, api.cost)
+    make_callable(__name__, "cost")
 
 
 _install()

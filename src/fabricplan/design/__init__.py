@@ -27,10 +27,9 @@ __all__ = [
 
 def _install() -> None:
     """``fabricplan.design(...)`` is the API function :func:`fabricplan.api.design` (see fabricplan._callable)."""
-    from fabricplan import api
     from fabricplan._callable import make_callable
 
-    make_callable(__name__, api.design)
+    make_callable(__name__, "design")
 
 
 _install()

@@ -139,8 +139,8 @@ class Parameter(Entry):
     unit: str
 
 
-class ModelPreset(Entry):
-    """A transformer preset for the training step-time model (``models.yaml``)."""
+class TransformerShape(BaseModel):
+    """A transformer's dimensions as the FLOPs and step models read them (a preset or inline)."""
 
     layers: int = Field(gt=0)
     hidden: int = Field(gt=0, description="Model (embedding) dimension h")
@@ -153,7 +153,7 @@ class ModelPreset(Entry):
     gated_ffn: bool = Field(default=False, description="SwiGLU-style FFN with three matrices")
 
     @model_validator(mode="after")
-    def _consistent(self) -> ModelPreset:
+    def _consistent(self) -> TransformerShape:
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
         if self.kv_heads is not None and self.heads % self.kv_heads:
@@ -161,3 +161,7 @@ class ModelPreset(Entry):
         if self.experts_per_token > self.experts:
             raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds experts ({self.experts})")
         return self
+
+
+class ModelPreset(Entry, TransformerShape):
+    """A transformer preset for the training step-time model (``models.yaml``)."""

@@ -6,32 +6,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
+from fabricplan.catalog.models import TransformerShape
 
-class ModelDims(BaseModel):
+
+class ModelDims(TransformerShape):
     """A transformer described by its dimensions instead of a preset name."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = "custom"
-    layers: PositiveInt
-    hidden: PositiveInt = Field(description="Model (embedding) dimension h")
-    heads: PositiveInt
-    kv_heads: PositiveInt | None = Field(default=None, description="Grouped-query KV heads; None = heads")
-    ffn_hidden: PositiveInt | None = Field(default=None, description="FFN inner size; None = 4h")
-    vocab: PositiveInt
-    experts: PositiveInt = Field(default=1, description="MoE experts per layer (1 = dense)")
-    experts_per_token: PositiveInt = Field(default=1, description="MoE top-k routing")
-    gated_ffn: bool = Field(default=False, description="SwiGLU-style FFN with three matrices")
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ModelDims:
-        if self.hidden % self.heads:
-            raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
-        if self.kv_heads is not None and self.heads % self.kv_heads:
-            raise ValueError(f"heads ({self.heads}) must be divisible by kv_heads ({self.kv_heads})")
-        if self.experts_per_token > self.experts:
-            raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds experts ({self.experts})")
-        return self
 
 
 class JobSpec(BaseModel):

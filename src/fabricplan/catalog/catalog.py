@@ -17,9 +17,10 @@ Values anywhere in the catalog are addressed by dotted paths (:meth:`Catalog.get
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -245,11 +246,11 @@ class Catalog:
         there) or a value its field does not accept (naming the path and what was expected).
         """
         entries = dict(self.entries)
-        documents = dict(self.documents)
+        documents = _Documents.of(self.documents)
         origins = dict(self.origins)
         for path, value in values.items():
             segments = _split(path)
-            root = {**entries, **documents}
+            root = ChainMap(documents, entries)  # iterates entries, then documents
             section, _node, i = _child(root, segments, 0, "the catalog", path)
             try:
                 if section in SECTIONS:
@@ -270,14 +271,14 @@ class Catalog:
                     new_doc = _set(documents[section], segments, i, value, path)
                     if not isinstance(new_doc, model):
                         new_doc = model.model_validate(new_doc)
-                    documents[section] = new_doc
+                    documents = documents.replace(section, new_doc)
                     origins[section] = {**origins.get(section, {}), _join(segments[i:]): origin}
             except ValidationError as exc:
                 raise CatalogError(format_validation_error(exc), location=f"catalog path {path}") from None
         return Catalog(entries=entries, origins=origins, documents=documents)
 
-    def _root(self) -> dict[str, Any]:
-        return {**self.entries, **self.documents}
+    def _root(self) -> Mapping[str, Any]:
+        return ChainMap(self.documents, self.entries)  # type: ignore[arg-type]
 
 
 # --- dotted-path helpers ----------------------------------------------------------------------------
@@ -366,31 +367,64 @@ def _set(node: Any, segments: list[str], i: int, value: Any, path: str) -> Any:
 
 # --- loading ----------------------------------------------------------------------------------------
 
+class _Documents(Mapping[str, BaseModel]):
+    """The document sections, each parsed and validated on first use: a command that never reads
+    ``ops_defaults`` (the step model) never pays for it. Immutable; :meth:`replace` gives a copy."""
+
+    def __init__(self, items: Mapping[str, BaseModel | Callable[[], BaseModel]]) -> None:
+        self._items = dict(items)
+
+    @classmethod
+    def of(cls, documents: Mapping[str, BaseModel]) -> _Documents:
+        return documents if isinstance(documents, _Documents) else cls(documents)
+
+    def __getitem__(self, name: str) -> BaseModel:
+        value = self._items[name]  # KeyError for an unknown section, as a dict
+        if not isinstance(value, BaseModel):
+            value = value()
+            self._items[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def replace(self, name: str, value: BaseModel) -> _Documents:
+        return _Documents({**self._items, name: value})
+
+
 @dataclass(frozen=True)
 class _Bundled:
     raw_entries: dict[str, dict[str, dict[str, Any]]]
     entries: dict[str, dict[str, Entry]]
-    raw_documents: dict[str, dict[str, Any]]
-    documents: dict[str, BaseModel]
 
 
 @cache
 def _bundled() -> _Bundled:
-    """The bundled data files, parsed and validated once per process (treat as read-only)."""
+    """The bundled entry files, parsed and validated once per process (treat as read-only)."""
     raw_entries: dict[str, dict[str, dict[str, Any]]] = {}
     entries: dict[str, dict[str, Entry]] = {}
     for section, (filenames, model) in SECTIONS.items():
         raw_entries[section], entries[section] = {}, {}
         for filename in filenames:
             for item in load_data_file(filename)[section]:
-                raw_entries[section][item["id"]] = copy.deepcopy(item)
+                raw_entries[section][item["id"]] = item  # read-only: overlays merge into copies
                 entries[section][item["id"]] = _validate(model, item, f"{filename}: {section}[id={item['id']}]")
-    raw_documents: dict[str, dict[str, Any]] = {}
-    documents: dict[str, BaseModel] = {}
-    for name, (filename, model) in DOCUMENTS.items():
-        raw_documents[name] = copy.deepcopy(load_data_file(filename))
-        documents[name] = _validate(model, raw_documents[name], filename)
-    return _Bundled(raw_entries, entries, raw_documents, documents)
+    return _Bundled(raw_entries, entries)
+
+
+def _raw_document(name: str) -> dict[str, Any]:
+    """A bundled document file as parsed (cached by load_data_file; read-only)."""
+    return load_data_file(DOCUMENTS[name][0])
+
+
+@cache
+def _bundled_document(name: str) -> BaseModel:
+    """A bundled document section, validated once per process on first use."""
+    filename, model = DOCUMENTS[name]
+    return _validate(model, _raw_document(name), filename)
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
@@ -467,7 +501,7 @@ def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
     """
     bundled = _bundled()
     raw: dict[str, dict[str, dict[str, Any]]] = {s: dict(items) for s, items in bundled.raw_entries.items()}
-    raw_documents = dict(bundled.raw_documents)
+    raw_documents = _RawDocuments()
     origins: dict[str, dict[str, str]] = {s: {i: "bundled" for i in items} for s, items in raw.items()}
     origins.update({name: {} for name in DOCUMENTS})
     for overlay in overlays:
@@ -479,14 +513,23 @@ def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
             if origin != "bundled":
                 entries[section][entry_id] = _validate(model, raw[section][entry_id],
                                                        f"{origin}: {section}[id={entry_id}]")
-    documents: dict[str, BaseModel] = {}
+    documents: dict[str, BaseModel | Callable[[], BaseModel]] = {}
     for name, (_filename, model) in DOCUMENTS.items():
         if origins[name]:
             overlay_files = ", ".join(dict.fromkeys(origins[name].values()))
             documents[name] = _validate(model, raw_documents[name], f"{overlay_files}: {name}")
         else:
-            documents[name] = bundled.documents[name]
-    return Catalog(entries=entries, origins=origins, documents=documents)
+            documents[name] = partial(_bundled_document, name)
+    return Catalog(entries=entries, origins=origins, documents=_Documents(documents))
+
+
+class _RawDocuments(dict):
+    """Raw document sections for overlays to merge into: a bundled file is read when first asked for."""
+
+    def __missing__(self, name: str) -> dict[str, Any]:
+        value = _raw_document(name)
+        self[name] = value
+        return value
 
 
 @cache

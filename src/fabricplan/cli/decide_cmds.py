@@ -23,6 +23,8 @@ def compare(
     quick: Annotated[bool, typer.Option(
         "--quick", help="Skip the crossover search and the sensitivity analysis.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress messages on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Terminal output: what every decision rule found, with its full citation.")] = False,
     efficiency_model: Annotated[Optional[str], typer.Option(
         "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: analytic "
                                    "(default), ideal, or a registered one.")] = None,
@@ -69,7 +71,7 @@ def compare(
     else:
         from fabricplan.report.compare_terminal import compare_renderables
 
-        for renderable in compare_renderables(report):
+        for renderable in compare_renderables(report, verbose=verbose):
             stdout.print(renderable)
 
 

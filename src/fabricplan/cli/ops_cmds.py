@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from fabricplan.cli.common import emit_json, stderr, stdout
@@ -96,7 +95,7 @@ def headroom_command(
         emit_json(headroom_document(result))
         return
     for renderable in headroom_renderables(result, speed_mbps, cable_m, mtu):
-        stdout.print(renderable, soft_wrap=not isinstance(renderable, Table))
+        stdout.print(renderable)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabricplan.decide.models import CompareReport, FabricOutcome, RuleResult
+from fabricplan.report.quotes import with_english
 from fabricplan.report.tables import percent, usd
 
 Better = Literal["lower", "higher"]
@@ -193,7 +194,8 @@ RULE_HEADERS = ("rule", "fired", "effect", "message", "citation")
 
 
 def rule_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
-    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, rule.citation)
+    """Rule rows for Markdown and HTML: the full citation, each Chinese quote with its English rendering."""
+    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, with_english(rule.citation))
             for rule in report.rules]
 
 

@@ -1,49 +1,48 @@
-"""Rich renderables for `fabricplan compare` in the terminal."""
+"""Rich renderables for `fabricplan compare` in the terminal.
+
+Every table is a `FitTable` (report/layout.py): it fits the terminal's width (80 columns when piped)
+without cutting a number or a name, or prints one block per row. Long text (fabric names, rule
+messages, crossover notes, citations) goes below the tables as wrapped lines, not into cells.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from fabricplan.decide.models import CompareReport
 from fabricplan.report import compare_content as content
+from fabricplan.report.layout import FitTable, Lines
+from fabricplan.report.quotes import with_english
 
 
-def _plain_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for header in headers:
-        table.add_column(header, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def comparison_table(report: CompareReport) -> Table:
+def comparison_table(report: CompareReport) -> RenderableType:
+    """Metrics down, fabrics across (fabric ids as headers; their full names in a legend below)."""
     recommended = report.recommendation.recommended
-    table = Table(title=f"Compare: {report.spec_name}, {content.summary_line(report)}", title_justify="left")
-    table.add_column("", style="bold")
+    headers: list[str | Text] = [""]
+    header_styles = ["bold"]
     for fabric in report.fabrics:
-        header = fabric.fabric
-        if fabric.fabric == recommended:
-            header = f"{content.RECOMMENDED_MARK} {header}"
-        table.add_column(header, justify="right",
-                         header_style="bold green" if fabric.fabric == recommended else "bold")
+        mark = f"{content.RECOMMENDED_MARK} " if fabric.fabric == recommended else ""
+        headers.append(f"{mark}{fabric.fabric}")
+        header_styles.append("bold green" if fabric.fabric == recommended else "bold")
+    rows = []
     for row in content.comparison_rows(report):
+        if row.label == "fabric":  # full names go to the legend below
+            continue
         best = row.best
-        cells = [Text(value, style="bold green") if index in best else Text(value)
-                 for index, value in enumerate(row.formatted)]
-        table.add_row(row.label, *cells)
-    table.caption = "bold green = best value in the row"
-    return table
+        rows.append([Text(row.label, style="bold")] + [
+            Text(value, style="bold green") if index in best else Text(value)
+            for index, value in enumerate(row.formatted)])
+    table = FitTable(headers, rows, title=f"Compare: {report.spec_name}, {content.summary_line(report)}",
+                     justify=["left"] + ["right"] * len(report.fabrics), header_styles=header_styles)
+    legend = Lines([(f"{fabric.fabric}: ", fabric.name) for fabric in report.fabrics], style="dim")
+    return Group(table, legend, Text("bold green = best value in the row", style="dim"))
 
 
 def recommendation_panel(report: CompareReport) -> Panel:
     recommendation = report.recommendation
-    lines: list[Text] = [Text(content.recommendation_headline(report), style="bold green")]
+    lines: list[RenderableType] = [Text(content.recommendation_headline(report), style="bold green")]
     close_call = content.close_call_note(report)
     if close_call:
         lines.append(Text(f"{content.WARNING_MARK} {close_call}", style="bold yellow"))
@@ -51,51 +50,92 @@ def recommendation_panel(report: CompareReport) -> Panel:
         lines.append(Text(f"Ranking: {' > '.join(recommendation.ranking)}"))
     if recommendation.reasons:
         lines.append(Text("Why:", style="bold"))
-        lines += [Text(f"  • {reason}") for reason in recommendation.reasons]
+        lines.append(Lines([("  • ", reason) for reason in recommendation.reasons]))
     if recommendation.why_not:
         lines.append(Text("Why not the others:", style="bold"))
-        lines += [Text(f"  • {fabric}: {reason}") for fabric, reason in recommendation.why_not.items()]
+        lines.append(Lines([("  • ", f"{fabric}: {reason}") for fabric, reason in recommendation.why_not.items()]))
     if recommendation.disagreements:
         lines.append(Text(f"{content.WARNING_MARK} Rules and numbers disagree:", style="bold yellow"))
-        lines += [Text(f"  {content.WARNING_MARK} {item}", style="yellow") for item in recommendation.disagreements]
+        lines.append(Lines([(f"  {content.WARNING_MARK} ", item) for item in recommendation.disagreements],
+                           style="yellow"))
     return Panel(Group(*lines), title="Recommendation", title_align="left",
                  border_style="yellow" if recommendation.disagreements or recommendation.close_call else "green")
 
 
-def rules_table(report: CompareReport) -> Table:
-    table = Table(title="Decision rules", title_justify="left")
-    for header in content.RULE_HEADERS:
-        table.add_column(header, overflow="fold")
-    for rule, row in zip(report.rules, content.rule_rows(report), strict=True):
+def rules_table(report: CompareReport, verbose: bool = False) -> RenderableType:
+    """Rule id, fired or not and the rule in one line; what the fired rules found below the table.
+
+    `verbose` adds, per rule, what it found and its full citation (quotes with an English rendering).
+    """
+    fired = [rule for rule in report.rules if rule.fired]
+    rows = []
+    for rule in report.rules:
         style = "" if rule.fired else "dim"
-        fired = Text(row[1], style="bold" if rule.fired else "dim")
-        table.add_row(Text(row[0], style=style), fired, Text(row[2], style=style), Text(row[3], style=style),
-                      Text(row[4], style="dim"))
-    return table
+        effect = content.rule_effect(rule)
+        says = rule.title if effect == "-" or not rule.fired else f"{rule.title} → {effect}"
+        rows.append([Text(rule.id, style="bold" if rule.fired else "dim"),
+                     Text("yes" if rule.fired else "no", style="bold" if rule.fired else "dim"),
+                     Text(says, style=style)])
+    title = f"Decision rules: {len(fired)} of {len(report.rules)} fired"
+    parts: list[RenderableType] = [FitTable(("rule", "fired", "says"), rows, title=title)]
+    shown = report.rules if verbose else fired
+    if shown:
+        parts.append(Text("What the rules found:" if verbose else "What the fired rules found:", style="bold"))
+    items: list[tuple[str | Text, str | Text]] = []
+    for rule in shown:
+        items.append((f"  {rule.id}: ", rule.message))
+        if verbose:
+            items.append(("    source: ", Text(with_english(rule.citation), style="dim")))
+    if items:
+        parts.append(Lines(items))
+    if not verbose:
+        parts.append(Text("Citations and every rule's finding: --verbose, --markdown or --html.", style="dim"))
+    return Group(*parts)
 
 
-def crossovers_table(report: CompareReport) -> Table:
-    return _plain_table("Crossovers (cost per useful GPU-hour vs GPU count)", content.CROSSOVER_HEADERS,
-                        content.crossover_rows(report))
+def crossovers_table(report: CompareReport) -> RenderableType:
+    """One row per pair and crossing; the notes as numbered footnotes under the table."""
+    rows = []
+    footnotes: list[tuple[str, str]] = []
+    for fabrics, gpus, below, above, note in content.crossover_rows(report):
+        marker = ""
+        if note:
+            footnotes.append((f"[{len(footnotes) + 1}] ", note))
+            marker = f"[{len(footnotes)}]"
+        rows.append([fabrics, gpus, below, above, marker])
+    headers = [*content.CROSSOVER_HEADERS[:4], "note"]
+    table = FitTable(headers, rows, title="Crossovers (cost per useful GPU-hour vs GPU count)",
+                     justify=["left", "right", "left", "left", "left"])
+    return Group(table, Lines(footnotes, style="dim"))
 
 
-def sensitivity_table(report: CompareReport) -> Table:
-    table = Table(title="Sensitivity (one factor at a time)", title_justify="left")
-    for header in content.sensitivity_headers(report):
-        table.add_column(header, overflow="fold")
-    for row in content.sensitivity_rows(report):
-        flips = row[5] == content.YES_MARK
-        cells = [Text(cell, style="bold red" if flips and index in (0, 5) else "") for index, cell in enumerate(row)]
-        table.add_row(*cells)
-    return table
+def sensitivity_table(report: CompareReport) -> RenderableType:
+    """Factor, its swing, the winner at each end, whether the winner flips and the change of the
+    recommended fabric's deciding metric; the long column names in a legend."""
+    recommended = report.recommendation.recommended
+    rows = []
+    for factor, low, high, winner_low, winner_high, flips, change in content.sensitivity_rows(report):
+        flip_style = "bold red" if flips == content.YES_MARK else ""
+        winners = winner_low if winner_low == winner_high else f"{winner_low} / {winner_high}"
+        rows.append([Text(factor, style=flip_style), f"{low} / {high}", winners, Text(flips, style=flip_style),
+                     change])
+    table = FitTable(("factor", "low / high", "winner", "flips", "change"), rows,
+                     title="Sensitivity (one factor at a time)",
+                     justify=["left", "left", "left", "left", "right"])
+    legend = Lines([("winner: ", "the recommended fabric at the low / high value (one name when both agree)"),
+                    ("change: ", f"change of {recommended}'s {content.metric_label(report.deciding_metric)} "
+                                 "at the low / high value")], style="dim")
+    return Group(table, legend)
 
 
-def compare_renderables(report: CompareReport) -> list[RenderableType]:
+def compare_renderables(report: CompareReport, verbose: bool = False) -> list[RenderableType]:
     """Everything `fabricplan compare` prints: comparison, recommendation, rules, crossovers, sensitivity."""
-    out: list[RenderableType] = [comparison_table(report), recommendation_panel(report), rules_table(report)]
+    out: list[RenderableType] = [comparison_table(report), recommendation_panel(report),
+                                 rules_table(report, verbose=verbose)]
     if report.crossovers:
         out.append(crossovers_table(report))
     if report.sensitivity:
         out.append(sensitivity_table(report))
-    out += [Text(f"note: {note}", style="dim") for note in report.notes]
+    if report.notes:
+        out.append(Lines([("note: ", note) for note in report.notes], style="dim"))
     return out

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
+
+from fabricplan.report.layout import FitTable, Lines
 
 from fabricplan.ops.headroom import HeadroomResult
 
@@ -26,17 +27,15 @@ def _speed_label(speed_mbps: int) -> str:
 def headroom_renderables(result: HeadroomResult, speed_mbps: int, cable_m: float, mtu_bytes: int
                          ) -> list[RenderableType]:
     """The terms table, then XOFF/XON/size, notes and sources (one line each), for the terminal."""
-    table = Table(title=f"PFC headroom, {result.model} model: {_speed_label(speed_mbps)}, {cable_m:g} m, "
-                        f"MTU {mtu_bytes}")
-    table.add_column("term")
-    table.add_column("bytes", justify="right")
-    table.add_column("what")
-    for term in result.terms:
-        table.add_row(term.name, f"{term.bytes:,.1f}", Text(term.detail))
+    table = FitTable(("term", "bytes", "what"),
+                     [[term.name, f"{term.bytes:,.1f}", term.detail] for term in result.terms],
+                     title=f"PFC headroom, {result.model} model: {_speed_label(speed_mbps)}, {cable_m:g} m, "
+                           f"MTU {mtu_bytes}",
+                     justify=["left", "right", "left"])
     xon = (f"XON   {result.xon_bytes:>9,} B" if result.xon_bytes is not None
            else "XON         n/a (model defines none)")
     lines: list[RenderableType] = [table, Text(f"XOFF  {result.xoff_bytes:>9,} B"), Text(xon),
                                    Text(f"size  {result.size_bytes:>9,} B")]
-    lines += [Text(f"note: {note}", style="dim") for note in result.notes]
-    lines += [Text(f"source: {ref}", style="dim") for ref in result.references]
+    lines.append(Lines([("note: ", note) for note in result.notes] +
+                       [("source: ", ref) for ref in result.references], style="dim"))
     return lines

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.table import Table
+from rich.console import Group, RenderableType
+
+from fabricplan.report.layout import FitTable
 
 from fabricplan.perf.collectives import CollectiveResult
 from fabricplan.perf.step import StepResult
@@ -19,17 +21,15 @@ def collective_document(results: Sequence[CollectiveResult], sweep: bool) -> Any
     return [r.as_dict() for r in results] if sweep else results[0].as_dict()
 
 
-def collective_table(results: Sequence[CollectiveResult]) -> Table:
+def collective_table(results: Sequence[CollectiveResult]) -> RenderableType:
     """An nccl-tests-style table: size, time, algbw, busbw and NCCL's choice per size."""
     first = results[0]
-    table = Table(title=f"{first.operation} on {first.fabric}: {first.n_gpus} GPUs, {first.gpus_per_node} per node "
-                        f"(NCCL {first.nccl_version} model)")
-    for column in ("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algo", "proto"):
-        table.add_column(column, justify="right" if "(" in column else "left")
-    for r in results:
-        table.add_row(f"{r.size_bytes}", f"{r.time_us:.2f}", f"{r.algbw_gbytes_per_s:.2f}",
-                      f"{r.busbw_gbytes_per_s:.2f}", r.algorithm, r.protocol)
-    return table
+    headers = ("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algo", "proto")
+    rows = [[f"{r.size_bytes}", f"{r.time_us:.2f}", f"{r.algbw_gbytes_per_s:.2f}", f"{r.busbw_gbytes_per_s:.2f}",
+             r.algorithm, r.protocol] for r in results]
+    return FitTable(headers, rows, justify=["right"] * 4 + ["left"] * 2,
+                    title=f"{first.operation} on {first.fabric}: {first.n_gpus} GPUs, {first.gpus_per_node} per node "
+                          f"(NCCL {first.nccl_version} model)")
 
 
 def step_document(spec_name: str, results: Sequence[StepResult]) -> dict:
@@ -37,15 +37,26 @@ def step_document(spec_name: str, results: Sequence[StepResult]) -> dict:
     return {"spec": spec_name, "results": [r.as_dict() for r in results]}
 
 
-def step_table(spec_name: str, results: Sequence[StepResult]) -> Table:
-    """Step time, its parts, MFU, tokens/s and GPU-hours per job and fabric."""
-    table = Table(title=f"Training step time: {spec_name}")
-    for column in ("job", "fabric", "step (s)", "compute (s)", "bubble (s)", "exposed comm (s)", "MFU",
-                   "tokens/s", "GPU-hours"):
-        table.add_column(column, justify="left" if column in ("job", "fabric") else "right")
+STEP_HEADERS = ("fabric", "step (s)", "compute (s)", "bubble (s)", "exposed comm (s)", "MFU", "tokens/s",
+                "GPU-hours")
+
+
+def step_table(spec_name: str, results: Sequence[StepResult]) -> RenderableType:
+    """Step time, its parts, MFU, tokens/s and GPU-hours: one table per job, one row per fabric.
+
+    Exposed communication lists its non-zero parts (tp, pp, dp, ep) one per line.
+    """
+    by_job: dict[str, list[StepResult]] = {}
     for r in results:
-        exposed = ", ".join(f"{k} {v:.2f}" for k, v in r.exposed_comm_s.items() if v > 0) or "0"
-        hours = f"{r.gpu_hours_for_budget:,.0f}" if r.gpu_hours_for_budget else "-"
-        table.add_row(r.job, r.fabric, f"{r.step_time_s:.3f}", f"{r.compute_s:.3f}", f"{r.bubble_s:.3f}", exposed,
-                      f"{r.mfu:.1%}", f"{r.tokens_per_s:,.0f}", hours)
-    return table
+        by_job.setdefault(r.job, []).append(r)
+    parts: list[RenderableType] = []
+    for job, job_results in by_job.items():
+        rows = []
+        for r in job_results:
+            exposed = "\n".join(f"{k} {v:.2f}" for k, v in r.exposed_comm_s.items() if v > 0) or "0"
+            hours = f"{r.gpu_hours_for_budget:,.0f}" if r.gpu_hours_for_budget else "-"
+            rows.append([r.fabric, f"{r.step_time_s:.3f}", f"{r.compute_s:.3f}", f"{r.bubble_s:.3f}", exposed,
+                         f"{r.mfu:.1%}", f"{r.tokens_per_s:,.0f}", hours])
+        parts.append(FitTable(STEP_HEADERS, rows, title=f"Training step time: {spec_name}, job {job}",
+                              justify=["left"] + ["right"] * 7))
+    return Group(*parts)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
 
 from fabricplan.cost import CostReport
 from fabricplan.cost.bom import CATEGORIES
+from fabricplan.report.layout import FitTable, Lines, plural
 
 
 def usd(value: float | None) -> str:
@@ -28,19 +27,18 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _fabric_table(title: str, report: CostReport) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("", style="bold")
-    for fabric in report.fabrics:
-        table.add_column(fabric.fabric, justify="right")
-    return table
+def _fabric_table(title: str, report: CostReport, rows: list[tuple[str, list[str]]]) -> FitTable:
+    """Rows of labelled values, one column per fabric (one block per row when they do not fit)."""
+    headers = ["", *(f.fabric for f in report.fabrics)]
+    return FitTable(headers, [[label, *values] for label, values in rows], title=title,
+                    justify=["left"] + ["right"] * len(report.fabrics))
 
 
 def topology_table(report: CostReport) -> RenderableType:
-    table = _fabric_table(f"Topology: {report.spec_name}, {report.gpus:,} GPUs on {report.nodes:,} node{'s' if report.nodes != 1 else ''}", report)
     fabrics = report.fabrics
     rows = [
-        ("switch (radix @ speed)", [f"{f.switch_id} ({f.topology.radix} @ {f.port_speed_gbps}G)" for f in fabrics]),
+        ("switch", [f.switch_id for f in fabrics]),
+        ("radix @ port speed", [f"{f.topology.radix} @ {f.port_speed_gbps}G" for f in fabrics]),
         ("style", [f.topology.style for f in fabrics]),
         ("tiers", [str(f.topology.tiers) for f in fabrics]),
         ("leaf switches", [f"{f.topology.leaf_switches:,}" for f in fabrics]),
@@ -53,23 +51,21 @@ def topology_table(report: CostReport) -> RenderableType:
         ("max endpoints at this design", [f"{f.topology.max_endpoints:,}" for f in fabrics]),
     ]
     if any(f.topology.super_core_switches for f in fabrics):  # 4-tier fabrics only
-        rows.insert(6, ("super-core switches", [f"{f.topology.super_core_switches:,}" for f in fabrics]))
-        rows.insert(11, ("core-super-core links", [f"{f.topology.core_super_core_links:,}" for f in fabrics]))
-    for label, values in rows:
-        table.add_row(label, *values)
-    notes = [Text(f"{f.fabric}: {note}", style="dim") for f in fabrics for note in f.topology.notes]
-    return Group(table, *notes)
+        rows.insert(7, ("super-core switches", [f"{f.topology.super_core_switches:,}" for f in fabrics]))
+        rows.insert(12, ("core-super-core links", [f"{f.topology.core_super_core_links:,}" for f in fabrics]))
+    title = (f"Topology: {report.spec_name}, {plural(report.gpus, 'GPU')} on {plural(report.nodes, 'node')}")
+    notes = Lines([(f"{f.fabric}: ", note) for f in fabrics for note in f.topology.notes], style="dim")
+    return Group(_fabric_table(title, report, rows), notes)
 
 
 def cost_tables(report: CostReport) -> list[RenderableType]:
     """A summary table across fabrics and a BOM table per fabric."""
     fabrics = report.fabrics
     horizon = report.assumptions.horizon_years
-    summary = _fabric_table(
-        f"Cost: {report.spec_name}, {report.gpus:,} GPUs, {horizon:g}-year horizon "
-        f"({report.assumptions.price_point} prices)", report)
+    title = (f"Cost: {report.spec_name}, {plural(report.gpus, 'GPU')}, {horizon:g}-year horizon "
+             f"({report.assumptions.price_point} prices)")
     rows: list[tuple[str, list[str]]] = [
-        ("topology", [f"{f.topology.tiers}-tier {f.topology.style}, {f.topology.total_switches:,} switches"
+        ("topology", [f"{f.topology.tiers}-tier {f.topology.style}, {plural(f.topology.total_switches, 'switch')}"
                       for f in fabrics]),
     ]
     rows += [(f"capex: {c}", [usd(f.capex_usd[c]) for f in fabrics]) for c in CATEGORIES]
@@ -88,16 +84,11 @@ def cost_tables(report: CostReport) -> list[RenderableType]:
         ("network share of cluster capex", [percent(f.network_share_of_cluster_capex) for f in fabrics]),
         ("cluster TCO", [usd(f.cluster_tco_usd) for f in fabrics]),
     ]
-    for label, values in rows:
-        summary.add_row(label, *values)
-    out: list[RenderableType] = [summary]
+    out: list[RenderableType] = [_fabric_table(title, report, rows)]
     for fabric in fabrics:
-        bom = Table(title=f"Bill of materials: {fabric.fabric}", title_justify="left")
-        for column, justify in (("category", "left"), ("item", "left"), ("role", "left"),
-                                ("qty", "right"), ("unit", "right"), ("total", "right"), ("power", "right")):
-            bom.add_column(column, justify=justify)  # type: ignore[arg-type]
-        for line in fabric.bom:
-            bom.add_row(line.category, line.item_id, line.role, f"{line.quantity:,}", usd(line.unit_price_usd),
-                        usd(line.price_usd), f"{line.power_w / 1000:,.2f} kW")
-        out.append(bom)
+        lines = [[f"{line.item_id}\n{line.role}", line.category, f"{line.quantity:,}", usd(line.unit_price_usd),
+                  usd(line.price_usd), f"{line.power_w / 1000:,.2f} kW"] for line in fabric.bom]
+        out.append(FitTable(("item / role", "category", "qty", "unit", "total", "power"), lines,
+                            title=f"Bill of materials: {fabric.fabric}",
+                            justify=["left", "left", "right", "right", "right", "right"]))
     return out

@@ -49,32 +49,46 @@ def as_json(fabric: Fabric, findings: list[Finding]) -> dict[str, Any]:
     return {"summary": summary(fabric, findings), "findings": [f.as_dict() for f in ordered]}
 
 
+def _wrapped(console: Console, label: Text, body: Text) -> None:
+    """`label body`, wrapped to the console's width with every continuation line indented under
+    the body, so a message, a fix or a long path reads as one block at 80 columns."""
+    width = console.width
+    lead = label.cell_len
+    if lead > width // 2:
+        console.print(label)
+        label, lead = Text("    "), 4
+    # a word wider than the line (a long path) stays whole on a line of its own, never folded
+    for number, line in enumerate(body.wrap(console, max(1, width - lead), overflow="ignore")):
+        console.print((label if number == 0 else Text(" " * lead)) + line, soft_wrap=True)
+
+
 def print_text(console: Console, fabric: Fabric, findings: list[Finding]) -> None:
     """Findings grouped by link, worst first, each with its fix and location."""
     by_link: dict[str, list[Finding]] = {}
     for item in findings:
         by_link.setdefault(item.link, []).append(item)
     for link, items in by_link.items():
-        console.print(Text(link, style="bold"))
+        console.print(Text(link, style="bold"), soft_wrap=True)
         for item in _sorted(items):
-            line = Text("  ")
-            line.append(f"{item.severity.upper():<7}", style=_STYLE[item.severity])
-            line.append(f" {item.rule_id:<8} ", style="bold")
-            line.append(item.message)
-            console.print(line, soft_wrap=True)
-            console.print(Text(f"           fix: {item.fix}", style="green"), soft_wrap=True)
+            label = Text("  ")
+            label.append(f"{item.severity.upper():<7}", style=_STYLE[item.severity])
+            label.append(f" {item.rule_id:<8} ", style="bold")
+            _wrapped(console, label, Text(item.message))
+            _wrapped(console, Text("           fix: ", style="green"), Text(item.fix, style="green"))
             if item.evidence:
-                console.print(Text("           evidence: " + json.dumps(item.evidence, sort_keys=True), style="dim"), soft_wrap=True)
+                _wrapped(console, Text("           evidence: ", style="dim"),
+                         Text(json.dumps(item.evidence, sort_keys=True), style="dim"))
             if item.location:
-                console.print(Text(f"           at: {item.location}", style="dim"), soft_wrap=True)
+                _wrapped(console, Text("           at: ", style="dim"), Text(item.location, style="dim"))
         console.print()
     s = summary(fabric, findings)
-    checked = f"{s['links']} links ({s['nics']} NIC ports, {s['switch_ports']} switch ports)"
+    checked = (f"{_plural(s['links'], 'link')} ({_plural(s['nics'], 'NIC port')}, "
+               f"{_plural(s['switch_ports'], 'switch port')})")
     if findings:
-        console.print(Text(f"{_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info "
-                           f"on {s['links_with_findings']} of {checked}", style="bold"))
+        _wrapped(console, Text(""), Text(f"{_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, "
+                                         f"{s['info']} info on {s['links_with_findings']} of {checked}", style="bold"))
     else:
-        console.print(Text(f"No findings: {checked} checked.", style="bold green"))
+        _wrapped(console, Text(""), Text(f"No findings: {checked} checked.", style="bold green"))
 
 
 def _sarif_location(location: str | None) -> list[dict[str, Any]]:

@@ -462,3 +462,50 @@ def format_validation_error(exc: ValidationError, max_errors: int = 3) -> str:
     if more > 0:
         parts.append(f"and {more} more error(s)")
     return "; ".join(parts)
+
+
+def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> None:
+    """Write `text` (UTF-8) to `path` all at once or not at all.
+
+    The text goes to a temporary file in the same folder, is flushed to disk, and then replaces
+    `path` with `os.replace` (atomic on POSIX and Windows within one file system). A failure at any
+    point (disk full, permission denied, a missing folder) removes the temporary file, leaves a
+    previous `path` byte for byte as it was, and raises a one-line `InputError` naming `path`.
+    `what` names the output in the message ("HTML report", "example spec").
+    """
+    import tempfile
+
+    path = Path(path)
+    where = str(path)
+    folder = path.parent
+    if path.is_dir():
+        raise InputError(f"cannot write the {what}: this is a directory; give a file name", location=where)
+    if not folder.is_dir():
+        raise InputError(f"cannot write the {what}: folder {str(folder)!r} does not exist", location=where)
+    temporary: str | None = None
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            try:
+                os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
+            except OSError:
+                pass
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as exc:
+        raise InputError(f"cannot write the {what}: {exc.strerror or exc}; nothing was changed",
+                         location=where) from None
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass

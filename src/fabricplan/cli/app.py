@@ -18,6 +18,32 @@ app = typer.Typer(
 )
 
 
+def _flags_show_no_type() -> None:
+    """On/off options (`--json`, `--quick`, `--help`) show as bare flags in `--help`.
+
+    typer's rich help prints a value type after every option, so a flag reads `--json <bool>` as if
+    it took a value. A flag takes none: its type column is left empty. Options with values keep theirs.
+    """
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # another typer layout: its help is left as it is
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_fabricplan_flags", False):
+        return
+
+    def display_type_rich(self, ctx):  # type: ignore[no-untyped-def]
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return original(self, ctx)
+
+    display_type_rich._fabricplan_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_type()
+
+
 def _register_all() -> None:
     """Each command module adds its commands to `app`: planning, performance, decision, operations."""
     from fabricplan.cli import decide_cmds, ops_cmds, perf_cmds, plan_cmds

@@ -54,12 +54,10 @@ def compare(
         report = compare_spec(spec, cat, progress=progress, search_scale=not quick, analyse_sensitivity=not quick,
                               plan=plan)
     if html is not None:
+        from fabricplan.io import write_text_atomic
         from fabricplan.report.html import compare_html
 
-        try:
-            html.write_text(compare_html(report), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write the HTML report: {exc.strerror or exc}", location=str(html)) from exc
+        write_text_atomic(html, compare_html(report), what="HTML report")
         if show_progress:
             stderr.print(f"wrote {html}")
     if json_output:

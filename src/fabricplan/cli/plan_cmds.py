@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -40,20 +41,30 @@ def schema(json_output: JsonOption = False) -> None:
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="Where to write the example spec.")] = Path("cluster.yaml"),
+    path: Annotated[Path, typer.Argument(help="Where to write the example spec; - prints it on stdout.")
+                    ] = Path("cluster.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Write a commented example cluster spec to start from."""
     from fabricplan.spec.example import EXAMPLE_SPEC_YAML
 
+    if str(path) == "-":
+        if json_output:
+            raise InputError("init - prints the spec itself; --json applies to writing a file", location="--json")
+        sys.stdout.write(EXAMPLE_SPEC_YAML)
+        return
+    if path.is_dir():
+        raise InputError("is a directory; give a file name, e.g. cluster.yaml inside it", location=str(path))
     if path.exists() and not force:
         raise InputError("file exists; pass --force to overwrite it", location=str(path))
-    path.write_text(EXAMPLE_SPEC_YAML, encoding="utf-8")
+    from fabricplan.io import write_text_atomic
+
+    write_text_atomic(path, EXAMPLE_SPEC_YAML, what="example spec")
     if json_output:
         emit_json({"written": str(path)})
     else:
-        stdout.print(f"wrote {path}; edit it, then run: fabricplan compare {path}")
+        stdout.print(f"wrote {path}; edit it, then run: fabricplan compare {path}", soft_wrap=True)
 
 
 @catalog_app.command("list")

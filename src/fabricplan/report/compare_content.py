@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabricplan.decide.models import CompareReport, FabricOutcome, RuleResult
+from fabricplan.report.layout import plural
 from fabricplan.report.quotes import with_english
 from fabricplan.report.tables import percent, usd
 
@@ -179,7 +180,8 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
 
 
 def summary_line(report: CompareReport) -> str:
-    return (f"{report.gpus:,} GPUs, {len(report.fabrics)} fabrics, {report.horizon_years:g}-year horizon, "
+    return (f"{plural(report.gpus, 'GPU')}, {plural(len(report.fabrics), 'fabric')}, "
+            f"{report.horizon_years:g}-year horizon, "
             f"deciding metric: {metric_label(report.deciding_metric)}")
 
 

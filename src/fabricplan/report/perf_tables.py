@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 
-from fabricplan.report.layout import FitTable
+from fabricplan.report.layout import FitTable, plural
 
 from fabricplan.perf.collectives import CollectiveResult
 from fabricplan.perf.step import StepResult
@@ -28,7 +28,7 @@ def collective_table(results: Sequence[CollectiveResult]) -> RenderableType:
     rows = [[f"{r.size_bytes}", f"{r.time_us:.2f}", f"{r.algbw_gbytes_per_s:.2f}", f"{r.busbw_gbytes_per_s:.2f}",
              r.algorithm, r.protocol] for r in results]
     return FitTable(headers, rows, justify=["right"] * 4 + ["left"] * 2,
-                    title=f"{first.operation} on {first.fabric}: {first.n_gpus} GPUs, {first.gpus_per_node} per node "
+                    title=f"{first.operation} on {first.fabric}: {plural(first.n_gpus, 'GPU')}, {first.gpus_per_node} per node "
                           f"(NCCL {first.nccl_version} model)")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -57,9 +58,27 @@ def _wrapped(console: Console, label: Text, body: Text) -> None:
     if lead > width // 2:
         console.print(label)
         label, lead = Text("    "), 4
-    # a word wider than the line (a long path) stays whole on a line of its own, never folded
-    for number, line in enumerate(body.wrap(console, max(1, width - lead), overflow="ignore")):
+    for number, line in enumerate(_word_lines(body, max(1, width - lead))):
         console.print((label if number == 0 else Text(" " * lead)) + line, soft_wrap=True)
+
+
+def _word_lines(text: Text, width: int) -> list[Text]:
+    """`text` cut into lines of at most `width` cells at spaces; a word wider than a line (a long
+    path) stays whole on a line of its own, never folded."""
+    plain = text.plain
+    cuts: list[int] = []
+    line_start, used = 0, 0
+    for match in re.finditer(r"\S+", plain):
+        size = cell_len(match.group(0))
+        if used and used + 1 + size > width:
+            cuts.append(match.start())
+            line_start, used = match.start(), size
+        else:
+            used = size if not used else match.end() - line_start
+    lines = text.divide(cuts) if cuts else [text]
+    for line in lines:
+        line.rstrip()
+    return list(lines)
 
 
 def print_text(console: Console, fabric: Fabric, findings: list[Finding]) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
 
 from fabricplan.cli.common import emit_json, stdout
 from fabricplan.errors import InputError
@@ -85,22 +84,21 @@ def catalog_list(
     if json_output:
         emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names})
         return
+    from fabricplan.report.layout import FitTable
+
     for name in names:
-        table = Table(title=name, title_justify="left")
         if name in ENTRY_SECTIONS:
-            for column in ("id", "name", "date", "origin"):
-                table.add_column(column)
-            for entry_id, entry in cat.section(name).items():
-                table.add_row(entry_id, entry.name, entry.date, cat.origins[name][entry_id])
+            rows = [[entry_id, entry.name, entry.date, cat.origins[name][entry_id]]
+                    for entry_id, entry in cat.section(name).items()]
+            stdout.print(FitTable(("id", "name", "date", "origin"), rows, title=name))
         else:
-            for column in ("path", "value", "date", "origin"):
-                table.add_column(column, overflow="fold")
+            rows = []
             for path, item in cat.document_items(name):
                 full = f"{name}.{path}"
                 value = getattr(item, "value", None) if hasattr(item, "value") else None
                 shown = "" if value is None else _short_value(value)
-                table.add_row(path, shown, cat.source_of(full)[1], cat.origin(full))
-        stdout.print(table)
+                rows.append([path, shown, cat.source_of(full)[1], cat.origin(full)])
+            stdout.print(FitTable(("path", "value", "date", "origin"), rows, title=name))
 
 
 def _items(cat, name: str):
@@ -149,13 +147,9 @@ def catalog_show(
                 emit_json({"section": name, "origin": cat.origins[name][entry_id],
                            "entry": entry.model_dump(mode="json")})
                 return
-            table = Table(title=f"{name}: {entry_id} ({cat.origins[name][entry_id]})", show_header=False,
-                          title_justify="left")
-            table.add_column("field", style="bold")
-            table.add_column("value", overflow="fold")
-            for key, value in entry.model_dump(mode="json").items():
-                table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
-            stdout.print(table)
+            rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
+                    for key, value in entry.model_dump(mode="json").items()]
+            stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows))
             return
     path = _document_path(cat, entry_id) if entry_id not in DOCUMENTS else None
     if path is None and "." in entry_id:
@@ -167,23 +161,29 @@ def catalog_show(
         if json_output:
             emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin})
             return
-        table = Table(title=f"{path} ({origin})", show_header=False, title_justify="left")
-        table.add_column("field", style="bold")
-        table.add_column("value", overflow="fold")
+        rows = []
         if isinstance(value, dict) and "value" in value and "source" in value:  # a sourced item: its fields
             for key, field_value in value.items():
                 if field_value is not None:
-                    table.add_row(key, json.dumps(field_value) if isinstance(field_value, (dict, list))
-                                  else str(field_value))
+                    rows.append([key, json.dumps(field_value, ensure_ascii=False)
+                                 if isinstance(field_value, (dict, list)) else str(field_value)])
         else:
-            table.add_row("value", json.dumps(value) if isinstance(value, (dict, list)) else str(value))
-            table.add_row("source", source)
-            table.add_row("date", date)
-        stdout.print(table)
+            rows += [["value", json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)],
+                     ["source", source], ["date", date]]
+        stdout.print(_field_table(f"{path} ({origin})", rows))
         return
     known = sorted(i for name in SECTIONS for i in cat.section(name))
     raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)} "
                      f"(or a perf parameter, or a dotted path such as perf_defaults.parameters.<name>)")
+
+
+def _field_table(title: str, rows: list[list[str]]):
+    """Field / value rows of one catalog entry; Chinese source quotes get their English rendering."""
+    from fabricplan.report.layout import FitTable
+    from fabricplan.report.quotes import with_english
+
+    return FitTable(("field", "value"), [[key, with_english(value)] for key, value in rows], title=title,
+                    show_header=False, column_styles=("bold", ""))
 
 
 def _load(spec_path: Path, catalog_paths: list[Path] | None):

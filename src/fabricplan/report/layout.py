@@ -11,6 +11,7 @@ single word is wider than the whole terminal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +36,17 @@ def one_line(cell: Cell, separator: str = ", ") -> Text:
     return Text(separator).join(text.split("\n"))
 
 
+# Chinese, Japanese and Korean text breaks between any two characters, not only at spaces.
+_CJK_UNITS = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]|"
+                        r"[^\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+")
+
+
+def word_width(word: str) -> int:
+    """The narrowest width that shows `word` without cutting it: the word itself, or for CJK text
+    its widest unbreakable unit (one character, or a run of Latin letters inside it)."""
+    return max((cell_len(unit) for unit in _CJK_UNITS.findall(word)), default=0)
+
+
 def wrapped_lines(text: str, width: int) -> int:
     """Lines `text` takes when word-wrapped to `width` cells (as rich wraps a table cell)."""
     count = 0
@@ -43,6 +55,10 @@ def wrapped_lines(text: str, width: int) -> int:
         lines = 1
         for word in line.split():
             size = cell_len(word)
+            if size > width:  # CJK text folds across lines
+                lines += (size - 1) // width + (1 if used >= 0 else 0)
+                used = (size - 1) % width + 1
+                continue
             if used >= 0 and used + 1 + size > width:
                 lines += 1
                 used = size
@@ -60,7 +76,7 @@ def fit_widths(cells: Sequence[Sequence[str]], available: int) -> list[int] | No
     width, until no line can be saved; what is left stays unused.
     """
     columns = len(cells[0]) if cells else 0
-    minimums = [max(1, max((max((cell_len(w) for w in row[c].split()), default=0) for row in cells),
+    minimums = [max(1, max((max((word_width(w) for w in row[c].split()), default=0) for row in cells),
                            default=0)) for c in range(columns)]
     maximums = [max(minimums[c], max((max((cell_len(line) for line in row[c].split("\n")), default=0)
                                       for row in cells), default=0)) for c in range(columns)]
@@ -185,6 +201,12 @@ class FitTable:
 
     def stacked(self, console: Console, width: int) -> list[Text]:
         out: list[Text] = []
+        if not self.show_header:  # key / value rows: "key: value" under a hanging indent
+            for row in self.rows:
+                label = as_text(row[0]).copy()
+                label.stylize("bold")
+                out += hanging(console, label + Text(": "), Text("  ").join(one_line(c) for c in row[1:]), width)
+            return out
         for row in self.rows:
             name = Text(" ").join(as_text(row[i]) for i in self.stacked_title if as_text(row[i]).plain)
             name.stylize("bold")

@@ -464,6 +464,16 @@ def format_validation_error(exc: ValidationError, max_errors: int = 3) -> str:
     return "; ".join(parts)
 
 
+def check_output_path(path: str | Path, *, what: str = "file") -> None:
+    """Fail early, in one line, when `path` cannot be an output file: it is a directory, or its
+    folder does not exist. Commands call this before long work whose result goes to `path`."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"cannot write the {what}: this is a directory; give a file name", location=str(path))
+    if not path.parent.is_dir():
+        raise InputError(f"cannot write the {what}: folder {str(path.parent)!r} does not exist", location=str(path))
+
+
 def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> None:
     """Write `text` (UTF-8) to `path` all at once or not at all.
 
@@ -478,10 +488,7 @@ def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> Non
     path = Path(path)
     where = str(path)
     folder = path.parent
-    if path.is_dir():
-        raise InputError(f"cannot write the {what}: this is a directory; give a file name", location=where)
-    if not folder.is_dir():
-        raise InputError(f"cannot write the {what}: folder {str(folder)!r} does not exist", location=where)
+    check_output_path(path, what=what)
     temporary: str | None = None
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

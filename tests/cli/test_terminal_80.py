@@ -131,9 +131,10 @@ def test_lint_at_80_columns_cuts_no_cell(cli80, variant):
         assert " ".join(finding["fix"].split()) in flat
         if finding.get("location"):
             assert finding["location"] in text.out  # a path is never wrapped or folded
-    for line in text.out.splitlines():  # only an unbreakable path may run past the edge
+        assert f"fix: {finding['fix']}" in text.out  # a command to paste stays on one line
+    for line in text.out.splitlines():  # only a path or a command to paste may run past the edge
         if cell_len(line) > WIDTH:
-            assert len(line.split()) <= 2 and line.lstrip().startswith("at: "), line
+            assert (len(line.split()) <= 2 and line.lstrip().startswith("at: ")) or line.lstrip().startswith("fix: "), line
 
 
 @pytest.mark.parametrize("args", [

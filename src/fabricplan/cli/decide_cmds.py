@@ -43,6 +43,10 @@ def compare(
     if efficiency_model is not None:
         resolve_efficiency_model(efficiency_model)  # an unknown name fails before any work
         plan = DEFAULT_PLAN.replace(efficiency_model=efficiency_model)
+    if html is not None:
+        from fabricplan.io import check_output_path
+
+        check_output_path(html, what="HTML report")  # before minutes of work, not after
     cat = load_catalog(catalog or [])
     spec = load_spec(spec_path, cat)
     show_progress = not quiet

@@ -93,7 +93,8 @@ def print_text(console: Console, fabric: Fabric, findings: list[Finding]) -> Non
             label.append(f"{item.severity.upper():<7}", style=_STYLE[item.severity])
             label.append(f" {item.rule_id:<8} ", style="bold")
             _wrapped(console, label, Text(item.message))
-            _wrapped(console, Text("           fix: ", style="green"), Text(item.fix, style="green"))
+            # the fix is a command to paste: one line, never broken (the terminal may wrap it visually)
+            console.print(Text(f"           fix: {item.fix}", style="green"), soft_wrap=True)
             if item.evidence:
                 _wrapped(console, Text("           evidence: ", style="dim"),
                          Text(json.dumps(item.evidence, sort_keys=True), style="dim"))

@@ -42,7 +42,7 @@ def test_every_rule_has_a_broken_variant():
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.ID)
 def test_rule_module_contract(rule):
     assert rule.SEVERITY in SEVERITIES and rule.SCOPE in ("link", "fabric")
-    assert isinstance(rule.DEFAULTS, dict) and rule.TITLE
+    assert isinstance(rule.defaults(), dict) and rule.TITLE
     doc = rule.__doc__ or ""
     assert doc.startswith(rule.ID) and "Passing" in doc and "Failing" in doc
     assert callable(rule.check)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops.lint.config import LintConfig, load_config
@@ -71,9 +72,12 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
     return Fabric(links=links, nics=list(nics), switch_ports=list(ports)), notes
 
 
-def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
-    """Run every enabled rule; severities come from the config (or the rule's default)."""
-    config = config or LintConfig()
+def lint(fabric: Fabric, config: LintConfig | None = None, catalog: Any = None) -> list[Finding]:
+    """Run every enabled rule; severities come from the config (or the rule's default), default
+    options from ``catalog`` (else the config's catalog, else the bundled one)."""
+    config = config or LintConfig(catalog=catalog)
+    if catalog is not None and config.catalog is None:
+        config = replace(config, catalog=catalog)
     findings: list[Finding] = []
     for rule in RULES:
         settings = config.for_rule(rule)
@@ -81,7 +85,7 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
             continue
         targets = [fabric] if rule.SCOPE == "fabric" else fabric.links
         for target in targets:
-            for item in rule.check(target, settings.options):
+            for item in rule.check(target, settings.options, config.catalog):
                 item.severity = settings.severity
                 if item.max_severity and severity_rank(item.max_severity) < severity_rank(item.severity):
                     item.severity = item.max_severity
@@ -90,15 +94,17 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
 
 
 def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | str],
-               cabling_path: Path | str | None = None, config_path: Path | str | None = None) -> LintResult:
-    """Read every input, build the fabric and lint it (what ``fabricplan lint`` does)."""
-    config = load_config(config_path, RULES)
+               cabling_path: Path | str | None = None, config_path: Path | str | None = None,
+               catalog: Any = None) -> LintResult:
+    """Read every input, build the fabric and lint it (what ``fabricplan lint`` does); ``catalog``
+    (a :class:`~fabricplan.catalog.Catalog`, None = bundled) supplies the rules' defaults."""
+    config = load_config(config_path, RULES, catalog)
     if not nic_paths and not switch_paths:
         raise InputError("nothing to lint: give --nic and/or --switch inputs")
     nics = read_nics(list(nic_paths)) if nic_paths else []
     ports: list[SwitchPortQos] = []
     for path in _expand_switch_paths(switch_paths):
-        read = read_config_db(path)
+        read = read_config_db(path, catalog)
         if not read:
             raise InputError("read 0 switch ports: no PORT or PORT_QOS_MAP rows (expected CONFIG_DB tables, "
                              "nested {\"PORT\": {...}} or flat {\"PORT|Ethernet0\": {...}})", location=str(path))

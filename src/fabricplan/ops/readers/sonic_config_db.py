@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fabricplan.errors import InputError
+from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
 from fabricplan.ops.model import (
     BufferPool,
@@ -287,7 +287,7 @@ def _switch_name(db: _Db, path: Path) -> str:
     return path.parent.name if path.stem == "config_db" and path.parent.name else path.stem
 
 
-def read_config_db(path: Path | str) -> list[SwitchPortQos]:
+def read_config_db(path: Path | str, catalog: Any = None) -> list[SwitchPortQos]:
     """Read one ``config_db.json`` into one resolved :class:`SwitchPortQos` per port.
 
     Ports are those in ``PORT`` and ``PORT_QOS_MAP`` (``global`` is applied to every port as a
@@ -335,7 +335,7 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
             qos_rows[name] = (key, row)
             port(name)
     for name, sp in ports.items():
-        _apply_qos_map(db, sp, qos_rows.get(name), global_row)
+        _apply_qos_map(db, sp, qos_rows.get(name), global_row, catalog)
     _read_queues(db, port)
     _read_buffers(db, port)
     _read_cable_lengths(db, ports)
@@ -402,8 +402,8 @@ _MAPS = (
 
 
 def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] | None,
-                   global_row: tuple[str, dict[str, Any]] | None) -> None:
-    ranges = defaults.value("lint.yang_map_ranges")
+                   global_row: tuple[str, dict[str, Any]] | None, catalog: Any = None) -> None:
+    ranges = _map_ranges(catalog)
     for field_name, table, attr in _MAPS:
         key_hi, value_hi = ranges[table]["key_max"], ranges[table]["value_max"]
         for src in (own, global_row):
@@ -426,6 +426,19 @@ def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] |
     if wd_text is not None:
         sp.locations["pfcwd_sw_enable"] = db.loc("PORT_QOS_MAP", key, "pfcwd_sw_enable")
         sp.pfcwd_sw_enable = _prio_set(wd_text, sp.locations["pfcwd_sw_enable"])
+
+
+def _map_ranges(catalog: Any) -> dict[str, dict[str, int]]:
+    """``lint.yang_map_ranges``, checked (a catalog overlay may have changed it)."""
+    ranges = defaults.value("lint.yang_map_ranges", catalog)
+    where = defaults.where("lint.yang_map_ranges", catalog)
+    for _field, table, _attr in _MAPS:
+        row = ranges.get(table) if isinstance(ranges, dict) else None
+        if not isinstance(row, dict):
+            raise CatalogError(f"has no {table} entry with key_max and value_max", location=where)
+        for bound in ("key_max", "value_max"):
+            defaults.check_number(row.get(bound), f"{where}.{table}.{bound}", 0, 255, integer=True)
+    return ranges
 
 
 def _read_queues(db: _Db, port: Any) -> None:

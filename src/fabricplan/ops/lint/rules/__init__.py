@@ -1,8 +1,9 @@
 """The lint rules, registered explicitly (order = report order).
 
-Each module has ``ID``, ``SEVERITY``, ``SCOPE`` ("link" or "fabric"), ``TITLE``, ``DEFAULTS`` and
-``check(link_or_fabric, options) -> Iterator[Finding]``; its docstring shows a passing and a
-failing example.
+Each module has ``ID``, ``SEVERITY``, ``SCOPE`` ("link" or "fabric"), ``TITLE``, ``OPTIONS``
+(option -> dotted path of its default in the catalog's ``ops_defaults``), ``defaults(catalog) ->
+dict`` (the default options under that catalog, overlays applied) and ``check(link_or_fabric,
+options, catalog) -> Iterator[Finding]``; its docstring shows a passing and a failing example.
 """
 
 from fabricplan.ops.lint.rules import (

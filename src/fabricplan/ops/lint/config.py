@@ -25,10 +25,9 @@ from types import ModuleType
 from typing import Any
 
 from fabricplan.errors import InputError
-from fabricplan.io import parse_text
 from fabricplan.ops.lint import options as option_checks
 from fabricplan.ops.lint.finding import SEVERITIES
-from fabricplan.ops.readers._common import read_text
+from fabricplan.ops.readers._common import read_structured
 
 
 @dataclass
@@ -71,8 +70,7 @@ def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any =
     if path is None:
         return LintConfig(catalog=catalog)
     source = str(path)
-    text = read_text(path)
-    data = parse_text(text, source) if text.strip() else None
+    _text, data = read_structured(path, as_json=False)  # strict: duplicated keys, depth, aliases, digits
     if data is None:
         return LintConfig(source=source, catalog=catalog)
     if not isinstance(data, dict) or set(data) - {"settings", "rules"}:

@@ -23,11 +23,12 @@ class LintResult:
 
 
 def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
-                 cabling: Sequence[CablingEntry] | None) -> tuple[Fabric, list[str]]:
+                 cabling: Sequence[CablingEntry] | None, cabling_source: str | None = None) -> tuple[Fabric, list[str]]:
     """Pair NIC ports with switch ports using the cabling file.
 
     Uncabled NICs and switch ports become one-sided links (their one-sided rules still run).
-    Without a cabling file, a single NIC and a single switch port are paired.
+    Without a cabling file, a single NIC and a single switch port are paired. What the cabling
+    file names but no input matched is kept in ``Fabric.cabling`` for the LINK001/LINK002 rules.
     """
     notes: list[str] = []
     nic_by_name = {nic.name: nic for nic in nics}
@@ -45,11 +46,7 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
             nic = nic_by_name.get(entry.nic)
             port = port_by_name.get(entry.switch_port)
             if nic is None and port is None:
-                continue
-            if nic is None:
-                notes.append(f"{entry.location}: NIC {entry.nic} not captured; checking {entry.switch_port} alone")
-            if port is None:
-                notes.append(f"{entry.location}: switch port {entry.switch_port} not in any config_db; checking {entry.nic} alone")
+                continue  # reported by LINK001/LINK002 (fabric.cabling keeps the row)
             links.append(Link(nic=nic, switch=port, cable_m=entry.length_m, location=entry.location))
             if nic is not None:
                 used_nics.add(nic.name)
@@ -63,13 +60,13 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
         notes.append("no --cabling file: NIC and switch sides are checked separately (no cross-link checks)")
     for nic in nics:
         if nic.name not in used_nics:
-            if cabling:
-                notes.append(f"NIC {nic.name} is not in the cabling file; checking it alone")
             links.append(Link(nic=nic, switch=None))
     for port in ports:
         if port.name not in used_ports:
             links.append(Link(nic=None, switch=port))
-    return Fabric(links=links, nics=list(nics), switch_ports=list(ports)), notes
+    return Fabric(links=links, nics=list(nics), switch_ports=list(ports),
+                  cabling=list(cabling) if cabling is not None else None,
+                  cabling_source=cabling_source), notes
 
 
 def lint(fabric: Fabric, config: LintConfig | None = None, catalog: Any = None) -> list[Finding]:
@@ -110,7 +107,7 @@ def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | st
                              "nested {\"PORT\": {...}} or flat {\"PORT|Ethernet0\": {...}})", location=str(path))
         ports.extend(read)
     cabling = read_cabling(cabling_path) if cabling_path is not None else None
-    fabric, notes = build_fabric(nics, ports, cabling)
+    fabric, notes = build_fabric(nics, ports, cabling, str(cabling_path) if cabling_path is not None else None)
     if not fabric.links:
         raise InputError("read 0 links: nothing was checked", location=", ".join(str(p) for p in (*nic_paths, *switch_paths)))
     return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)

@@ -14,6 +14,8 @@ from fabricplan.ops.lint.rules import (
     ecn_before_pfc,
     ecn_wred,
     ets_bandwidth,
+    link_unmatched,
+    link_unpaired,
     lossless_priority_count,
     mtu_consistency,
     nic_headroom,
@@ -24,6 +26,8 @@ from fabricplan.ops.lint.rules import (
 )
 
 RULES = [
+    link_unpaired,
+    link_unmatched,
     trust_mode,
     classification_chain,
     pfc_priority_mismatch,

@@ -25,6 +25,7 @@ from typing import Any
 
 from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
+from fabricplan.ops.defaults import span
 from fabricplan.ops.model import (
     BufferPool,
     BufferProfile,
@@ -477,7 +478,8 @@ def _read_cable_lengths(db: _Db, ports: dict[str, SwitchPortQos]) -> None:
             m = _CABLE.match(text[:200]) if isinstance(text, str) else None
             if not m:
                 shown = text if not isinstance(text, str) or len(text) <= 40 else text[:37] + "..."
-                raise InputError(f"cable length must look like '5m', got {shown!r}", location=location)
+                raise InputError(f"cable length must look like '5m' (metres, {span(*CABLE_RANGE_M)}), got {shown!r}",
+                                 location=location)
             length = parse_decimal(m.group(1), location, "cable length", *CABLE_RANGE_M, unit=" m")
             for port_name in (n.strip() for n in name.split(",")):
                 if port_name in ports:

@@ -141,20 +141,21 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
 
 
 def lint(nic: Sequence[str | Path] = (), switch: Sequence[str | Path] = (), *, cabling: str | Path | None = None,
-         config: str | Path | None = None) -> LintResult:
-    """Lossless-Ethernet configuration findings for NIC captures and SONiC config_db files."""
+         config: str | Path | None = None, catalog: Catalog | Sequence[str | Path] | None = None) -> LintResult:
+    """Lossless-Ethernet configuration findings for NIC captures and SONiC config_db files; the
+    rules' default thresholds come from the catalog's ``ops_defaults`` (overlays apply)."""
     from fabricplan.ops.lint import lint_paths
 
-    return lint_paths(list(nic), list(switch), cabling, config)
+    return lint_paths(list(nic), list(switch), cabling, config, catalog=_catalog(catalog))
 
 
 def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "generic",
-             **options: Any) -> HeadroomResult:
+             catalog: Catalog | Sequence[str | Path] | None = None, **options: Any) -> HeadroomResult:
     """PFC headroom (XOFF, XON, size and every term) for a link speed (``"400G"`` or Mb/s), a cable
-    length (``"30m"`` or metres) and an MTU [bytes]. ``options`` are the model's own (see
-    ``fabricplan headroom --help``)."""
+    length (``"30m"`` or metres) and an MTU [bytes], with the constants of ``catalog``. ``options``
+    are the model's own (see ``fabricplan headroom --help``)."""
     from fabricplan.ops import headroom as models
 
     speed_mbps = models.parse_speed_mbps(speed if isinstance(speed, str) else str(speed), "speed")
     cable_m = models.parse_length_m(cable if isinstance(cable, str) else str(cable), "cable")
-    return models.compute(model, speed_mbps, cable_m, mtu, **options)
+    return models.compute(model, speed_mbps, cable_m, mtu, catalog=_catalog(catalog), **options)

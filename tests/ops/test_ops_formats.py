@@ -48,7 +48,7 @@ def test_lldpad_warning_and_unknown_tsa_are_accepted():
 
 def test_default_priority_out_of_range_names_line():
     text = (SAMPLES / "2023-max-buffer.txt").read_text().replace("\tprio:3\n", "\tprio:9\n")
-    with pytest.raises(InputError, match="default priority 9") as info:
+    with pytest.raises(InputError, match="default priority must be in 0..7, got 9") as info:
         parse_mlnx_qos(text, "bad.txt")
     assert info.value.location == "bad.txt:13"
 

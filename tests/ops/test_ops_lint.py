@@ -42,7 +42,7 @@ def test_every_rule_has_a_broken_variant():
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.ID)
 def test_rule_module_contract(rule):
     assert rule.SEVERITY in SEVERITIES and rule.SCOPE in ("link", "fabric")
-    assert isinstance(rule.DEFAULTS, dict) and rule.TITLE
+    assert isinstance(rule.defaults(), dict) and rule.TITLE
     doc = rule.__doc__ or ""
     assert doc.startswith(rule.ID) and "Passing" in doc and "Failing" in doc
     assert callable(rule.check)
@@ -178,11 +178,14 @@ def test_no_cabling_checks_sides_separately(cli):
     assert result.code == 0 and "no --cabling file" in result.err
 
 
-def test_cabling_reference_to_missing_nic_is_a_note(cli, tmp_path):
+def test_cabling_row_matching_nothing_is_a_warning(cli, tmp_path):
     cabling = tmp_path / "links.yaml"
     cabling.write_text((GOOD / "cabling.yaml").read_text() + "  - nic: gpu99:eth2\n    switch: leaf01:Ethernet12\n")
     result = cli("lint", *setup_args()[:-1], cabling, "--json")
-    assert result.code == 0 and result.json()["findings"] == [] and result.err == ""
+    (item,) = result.json()["findings"]
+    assert result.code == 0 and item["rule"] == "LINK002" and item["severity"] == "warning"
+    assert item["location"] == f"{cabling}:12"
+    assert "NIC gpu99:eth2 was not captured" in item["message"] and "leaf01 has no port Ethernet12" in item["message"]
 
 
 def test_unusable_inputs_exit_2(cli, tmp_path):

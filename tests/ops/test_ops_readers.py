@@ -70,7 +70,7 @@ def test_mlnx_qos_wrapped_dscp_list():
 
 @pytest.mark.parametrize(("old", "new", "line", "message"), [
     ("\tenabled     0   0   0   1   0   0   0   0", "\tenabled     0   0   0   1   0   0   0", 16, "8 values"),
-    ("\tenabled     0   0   0   1   0   0   0   0", "\tenabled     0   0   0   2   0   0   0   0", 16, "outside 0..1"),
+    ("\tenabled     0   0   0   1   0   0   0   0", "\tenabled     0   0   0   2   0   0   0   0", 16, "must be in 0..1, got 2"),
     ("Priority trust state: dscp", "Priority trust state: vlan", 2, "dscp or pcp"),
     ("tc: 3 ratelimit: unlimited, tsa: ets, bw: 50%", "tc: 3 ratelimit: unlimited, tsa: wrr, bw: 50%", 25, "tsa"),
     ("Cable len: 7", "Cable length is seven", 13, "unrecognised"),
@@ -185,7 +185,7 @@ def test_config_db_invalid_json_has_line(tmp_path):
     path.write_text('{\n  "PORT": {\n    "Ethernet0": {"mtu": "9100",}\n  }\n}\n')
     with pytest.raises(InputError, match="invalid JSON") as info:
         read_config_db(path)
-    assert info.value.location == f"{path}:3"
+    assert info.value.location == f"{path}:3:33"  # line and column of the trailing comma's close
 
 
 def test_config_db_not_utf8(tmp_path):
@@ -217,4 +217,5 @@ def test_cabling_errors_have_line(tmp_path, text, line, message):
     path.write_text(text)
     with pytest.raises(InputError, match=message) as info:
         read_cabling(path)
-    assert info.value.location == f"{path}:{line}"
+    # line (the strict YAML reader adds the column: file:line:column)
+    assert info.value.location == f"{path}:{line}" or info.value.location.startswith(f"{path}:{line}:")

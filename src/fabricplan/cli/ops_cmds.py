@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -24,9 +25,11 @@ def lint_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     sarif: bool = typer.Option(False, "--sarif", help="Print a SARIF 2.1.0 log (for CI code-scanning views)."),
     fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding is at or above: error, warning, info, never."),
+    catalog: CatalogOption = None,
 ) -> None:
     """Check NIC (mlnx_qos + sysfs DCQCN) and SONiC switch configs for lossless-RoCE mismatches."""
     from fabricplan import __version__
+    from fabricplan.catalog import load_catalog
     from fabricplan.ops.lint import lint_paths
     from fabricplan.ops.lint.finding import severity_rank
     from fabricplan.ops.lint.output import as_json, as_sarif, print_text
@@ -36,7 +39,8 @@ def lint_command(
         raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
     if json_out and sarif:
         raise InputError("choose one of --json and --sarif", location="--sarif")
-    result = lint_paths(nic or [], switch or [], cabling, config)
+    cat = load_catalog(catalog or [])
+    result = lint_paths(nic or [], switch or [], cabling, config, catalog=cat)
     for note in result.notes:
         stderr.print(Text(f"note: {note}"))
     if sarif:
@@ -62,33 +66,39 @@ def headroom_command(
     lanes: int = typer.Option(4, "--lanes", help="sonic model: lanes of the port (8 doubles the pipeline latency)."),
     shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    catalog: CatalogOption = None,
 ) -> None:
     """PFC headroom: XOFF/XON/size for a speed, cable length and MTU, with every term shown."""
+    from fabricplan.catalog import load_catalog
     from fabricplan.ops import headroom
+    from fabricplan.ops.defaults import show, span
+    from fabricplan.ops.limits import MTU_RANGE_BYTES
 
     if model not in headroom.MODELS:
         raise InputError(f"must be one of {', '.join(headroom.MODELS)}, got {model!r}", location="--model")
     speed_mbps = headroom.parse_speed_mbps(speed, "--speed")
     cable_m = headroom.parse_length_m(cable, "--cable")
-    if mtu <= 0:
-        raise InputError(f"MTU must be positive, got {mtu}", location="--mtu")
-    if lossless_mtu is not None and lossless_mtu <= 0:
-        raise InputError(f"MTU must be positive, got {lossless_mtu}", location="--lossless-mtu")
-    if small_packet_percentage is not None and not 0 <= small_packet_percentage <= 100:
+    lo, hi = MTU_RANGE_BYTES
+    if not lo <= mtu <= hi:
+        raise InputError(f"MTU must be in {span(lo, hi)} bytes, got {show(mtu)}", location="--mtu")
+    if lossless_mtu is not None and not 1 <= lossless_mtu <= hi:
+        raise InputError(f"MTU must be in {span(1, hi)} bytes, got {show(lossless_mtu)}", location="--lossless-mtu")
+    if small_packet_percentage is not None and not 0 <= small_packet_percentage <= 100:  # NaN fails too
         raise InputError(f"must be in 0..100, got {small_packet_percentage:g}", location="--small-packet-percentage")
     if lanes not in (1, 2, 4, 8):
         raise InputError(f"must be 1, 2, 4 or 8, got {lanes}", location="--lanes")
+    cat = load_catalog(catalog or [])
     options: dict = {}
     if model == "sonic":
         if asic and sku:
             raise InputError("give --asic or --sku, not both", location="--sku")
-        chosen = headroom.asic_for(asic, sku, location="--sku" if sku else "--asic")
+        chosen = headroom.asic_for(asic, sku, location="--sku" if sku else "--asic", catalog=cat)
         options = {"asic": chosen, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool,
                    "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8}
     elif asic or sku or lossless_mtu or shared_headroom_pool or small_packet_percentage is not None or lanes != 4:
         raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes and --shared-headroom-pool "
                          "apply to --model sonic only", location="--model")
-    result = headroom.compute(model, speed_mbps, cable_m, mtu, **options)
+    result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 
     if json_out:

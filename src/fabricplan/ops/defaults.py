@@ -6,6 +6,7 @@ accessor takes an optional ``catalog``; ``None`` means the bundled default catal
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fabricplan.catalog.catalog import default_catalog
@@ -56,3 +57,50 @@ def group(path: str, catalog=None) -> dict[str, dict[str, Any]]:
         raise CatalogError(f"{path!r} is not a group of entries", location=DEFAULTS_FILE)
     return {name: child.model_dump(exclude_none=True) if isinstance(child, OpsEntry) else child.model_dump()
             for name, child in node.root.items()}
+
+
+def where(path: str, catalog=None) -> str:
+    """Where the entry at a dotted path comes from, for error messages: the overlay file that set
+    it (``lint.yaml: ops_defaults.lint.roce_dscp``) or the bundled ``ops_defaults.yaml``."""
+    origin = "bundled"
+    if catalog is not None:
+        try:
+            origin = catalog.origin(f"ops_defaults.{path}")
+        except Exception:  # noqa: BLE001 - an odd path only loses the overlay's name
+            origin = "bundled"
+    return f"{DEFAULTS_FILE if origin == 'bundled' else origin}: ops_defaults.{path}.value"
+
+
+def number(path: str, catalog=None, lo: float | None = 0, hi: float | None = 1e12, integer: bool = False) -> Any:
+    """The ``value`` at a dotted path, checked to be a finite number in ``lo..hi`` (an integer if
+    ``integer``); a catalog overlay with anything else is a :class:`CatalogError` naming the file
+    and path, never a crash or an infinite result further on."""
+    raw = value(path, catalog)
+    check_number(raw, where(path, catalog), lo, hi, integer)
+    return raw
+
+
+def check_number(raw: Any, location: str, lo: float | None = 0, hi: float | None = 1e12,
+                 integer: bool = False) -> None:
+    """Raise CatalogError at ``location`` unless ``raw`` is a finite (integer) number in ``lo..hi``."""
+    kind = "an integer" if integer else "a number"
+    ok_type = isinstance(raw, int) if integer else isinstance(raw, (int, float))
+    if isinstance(raw, bool) or not ok_type or (isinstance(raw, float) and not math.isfinite(raw)):
+        raise CatalogError(f"must be {kind}, got {str(raw)[:40]!r}", location=location)
+    if (lo is not None and raw < lo) or (hi is not None and raw > hi):
+        raise CatalogError(f"must be in {span(lo, hi)}, got {show(raw)}", location=location)
+
+
+def span(lo: float | None, hi: float | None) -> str:
+    """``0..63``; an open end is ``-inf``/``inf``."""
+    def text(x: float) -> str:
+        return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+    return f"{'-inf' if lo is None else text(lo)}..{'inf' if hi is None else text(hi)}"
+
+
+def show(raw: Any) -> str:
+    """A number short enough for a one-line error (``a 5,000-digit number`` for absurd ones)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and len(str(abs(raw))) > 15:
+        return f"a {len(str(abs(raw))):,}-digit number"
+    return f"{raw:g}" if isinstance(raw, float) else str(raw)[:40]

@@ -18,10 +18,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fabricplan.errors import InputError
+from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
+from fabricplan.ops.limits import CABLE_RANGE_M, MAX_NUMBER_DIGITS, MTU_RANGE_BYTES, SPEED_RANGE_MBPS
+
+if TYPE_CHECKING:
+    from fabricplan.catalog import Catalog
 
 MODELS = ("generic", "sonic", "mlx5")
 
@@ -60,7 +64,7 @@ def _ceil(x: float, step: int = 1) -> int:
     return int(math.ceil(x / step - 1e-9)) * step
 
 
-def pause_quanta(speed_mbps: int) -> int | None:
+def pause_quanta(speed_mbps: int, catalog: Catalog | None = None) -> int | None:
     """Peer response time in pause quanta for a port speed, or ``None`` if the table lacks it.
 
     Parameters
@@ -73,17 +77,27 @@ def pause_quanta(speed_mbps: int) -> int | None:
     sonic-net/sonic-swss ``cfgmgr/buffer_headroom_mellanox.lua`` pause-quanta table, citing
     IEEE 802.3 31B.3.7 (``ops_defaults.yaml: headroom.pause_quanta_by_speed_mbps``).
     """
-    table = defaults.value("headroom.pause_quanta_by_speed_mbps")
-    return table.get(int(speed_mbps))
+    path = "headroom.pause_quanta_by_speed_mbps"
+    table = defaults.value(path, catalog)
+    if not isinstance(table, dict):
+        raise CatalogError("must be a table of speed [Mb/s]: pause quanta", location=defaults.where(path, catalog))
+    quanta = table.get(int(speed_mbps))
+    if quanta is not None:
+        defaults.check_number(quanta, f"{defaults.where(path, catalog)}.{int(speed_mbps)}", 0, 1e6, integer=True)
+    return quanta
 
 
 def _check_common(speed_mbps: float, cable_m: float, mtu_bytes: int) -> None:
-    if not (speed_mbps > 0):
-        raise InputError(f"speed must be positive, got {speed_mbps} Mb/s", location="speed")
-    if not (cable_m >= 0) or not math.isfinite(cable_m):
-        raise InputError(f"cable length must be >= 0 m, got {cable_m}", location="cable")
-    if not (mtu_bytes > 0):
-        raise InputError(f"MTU must be positive, got {mtu_bytes}", location="mtu")
+    """Inputs within :mod:`fabricplan.ops.limits` (positive, finite, physically plausible)."""
+    for value, (lo, hi), what, where, unit in (
+            (speed_mbps, SPEED_RANGE_MBPS, "speed", "speed", " Mb/s"),
+            (cable_m, CABLE_RANGE_M, "cable length", "cable", " m"),
+            (mtu_bytes, MTU_RANGE_BYTES, "MTU", "mtu", " bytes")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{what} must be a number, got {str(value)[:40]!r}", location=where)
+        if not (math.isfinite(value) and lo <= value <= hi) or (what == "speed" and value <= 0):
+            raise InputError(f"{what} must be in {defaults.span(lo, hi)}{unit}, got {defaults.show(value)}",
+                             location=where)
 
 
 def generic_headroom(
@@ -92,6 +106,7 @@ def generic_headroom(
     mtu_bytes: int,
     peer_mtu_bytes: int | None = None,
     ns_per_m: float | None = None,
+    catalog: Catalog | None = None,
 ) -> HeadroomResult:
     """Vendor-neutral lower bound of PFC headroom (IEEE 802.1Qbb accounting).
 
@@ -127,16 +142,16 @@ def generic_headroom(
     """
     _check_common(speed_mbps, cable_m, mtu_bytes)
     peer_mtu = mtu_bytes if peer_mtu_bytes is None else peer_mtu_bytes
-    ns = defaults.value("headroom.generic.ns_per_m") if ns_per_m is None else ns_per_m
-    pfc_frame = defaults.value("headroom.generic.pfc_frame_bytes")
-    quanta = pause_quanta(speed_mbps)
+    ns = defaults.number("headroom.generic.ns_per_m", catalog, lo=0, hi=1e6) if ns_per_m is None else ns_per_m
+    pfc_frame = defaults.number("headroom.generic.pfc_frame_bytes", catalog, lo=0, hi=1e6)
+    quanta = pause_quanta(speed_mbps, catalog)
     if quanta is None:
         raise InputError(
             f"no pause-quanta entry for {speed_mbps} Mb/s; known speeds: "
-            + ", ".join(str(s) for s in sorted(defaults.value("headroom.pause_quanta_by_speed_mbps"))),
+            + ", ".join(str(s) for s in sorted(defaults.value("headroom.pause_quanta_by_speed_mbps", catalog))),
             location="speed",
         )
-    bits_per_quantum = defaults.value("headroom.bits_per_pause_quantum")
+    bits_per_quantum = defaults.number("headroom.bits_per_pause_quantum", catalog, lo=0, hi=1e6)
     # ns * Mb/s = 1e-3 bit, so bytes = ns * Mb/s / 8000 (kept in this order to stay exact).
     cable_bytes = 2 * cable_m * ns * speed_mbps / 8000
     peer_response = quanta * bits_per_quantum / 8
@@ -157,18 +172,18 @@ def generic_headroom(
         inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "mtu_bytes": mtu_bytes,
                 "peer_mtu_bytes": peer_mtu, "ns_per_m": ns},
         notes=("lower bound: interface, gearbox and FEC delays are not included",),
-        references=(defaults.source("headroom.generic.ns_per_m"),
-                    defaults.source("headroom.pause_quanta_by_speed_mbps")),
+        references=(defaults.source("headroom.generic.ns_per_m", catalog),
+                    defaults.source("headroom.pause_quanta_by_speed_mbps", catalog)),
     )
 
 
-def supported_asics() -> list[str]:
+def supported_asics(catalog: Catalog | None = None) -> list[str]:
     """Names of the ASICs the ``sonic`` model has constants for (``headroom.sonic.asic``)."""
-    return sorted(defaults.group("headroom.sonic.asic"))
+    return sorted(defaults.group("headroom.sonic.asic", catalog))
 
 
 def asic_for(asic: str | None = None, sku: str | None = None, platform: str | None = None,
-             location: str = "asic") -> str:
+             location: str = "asic", catalog: Catalog | None = None) -> str:
     """Resolve the ASIC of the ``sonic`` model from an ASIC name, a SKU (``DEVICE_METADATA.hwsku``)
     or a platform (``DEVICE_METADATA.platform``), in that order.
 
@@ -177,21 +192,21 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
     InputError
         Nothing given, or a name without a model; the message lists the supported ones.
     """
-    supported = supported_asics()
+    supported = supported_asics(catalog)
     if asic:
         name = asic.strip().lower()
         if name in supported:
             return name
         raise InputError(f"no headroom model for ASIC {asic!r}; supported: {', '.join(supported)}", location=location)
     if sku:
-        table = defaults.value("headroom.sonic.sku_asic")
+        table = defaults.value("headroom.sonic.sku_asic", catalog)
         if sku in table:
             return table[sku]
         raise InputError(f"unknown SKU {sku!r}: no ASIC known for it; supported ASICs: {', '.join(supported)} "
                          f"(give --asic, or one of the {len(table)} SKUs in ops_defaults.yaml headroom.sonic.sku_asic)",
                          location=location)
     if platform:
-        table = defaults.value("headroom.sonic.platform_asic")
+        table = defaults.value("headroom.sonic.platform_asic", catalog)
         if platform in table:
             return table[platform]
         raise InputError(f"no headroom model for platform {platform!r}; supported ASICs: {', '.join(supported)}",
@@ -210,6 +225,7 @@ def sonic_headroom(
     gearbox_delay: float = 0.0,
     eight_lanes: bool = False,
     shared_headroom_pool: bool = False,
+    catalog: Catalog | None = None,
 ) -> HeadroomResult:
     """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
@@ -264,28 +280,28 @@ def sonic_headroom(
     .. [2] sonic-net/sonic-buildimage ``platform/mellanox/asic_table.j2`` (commit fb4dee11): ASIC constants.
     .. [3] sonic-net/sonic-buildimage ``files/build_templates/buffers_config.j2``: LOSSLESS_TRAFFIC_PATTERN.
     """
-    port_mtu = defaults.value("headroom.sonic.default_port_mtu_bytes") if port_mtu_bytes is None else port_mtu_bytes
+    port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)
-    lossless_mtu = defaults.value("headroom.sonic.lossless_mtu_bytes") if lossless_mtu_bytes is None else lossless_mtu_bytes
-    small_pct = defaults.value("headroom.sonic.small_packet_percentage") if small_packet_percentage is None else small_packet_percentage
+    lossless_mtu = defaults.number("headroom.sonic.lossless_mtu_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1], integer=True) if lossless_mtu_bytes is None else lossless_mtu_bytes
+    small_pct = defaults.number("headroom.sonic.small_packet_percentage", catalog, lo=0, hi=100) if small_packet_percentage is None else small_packet_percentage
     if not 0 <= small_pct <= 100:
         raise InputError(f"small packet percentage must be in 0..100, got {small_pct:g}", location="small_packet_percentage")
     if not lossless_mtu > 0:
         raise InputError(f"lossless MTU must be positive, got {lossless_mtu}", location="lossless_mtu")
-    asic_name = asic_for(asic)
-    entry_ = defaults.group("headroom.sonic.asic")[asic_name]
-    constants = entry_["value"]
-    kb = defaults.value("headroom.sonic.kb_bytes")
-    step = defaults.value("headroom.sonic.rounding_bytes")
-    light = defaults.value("headroom.sonic.speed_of_light_m_per_s")
-    minimal_packet = defaults.value("headroom.sonic.minimal_packet_size_bytes")
-    bits_per_quantum = defaults.value("headroom.bits_per_pause_quantum")
-    compensation = defaults.value("headroom.sonic.reduced_small_packet_compensation_bytes")
+    asic_name = asic_for(asic, catalog=catalog)
+    entry_ = defaults.group("headroom.sonic.asic", catalog)[asic_name]
+    constants = _asic_constants(asic_name, entry_["value"], catalog)
+    kb = defaults.number("headroom.sonic.kb_bytes", catalog, lo=1, hi=1e6, integer=True)
+    step = defaults.number("headroom.sonic.rounding_bytes", catalog, lo=1, hi=1e9, integer=True)
+    light = defaults.number("headroom.sonic.speed_of_light_m_per_s", catalog, lo=1, hi=1e12)
+    minimal_packet = defaults.number("headroom.sonic.minimal_packet_size_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1])
+    bits_per_quantum = defaults.number("headroom.bits_per_pause_quantum", catalog, lo=0, hi=1e6)
+    compensation = defaults.number("headroom.sonic.reduced_small_packet_compensation_bytes", catalog, lo=0, hi=1e9, integer=True)
 
     cell = constants["cell_size_bytes"]
     pipeline_latency = constants["pipeline_latency_kb"] * kb
     mac_phy_delay = constants["mac_phy_delay_kb"] * kb
-    quanta = pause_quanta(speed_mbps)
+    quanta = pause_quanta(speed_mbps, catalog)
     if quanta is not None:
         peer_response = quanta * bits_per_quantum / 8
         peer_detail = f"{quanta} pause quanta x {bits_per_quantum} bits"
@@ -352,11 +368,31 @@ def sonic_headroom(
                 "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
                 "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool},
         notes=tuple(notes),
-        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s"), entry_["source"]),
+        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s", catalog), entry_["source"]),
     )
 
 
-def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int) -> int:
+# Constants of one ASIC in ``headroom.sonic.asic`` (optional ones default to 0) and their bounds.
+_ASIC_FIELDS = {"cell_size_bytes": (1, 1e6, True), "pipeline_latency_kb": (0, 1e6, False),
+                "mac_phy_delay_kb": (0, 1e6, False), "peer_response_time_kb": (0, 1e6, False)}
+_ASIC_OPTIONAL = {"tile_bytes_per_gbps": (0, 1e6, False), "xoff_compensation_kb": (0, 1e6, False)}
+
+
+def _asic_constants(asic: str, constants: Any, catalog: Catalog | None) -> dict[str, Any]:
+    """The ASIC's constants, each checked (a catalog overlay may have changed them)."""
+    where = defaults.where(f"headroom.sonic.asic.{asic}", catalog)
+    if not isinstance(constants, dict):
+        raise CatalogError("must be a mapping of the ASIC's constants", location=where)
+    for name, (lo, hi, integer) in {**_ASIC_FIELDS, **_ASIC_OPTIONAL}.items():
+        if name not in constants:
+            if name in _ASIC_FIELDS:
+                raise CatalogError(f"has no {name}", location=where)
+            continue
+        defaults.check_number(constants[name], f"{where}.{name}", lo, hi, integer)
+    return constants
+
+
+def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int, catalog: Catalog | None = None) -> int:
     """XOFF headroom of the ConnectX (mlx5) driver, integer arithmetic as in ``calculate_xoff()``.
 
     ``xoff = (301 + 216 * cable_len / 100) * max(speed, 40000) / 1000 + 272 * mtu / 100``.
@@ -380,17 +416,18 @@ def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int) -> int:
     .. [1] Linux ``drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c``, ``calculate_xoff()``.
     """
     _check_common(speed_mbps, cable_len_m, mtu_bytes)
-    base = defaults.value("headroom.mlx5.base_term")
-    per_cable = defaults.value("headroom.mlx5.cable_term_per_100m")
-    mtu_factor = defaults.value("headroom.mlx5.mtu_factor_percent")
-    speed = max(int(speed_mbps), defaults.value("headroom.mlx5.min_speed_mbps"))
+    base = defaults.number("headroom.mlx5.base_term", catalog, lo=0, hi=1e9, integer=True)
+    per_cable = defaults.number("headroom.mlx5.cable_term_per_100m", catalog, lo=0, hi=1e9, integer=True)
+    mtu_factor = defaults.number("headroom.mlx5.mtu_factor_percent", catalog, lo=0, hi=1e6, integer=True)
+    speed = max(int(speed_mbps), defaults.number("headroom.mlx5.min_speed_mbps", catalog, lo=0, hi=SPEED_RANGE_MBPS[1], integer=True))
     cable = int(cable_len_m)
     mtu = int(mtu_bytes)
     return (base + per_cable * cable // 100) * speed // 1000 + mtu_factor * mtu // 100
 
 
 def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
-                  max_mtu_bytes: int | None = None, cell_size_bytes: int | None = None) -> HeadroomResult:
+                  max_mtu_bytes: int | None = None, cell_size_bytes: int | None = None,
+                  catalog: Catalog | None = None) -> HeadroomResult:
     """ConnectX NIC receive-buffer headroom: XOFF and the smallest lossless buffer the driver accepts.
 
     ``size_min = xoff + max_mtu + cell``; the driver then sets ``xoff_threshold = size - xoff`` and
@@ -414,13 +451,13 @@ def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
     .. [1] Linux ``mlx5/core/en/port_buffer.c``: ``calculate_xoff()``, ``update_xoff_threshold()``,
        ``MINIMUM_MAX_MTU``; ``port_buffer.h``: ``MLX5E_DEFAULT_CABLE_LEN``.
     """
-    xoff = mlx5_xoff(speed_mbps, cable_len_m, mtu_bytes)
-    max_mtu = defaults.value("headroom.mlx5.max_mtu_bytes") if max_mtu_bytes is None else max_mtu_bytes
-    cell = defaults.value("headroom.mlx5.cell_size_bytes") if cell_size_bytes is None else cell_size_bytes
-    base = defaults.value("headroom.mlx5.base_term")
-    per_cable = defaults.value("headroom.mlx5.cable_term_per_100m")
-    mtu_factor = defaults.value("headroom.mlx5.mtu_factor_percent")
-    speed = max(int(speed_mbps), defaults.value("headroom.mlx5.min_speed_mbps"))
+    xoff = mlx5_xoff(speed_mbps, cable_len_m, mtu_bytes, catalog)
+    max_mtu = defaults.number("headroom.mlx5.max_mtu_bytes", catalog, lo=0, hi=1e9, integer=True) if max_mtu_bytes is None else max_mtu_bytes
+    cell = defaults.number("headroom.mlx5.cell_size_bytes", catalog, lo=0, hi=1e9, integer=True) if cell_size_bytes is None else cell_size_bytes
+    base = defaults.number("headroom.mlx5.base_term", catalog, lo=0, hi=1e9, integer=True)
+    per_cable = defaults.number("headroom.mlx5.cable_term_per_100m", catalog, lo=0, hi=1e9, integer=True)
+    mtu_factor = defaults.number("headroom.mlx5.mtu_factor_percent", catalog, lo=0, hi=1e6, integer=True)
+    speed = max(int(speed_mbps), defaults.number("headroom.mlx5.min_speed_mbps", catalog, lo=0, hi=SPEED_RANGE_MBPS[1], integer=True))
     rate_part = base * speed // 1000
     mtu_part = mtu_factor * int(mtu_bytes) // 100
     terms = (
@@ -437,21 +474,23 @@ def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
         terms=terms,
         inputs={"speed_mbps": speed_mbps, "cable_len_m": cable_len_m, "mtu_bytes": mtu_bytes,
                 "max_mtu_bytes": max_mtu, "cell_size_bytes": cell},
-        notes=(f"speed floored at {defaults.value('headroom.mlx5.min_speed_mbps')} Mb/s",
+        notes=(f"speed floored at {defaults.number('headroom.mlx5.min_speed_mbps', catalog, lo=0, hi=SPEED_RANGE_MBPS[1], integer=True)} Mb/s",
                "xon = gap between XOFF and XON thresholds (max_mtu)",
                "size = smallest lossless buffer: xoff + max_mtu + one cell"),
-        references=(defaults.source("headroom.mlx5.base_term"),),
+        references=(defaults.source("headroom.mlx5.base_term", catalog),),
     )
 
 
-def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, **options: Any) -> HeadroomResult:
-    """Dispatch to one model by name (``generic``, ``sonic`` or ``mlx5``)."""
+def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, catalog: Catalog | None = None,
+            **options: Any) -> HeadroomResult:
+    """Dispatch to one model by name (``generic``, ``sonic`` or ``mlx5``); ``catalog`` (default: the
+    bundled one) supplies every constant, so a ``--catalog`` overlay of ``ops_defaults.headroom`` moves the result."""
     if model == "generic":
-        return generic_headroom(speed_mbps, cable_m, mtu_bytes, **options)
+        return generic_headroom(speed_mbps, cable_m, mtu_bytes, catalog=catalog, **options)
     if model == "sonic":
-        return sonic_headroom(speed_mbps, cable_m, mtu_bytes, **options)
+        return sonic_headroom(speed_mbps, cable_m, mtu_bytes, catalog=catalog, **options)
     if model == "mlx5":
-        return mlx5_headroom(speed_mbps, int(math.ceil(cable_m)), mtu_bytes, **options)
+        return mlx5_headroom(speed_mbps, int(math.ceil(cable_m)), mtu_bytes, catalog=catalog, **options)
     raise InputError(f"unknown headroom model {model!r}; choose one of {', '.join(MODELS)}", location="model")
 
 
@@ -460,20 +499,35 @@ _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m)?\s*$", re.IGNORECASE)
 
 
 def parse_speed_mbps(text: str, location: str = "speed") -> int:
-    """``"400G"``, ``"400Gbps"``, ``"100000"`` (Mb/s, as SONiC writes it) -> Mb/s."""
-    match = _SPEED.match(str(text))
-    if not match:
-        raise InputError(f"speed {text!r} is not like 400G or 400000", location=location)
+    """``"400G"``, ``"400Gbps"``, ``"100000"`` (Mb/s, as SONiC writes it) -> Mb/s, within
+    :data:`~fabricplan.ops.limits.SPEED_RANGE_MBPS`."""
+    lo, hi = SPEED_RANGE_MBPS
+    match = _SPEED.match(str(text)[:200])
+    if not match or len(match.group(1)) > MAX_NUMBER_DIGITS:
+        raise InputError(f"speed {_clip(text)!r} is not like 400G or 400000 (Mb/s, {defaults.span(lo, hi)})",
+                         location=location)
     number, unit = float(match.group(1)), match.group(2).lower()
     mbps = number * 1000 if unit == "g" else number
-    if mbps <= 0 or mbps != int(mbps):
-        raise InputError(f"speed {text!r} must be a positive whole number of Mb/s", location=location)
+    if not lo <= mbps <= hi:
+        raise InputError(f"speed {_clip(text)!r} must be in {defaults.span(lo, hi)} Mb/s", location=location)
+    if mbps != int(mbps):
+        raise InputError(f"speed {_clip(text)!r} must be a positive whole number of Mb/s", location=location)
     return int(mbps)
 
 
 def parse_length_m(text: str, location: str = "cable") -> float:
-    """``"30m"`` or ``"30"`` -> 30.0 m."""
-    match = _LENGTH.match(str(text))
-    if not match:
-        raise InputError(f"cable length {text!r} is not like 30m", location=location)
-    return float(match.group(1))
+    """``"30m"`` or ``"30"`` -> 30.0 m, within :data:`~fabricplan.ops.limits.CABLE_RANGE_M`."""
+    lo, hi = CABLE_RANGE_M
+    match = _LENGTH.match(str(text)[:200])
+    if not match or len(match.group(1)) > MAX_NUMBER_DIGITS:
+        raise InputError(f"cable length {_clip(text)!r} is not like 30m (metres, {defaults.span(lo, hi)})",
+                         location=location)
+    length = float(match.group(1))
+    if not lo <= length <= hi:
+        raise InputError(f"cable length {_clip(text)!r} must be in {defaults.span(lo, hi)} m", location=location)
+    return length
+
+
+def _clip(text: object, limit: int = 30) -> str:
+    raw = str(text)
+    return raw if len(raw) <= limit else f"{raw[:12]}...({len(raw):,} characters)"

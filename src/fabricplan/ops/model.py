@@ -208,3 +208,7 @@ class Fabric:
     links: list[Link]
     nics: list[NicQos]
     switch_ports: list[SwitchPortQos]
+    # The cabling file's rows (None: no --cabling file was given) and its path, so that links the
+    # file names but no input matched are reported (LINK001/LINK002) instead of silently skipped.
+    cabling: list[CablingEntry] | None = None
+    cabling_source: str | None = None

@@ -11,8 +11,10 @@ Example (``fabricplan lint --config lint.yaml``)::
       PFCWD001:
         detection_max_ms: 1000
 
-Default severities and options come from each rule module (``SEVERITY``, ``DEFAULTS``), whose
-numbers come from ``catalog/data/ops_defaults.yaml``.
+Default severities come from each rule module (``SEVERITY``), default options from its
+``defaults(catalog)``: the numbers of ``catalog/data/ops_defaults.yaml`` with any ``--catalog``
+overlay applied. The config file's values go on top, each checked against the option's type and
+valid range (e.g. a DSCP in 0..63).
 """
 
 from __future__ import annotations
@@ -22,11 +24,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
-
 from fabricplan.errors import InputError
+from fabricplan.ops.lint import options as option_checks
 from fabricplan.ops.lint.finding import SEVERITIES
-from fabricplan.ops.readers._common import read_text
+from fabricplan.ops.readers._common import read_structured
 
 
 @dataclass
@@ -38,13 +39,16 @@ class RuleSettings:
 
 @dataclass
 class LintConfig:
+    """The lint config file's overrides, over the rule defaults of ``catalog`` (None = bundled)."""
+
     settings: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "<defaults>"
+    catalog: Any = None
 
     def for_rule(self, rule: ModuleType) -> RuleSettings:
-        """Effective settings of one rule: module defaults, then ``settings:``, then ``rules: ID:``."""
-        options = dict(rule.DEFAULTS)
+        """Effective settings of one rule: catalog defaults, then ``settings:``, then ``rules: ID:``."""
+        options = rule.defaults(self.catalog)
         for key, value in self.settings.items():
             if key in options:
                 options[key] = value
@@ -55,35 +59,20 @@ class LintConfig:
         return RuleSettings(enabled=enabled, severity=severity, options=options)
 
 
-def _check_value(default: Any, value: Any, where: str, name: str) -> None:
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif isinstance(default, (list, tuple)):
-        ok = isinstance(value, list)
-    else:
-        ok = isinstance(value, type(default))
-    if not ok:
-        raise InputError(f"option {name} must be like {default!r}, got {value!r}", location=where)
+def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any = None) -> LintConfig:
+    """Read and validate a lint config file against the registered ``rules``; ``None`` = defaults.
 
-
-def load_config(path: Path | str | None, rules: list[ModuleType]) -> LintConfig:
-    """Read and validate a lint config file against the registered ``rules``; ``None`` = defaults."""
+    The rules' defaults come from ``catalog`` (None = the bundled one) and are checked too, so a
+    bad ``--catalog`` overlay value fails here with the overlay's name. Every option is checked
+    against its type and range (``ops.lint.options``).
+    """
+    defaults_by_id = {rule.ID: rule.defaults(catalog) for rule in rules}
     if path is None:
-        return LintConfig()
+        return LintConfig(catalog=catalog)
     source = str(path)
-    text = read_text(path)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", location=f"{source}{line}") from None
+    _text, data = read_structured(path, as_json=False)  # strict: duplicated keys, depth, aliases, digits
     if data is None:
-        return LintConfig(source=source)
+        return LintConfig(source=source, catalog=catalog)
     if not isinstance(data, dict) or set(data) - {"settings", "rules"}:
         raise InputError("config must be a mapping with 'settings' and/or 'rules'", location=source)
     by_id = {rule.ID: rule for rule in rules}
@@ -92,13 +81,13 @@ def load_config(path: Path | str | None, rules: list[ModuleType]) -> LintConfig:
         raise InputError("'settings' must be a mapping", location=f"{source}:$.settings")
     known_settings: dict[str, Any] = {}
     for rule in rules:
-        for key, value in rule.DEFAULTS.items():
+        for key, value in defaults_by_id[rule.ID].items():
             known_settings.setdefault(key, value)
     for key, value in settings.items():
         where = f"{source}:$.settings.{key}"
         if key not in known_settings:
             raise InputError(f"unknown setting {key!r}; known: {', '.join(sorted(known_settings))}", location=where)
-        _check_value(known_settings[key], value, where, key)
+        option_checks.check(key, value, known_settings[key], where)
     raw_rules = data.get("rules") or {}
     if not isinstance(raw_rules, dict):
         raise InputError("'rules' must be a mapping of rule id to settings", location=f"{source}:$.rules")
@@ -115,6 +104,7 @@ def load_config(path: Path | str | None, rules: list[ModuleType]) -> LintConfig:
             continue
         if not isinstance(value, dict):
             raise InputError("rule settings must be 'disable' or a mapping", location=where)
+        rule_defaults = defaults_by_id[rule_id]
         entry: dict[str, Any] = {}
         for key, option in value.items():
             if key == "enabled":
@@ -123,11 +113,11 @@ def load_config(path: Path | str | None, rules: list[ModuleType]) -> LintConfig:
             elif key == "severity":
                 if option not in SEVERITIES:
                     raise InputError(f"severity must be one of {', '.join(SEVERITIES)}", location=f"{where}.severity")
-            elif key in by_id[rule_id].DEFAULTS:
-                _check_value(by_id[rule_id].DEFAULTS[key], option, f"{where}.{key}", key)
+            elif key in rule_defaults:
+                option_checks.check(key, option, rule_defaults[key], f"{where}.{key}")
             else:
-                known = ", ".join(["enabled", "severity", *sorted(by_id[rule_id].DEFAULTS)])
+                known = ", ".join(["enabled", "severity", *sorted(rule_defaults)])
                 raise InputError(f"unknown option {key!r} for {rule_id}; known: {known}", location=f"{where}.{key}")
             entry[key] = option
         parsed[rule_id] = entry
-    return LintConfig(settings=dict(settings), rules=parsed, source=source)
+    return LintConfig(settings=dict(settings), rules=parsed, source=source, catalog=catalog)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops.lint.config import LintConfig, load_config
@@ -22,11 +23,12 @@ class LintResult:
 
 
 def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
-                 cabling: Sequence[CablingEntry] | None) -> tuple[Fabric, list[str]]:
+                 cabling: Sequence[CablingEntry] | None, cabling_source: str | None = None) -> tuple[Fabric, list[str]]:
     """Pair NIC ports with switch ports using the cabling file.
 
     Uncabled NICs and switch ports become one-sided links (their one-sided rules still run).
-    Without a cabling file, a single NIC and a single switch port are paired.
+    Without a cabling file, a single NIC and a single switch port are paired. What the cabling
+    file names but no input matched is kept in ``Fabric.cabling`` for the LINK001/LINK002 rules.
     """
     notes: list[str] = []
     nic_by_name = {nic.name: nic for nic in nics}
@@ -44,11 +46,7 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
             nic = nic_by_name.get(entry.nic)
             port = port_by_name.get(entry.switch_port)
             if nic is None and port is None:
-                continue
-            if nic is None:
-                notes.append(f"{entry.location}: NIC {entry.nic} not captured; checking {entry.switch_port} alone")
-            if port is None:
-                notes.append(f"{entry.location}: switch port {entry.switch_port} not in any config_db; checking {entry.nic} alone")
+                continue  # reported by LINK001/LINK002 (fabric.cabling keeps the row)
             links.append(Link(nic=nic, switch=port, cable_m=entry.length_m, location=entry.location))
             if nic is not None:
                 used_nics.add(nic.name)
@@ -62,18 +60,21 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
         notes.append("no --cabling file: NIC and switch sides are checked separately (no cross-link checks)")
     for nic in nics:
         if nic.name not in used_nics:
-            if cabling:
-                notes.append(f"NIC {nic.name} is not in the cabling file; checking it alone")
             links.append(Link(nic=nic, switch=None))
     for port in ports:
         if port.name not in used_ports:
             links.append(Link(nic=None, switch=port))
-    return Fabric(links=links, nics=list(nics), switch_ports=list(ports)), notes
+    return Fabric(links=links, nics=list(nics), switch_ports=list(ports),
+                  cabling=list(cabling) if cabling is not None else None,
+                  cabling_source=cabling_source), notes
 
 
-def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
-    """Run every enabled rule; severities come from the config (or the rule's default)."""
-    config = config or LintConfig()
+def lint(fabric: Fabric, config: LintConfig | None = None, catalog: Any = None) -> list[Finding]:
+    """Run every enabled rule; severities come from the config (or the rule's default), default
+    options from ``catalog`` (else the config's catalog, else the bundled one)."""
+    config = config or LintConfig(catalog=catalog)
+    if catalog is not None and config.catalog is None:
+        config = replace(config, catalog=catalog)
     findings: list[Finding] = []
     for rule in RULES:
         settings = config.for_rule(rule)
@@ -81,7 +82,7 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
             continue
         targets = [fabric] if rule.SCOPE == "fabric" else fabric.links
         for target in targets:
-            for item in rule.check(target, settings.options):
+            for item in rule.check(target, settings.options, config.catalog):
                 item.severity = settings.severity
                 if item.max_severity and severity_rank(item.max_severity) < severity_rank(item.severity):
                     item.severity = item.max_severity
@@ -90,21 +91,23 @@ def lint(fabric: Fabric, config: LintConfig | None = None) -> list[Finding]:
 
 
 def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | str],
-               cabling_path: Path | str | None = None, config_path: Path | str | None = None) -> LintResult:
-    """Read every input, build the fabric and lint it (what ``fabricplan lint`` does)."""
-    config = load_config(config_path, RULES)
+               cabling_path: Path | str | None = None, config_path: Path | str | None = None,
+               catalog: Any = None) -> LintResult:
+    """Read every input, build the fabric and lint it (what ``fabricplan lint`` does); ``catalog``
+    (a :class:`~fabricplan.catalog.Catalog`, None = bundled) supplies the rules' defaults."""
+    config = load_config(config_path, RULES, catalog)
     if not nic_paths and not switch_paths:
         raise InputError("nothing to lint: give --nic and/or --switch inputs")
     nics = read_nics(list(nic_paths)) if nic_paths else []
     ports: list[SwitchPortQos] = []
     for path in _expand_switch_paths(switch_paths):
-        read = read_config_db(path)
+        read = read_config_db(path, catalog)
         if not read:
             raise InputError("read 0 switch ports: no PORT or PORT_QOS_MAP rows (expected CONFIG_DB tables, "
                              "nested {\"PORT\": {...}} or flat {\"PORT|Ethernet0\": {...}})", location=str(path))
         ports.extend(read)
     cabling = read_cabling(cabling_path) if cabling_path is not None else None
-    fabric, notes = build_fabric(nics, ports, cabling)
+    fabric, notes = build_fabric(nics, ports, cabling, str(cabling_path) if cabling_path is not None else None)
     if not fabric.links:
         raise InputError("read 0 links: nothing was checked", location=", ".join(str(p) for p in (*nic_paths, *switch_paths)))
     return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)

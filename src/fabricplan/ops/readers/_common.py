@@ -2,30 +2,79 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
+import yaml
+
 from fabricplan.errors import InputError
+from fabricplan.io import MAX_DOCUMENT_BYTES, parse_text
+from fabricplan.ops.defaults import show, span
+from fabricplan.ops.limits import MAX_NUMBER_DIGITS, U32_MAX
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
+# Program limit: the largest capture read (a config_db of a 512-port switch is a few MB; NIC dumps
+# are a few KB). Endless inputs (/dev/zero, a pipe) stop here instead of filling memory.
+MAX_INPUT_BYTES = MAX_DOCUMENT_BYTES
+
+
 def read_text(path: Path | str) -> str:
-    """Read a UTF-8 text file; every failure becomes an InputError naming the file."""
+    """Read a UTF-8 text file of at most :data:`MAX_INPUT_BYTES`; every failure becomes an
+    InputError naming the file. Opened non-blocking so a FIFO without a writer reads as empty."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise InputError("file not found", location=str(p)) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", location=str(p)) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", location=str(p)) from None
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise InputError("is a directory, expected a file", location=str(p))
+        os.set_blocking(fd, True)
+        while total <= MAX_INPUT_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_INPUT_BYTES + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", location=str(p)) from None
+    finally:
+        os.close(fd)
+    if total > MAX_INPUT_BYTES:
+        raise InputError(f"input is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; expected a configuration "
+                         "capture of a few KB or MB", location=str(p))
+    data = b"".join(chunks)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{p}:{line}") from None
+
+
+def read_structured(path: Path | str, *, as_json: bool) -> tuple[str, object]:
+    """Text and strictly parsed content of a JSON or YAML input (``fabricplan.io.parse_text``:
+    duplicated keys, nesting depth, YAML aliases and huge numbers are errors with line and column)."""
+    text = read_text(path)
+    if not text.strip():
+        return text, None
+    try:
+        return text, parse_text(text, str(path), as_json=as_json)
+    except yaml.YAMLError as exc:  # e.g. a control character: PyYAML's reader raises before parsing
+        offset = getattr(exc, "position", None)
+        line = f":{text.count(chr(10), 0, offset) + 1}" if isinstance(offset, int) else ""
+        char = getattr(exc, "character", None)
+        what = f"character {char!r} is not allowed in YAML" if char is not None else "not readable as YAML"
+        raise InputError(f"invalid YAML: {what}", location=f"{path}{line}") from None
 
 
 def json_path(*parts: str | int) -> str:
@@ -37,17 +86,38 @@ def json_path(*parts: str | int) -> str:
     return out
 
 
-def parse_int(text: object, location: str, what: str, lo: int | None = None, hi: int | None = None) -> int:
-    """Parse an integer (int or decimal string) within [lo, hi], else InputError at ``location``."""
+def parse_int(text: object, location: str, what: str, lo: int | None = 0, hi: int | None = U32_MAX) -> int:
+    """Parse an integer (int or decimal string) within [lo, hi] (default 0..2^32-1, the width of
+    SAI attributes), else InputError at ``location`` naming the range; numbers longer than
+    :data:`~fabricplan.ops.limits.MAX_NUMBER_DIGITS` digits are refused before conversion."""
     if isinstance(text, bool):
         raise InputError(f"{what} must be an integer, got {text!r}", location=location)
     if isinstance(text, int):
         value = text
     elif isinstance(text, str) and re.fullmatch(r"\s*-?\d+\s*", text):
+        digits = sum(c.isdigit() for c in text)
+        if digits > MAX_NUMBER_DIGITS:
+            raise InputError(f"{what} must be in {span(lo, hi)}, got a {digits:,}-digit number", location=location)
         value = int(text)
     else:
-        raise InputError(f"{what} must be an integer, got {text!r}", location=location)
+        shown = text if not isinstance(text, str) or len(text) <= 40 else text[:37] + "..."
+        raise InputError(f"{what} must be an integer, got {shown!r}", location=location)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
-        raise InputError(f"{what} must be in {rng}, got {value}", location=location)
+        raise InputError(f"{what} must be in {span(lo, hi)}, got {show(value)}", location=location)
+    return value
+
+
+def parse_bounded_int(digits: str, location: str, what: str, lo: int, hi: int) -> int:
+    """A run of decimal digits matched by a reader's regex, within [lo, hi] (digits capped first)."""
+    return parse_int(digits.strip(), location, what, lo, hi)
+
+
+def parse_decimal(text: str, location: str, what: str, lo: float, hi: float, unit: str = "") -> float:
+    """A decimal number matched by a reader's regex (e.g. ``5`` or ``2.5``) within [lo, hi]."""
+    if len(text) > MAX_NUMBER_DIGITS + 1:
+        raise InputError(f"{what} must be in {span(lo, hi)}{unit}, got a {len(text):,}-character number",
+                         location=location)
+    value = float(text)
+    if not lo <= value <= hi:
+        raise InputError(f"{what} must be in {span(lo, hi)}{unit}, got {show(value)}", location=location)
     return value

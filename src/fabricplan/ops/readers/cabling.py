@@ -19,7 +19,10 @@ import yaml
 
 from fabricplan.errors import InputError
 from fabricplan.ops.model import CablingEntry
-from fabricplan.ops.readers._common import read_text
+from fabricplan.io import YAML_SAFE_LOADER
+from fabricplan.ops.defaults import span
+from fabricplan.ops.limits import CABLE_RANGE_M
+from fabricplan.ops.readers._common import parse_decimal, read_structured
 
 _LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*m?\s*$")
 _KEYS = {"nic", "switch", "length_m", "length"}
@@ -40,10 +43,12 @@ def read_cabling(path: Path | str) -> list[CablingEntry]:
         Invalid YAML, a missing/extra field, a bad length, or a NIC or switch port cabled twice.
     """
     p = Path(path)
-    text = read_text(p)
     source = str(p)
+    # Strict parse first (duplicated keys, aliases, depth, huge numbers: errors with line and
+    # column); then the node tree, for the line of each link.
+    text, _data = read_structured(p, as_json=False)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=YAML_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -87,10 +92,13 @@ def read_cabling(path: Path | str) -> list[CablingEntry]:
         length_node = fields.get("length_m") or fields.get("length")
         if length_node is not None:
             length_where = f"{source}:{length_node.start_mark.line + 1}"
-            m = _LENGTH.match(_scalar(length_node, length_where, "length_m"))
+            m = _LENGTH.match(_scalar(length_node, length_where, "length_m")[:200])
             if not m:
-                raise InputError(f"cable length {length_node.value!r} must be metres like 5 or 5m", location=length_where)
-            length = float(m.group(1))
+                shown = str(length_node.value)
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                raise InputError(f"cable length {shown!r} must be metres like 5 or 5m "
+                                 f"({span(*CABLE_RANGE_M)})", location=length_where)
+            length = parse_decimal(m.group(1), length_where, "cable length", *CABLE_RANGE_M, unit=" m")
         if nic in seen_nic:
             raise InputError(f"NIC {nic!r} is cabled twice (also {seen_nic[nic]})", location=where)
         if switch in seen_port:

@@ -41,7 +41,9 @@ import re
 from dataclasses import dataclass, field
 
 from fabricplan.errors import InputError
+from fabricplan.ops.limits import CABLE_RANGE_M, DSCP_RANGE, PRIORITY_RANGE, U32_MAX
 from fabricplan.ops.model import NicTc
+from fabricplan.ops.readers._common import parse_bounded_int as _int
 
 _DCBX = re.compile(r"^DCBX mode:\s*(.+?)\s*$")
 _TRUST = re.compile(r"^Priority trust (?:state|mode):\s*(\S+)\s*$")
@@ -85,13 +87,10 @@ class MlnxQos:
 
 
 def _row_values(text: str, where: str, what: str, lo: int, hi: int) -> tuple[int, ...]:
-    values = tuple(int(v) for v in text.split())
-    if len(values) != 8:
-        raise InputError(f"{what} row must have 8 values, got {len(values)}", location=where)
-    for v in values:
-        if not lo <= v <= hi:
-            raise InputError(f"{what} row value {v} is outside {lo}..{hi}", location=where)
-    return values
+    items = text.split()
+    if len(items) != 8:
+        raise InputError(f"{what} row must have 8 values, got {len(items)}", location=where)
+    return tuple(_int(v, where, f"{what} row value", lo, hi) for v in items)
 
 
 def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
@@ -138,9 +137,7 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
             section = "dscp"
             out.locations["dscp2prio"] = where
         elif section == "dscp" and (m := _DSCP_ROW.match(line)):
-            prio = int(m.group(1))
-            if prio > 7:
-                raise InputError(f"dscp2prio priority {prio} is outside 0..7", location=where)
+            prio = _int(m.group(1), where, "dscp2prio priority", *PRIORITY_RANGE)
             _add_dscps(out, prio, m.group(2), where)
             last_prio = prio
         elif section == "dscp" and indented and last_prio is not None and _DSCP_CONT.match(line):
@@ -149,21 +146,19 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
             section, has_default_prio = "default_prio", True
             out.locations["default_priority"] = where
         elif section == "default_prio" and (m := _DEFAULT_PRIO_ROW.match(line)):
-            prio = int(m.group(1))
-            if prio > 7:
-                raise InputError(f"default priority {prio} is outside 0..7", location=where)
+            prio = _int(m.group(1), where, "default priority", *PRIORITY_RANGE)
             out.default_priorities = (*out.default_priorities, prio)
         elif m := _RXBUF.match(line):
-            sizes = tuple(int(v) for v in m.group(1).replace(",", " ").split())
-            if len(sizes) != 8:
-                raise InputError(f"receive buffer sizes must list 8 buffers, got {len(sizes)}", location=where)
-            out.buffer_sizes = sizes
-            out.max_buffer_size = int(m.group(3)) if m.group(3) else None
+            items = m.group(1).replace(",", " ").split()
+            if len(items) != 8:
+                raise InputError(f"receive buffer sizes must list 8 buffers, got {len(items)}", location=where)
+            out.buffer_sizes = tuple(_int(v, where, "receive buffer size", 0, U32_MAX) for v in items)
+            out.max_buffer_size = _int(m.group(3), where, m.group(2), 0, U32_MAX) if m.group(3) else None
             total_label = m.group(2)
             out.locations["buffer_sizes"] = where
             section = None
         elif m := _CABLE.match(line):
-            out.cable_len_m, section = int(m.group(1)), None
+            out.cable_len_m, section = _int(m.group(1), where, "Cable len", *CABLE_RANGE_M), None
             out.locations["cable_len_m"] = where
         elif _PFC_HEADER.match(line):
             section = "pfc"
@@ -187,9 +182,7 @@ def parse_mlnx_qos(text: str, source: str, line_offset: int = 0) -> MlnxQos:
             current_tc = _parse_tc(m, where, out)
             section = "tc"
         elif section == "tc" and current_tc is not None and (m := _TC_PRIO.match(line)):
-            prio = int(m.group(1))
-            if prio > 7:
-                raise InputError(f"priority {prio} is outside 0..7", location=where)
+            prio = _int(m.group(1), where, "priority", *PRIORITY_RANGE)
             current_tc.priorities = (*current_tc.priorities, prio)
         else:
             raise InputError(f"unrecognised mlnx_qos line: {line[:60]!r}", location=where)
@@ -222,26 +215,20 @@ def _add_dscps(out: MlnxQos, prio: int, text: str, where: str) -> None:
     for item in text.replace(" ", "").split(","):
         if not item:
             continue
-        dscp = int(item)
-        if dscp > 63:
-            raise InputError(f"DSCP {dscp} is outside 0..63", location=where)
+        dscp = _int(item, where, "DSCP", *DSCP_RANGE)
         if dscp in out.dscp2prio and out.dscp2prio[dscp] != prio:
             raise InputError(f"DSCP {dscp} mapped to priorities {out.dscp2prio[dscp]} and {prio}", location=where)
         out.dscp2prio[dscp] = prio
 
 
 def _parse_tc(m: re.Match[str], where: str, out: MlnxQos) -> NicTc:
-    tc = int(m.group(1))
-    if tc > 7:
-        raise InputError(f"tc {tc} is outside 0..7", location=where)
+    tc = _int(m.group(1), where, "tc", *PRIORITY_RANGE)
     if tc in out.tcs:
         raise InputError(f"tc {tc} appears twice", location=where)
     tsa = m.group(3).lower()
     if tsa not in _TSA:
         raise InputError(f"tsa must be ets, strict or vendor, got {m.group(3)!r}", location=where)
-    bw = int(m.group(4)) if m.group(4) is not None else 0
-    if bw > 100:
-        raise InputError(f"bw {bw}% is above 100", location=where)
+    bw = _int(m.group(4), where, "bw [%]", 0, 100) if m.group(4) is not None else 0
     entry = NicTc(tc=tc, tsa=tsa, bw_percent=bw, priorities=(), ratelimit=m.group(2))
     out.tcs[tc] = entry
     out.locations[f"tc{tc}"] = where

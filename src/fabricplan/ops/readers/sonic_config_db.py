@@ -19,13 +19,13 @@ Every bad value raises :class:`InputError` located as ``file:$.TABLE.key.field``
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from fabricplan.errors import InputError
+from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
+from fabricplan.ops.defaults import span
 from fabricplan.ops.model import (
     BufferPool,
     BufferProfile,
@@ -35,7 +35,8 @@ from fabricplan.ops.model import (
     SwitchPortQos,
     WredProfile,
 )
-from fabricplan.ops.readers._common import json_path, parse_int, read_text
+from fabricplan.ops.limits import CABLE_RANGE_M, MTU_RANGE_BYTES, SPEED_RANGE_MBPS, U32_MAX
+from fabricplan.ops.readers._common import json_path, parse_bounded_int, parse_decimal, parse_int, read_structured
 
 _REF = re.compile(r"^\[([A-Z0-9_]+)\|([^\]]+)\]$")
 _INDEX = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -81,7 +82,7 @@ class _Db:
         return str(value)
 
     def int_field(self, table: str, key: str, name: str, row: dict[str, Any],
-                  lo: int | None = None, hi: int | None = None) -> int | None:
+                  lo: int | None = 0, hi: int | None = U32_MAX) -> int | None:
         value = row.get(name)
         if value is None:
             return None
@@ -107,9 +108,9 @@ class _Db:
 def _index_range(text: str, location: str, hi: int = 7) -> list[int]:
     m = _INDEX.match(text.strip())
     if not m:
-        raise InputError(f"index {text!r} must be N or N-M", location=location)
-    lo_i = int(m.group(1))
-    hi_i = int(m.group(2)) if m.group(2) else lo_i
+        raise InputError(f"index {text[:40]!r} must be N or N-M", location=location)
+    lo_i = parse_bounded_int(m.group(1), location, "index", 0, hi)
+    hi_i = parse_bounded_int(m.group(2), location, "index", 0, hi) if m.group(2) else lo_i
     if lo_i > hi_i or hi_i > hi:
         raise InputError(f"index range {text!r} must be within 0..{hi}", location=location)
     return list(range(lo_i, hi_i + 1))
@@ -227,13 +228,11 @@ def _profile(db: _Db, ref: Any, location: str) -> BufferProfile:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", location=f"{path}:{exc.lineno}") from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", location=str(path)) from None
+    """The JSON object of a config_db file, read strictly (``fabricplan.io``): a duplicated key,
+    NaN, a huge number or deep nesting is an error with line and column."""
+    _text, data = read_structured(path, as_json=True)
+    if data is None:
+        raise InputError("file is empty; expected config_db JSON (an object of tables)", location=str(path))
     if not isinstance(data, dict):
         raise InputError("config_db.json must be a JSON object of tables", location=f"{path}:$")
     return data
@@ -287,7 +286,7 @@ def _switch_name(db: _Db, path: Path) -> str:
     return path.parent.name if path.stem == "config_db" and path.parent.name else path.stem
 
 
-def read_config_db(path: Path | str) -> list[SwitchPortQos]:
+def read_config_db(path: Path | str, catalog: Any = None) -> list[SwitchPortQos]:
     """Read one ``config_db.json`` into one resolved :class:`SwitchPortQos` per port.
 
     Ports are those in ``PORT`` and ``PORT_QOS_MAP`` (``global`` is applied to every port as a
@@ -315,8 +314,8 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
     for name in db.table("PORT"):
         row = db.row("PORT", name)
         sp = port(name)
-        sp.speed_mbps = db.int_field("PORT", name, "speed", row, 1)
-        sp.mtu = db.int_field("PORT", name, "mtu", row, 68, 65535)
+        sp.speed_mbps = db.int_field("PORT", name, "speed", row, *SPEED_RANGE_MBPS)
+        sp.mtu = db.int_field("PORT", name, "mtu", row, *MTU_RANGE_BYTES)
         sp.admin_status = db.str_field("PORT", name, "admin_status", row)
         lanes = db.str_field("PORT", name, "lanes", row)
         if lanes:
@@ -335,7 +334,7 @@ def read_config_db(path: Path | str) -> list[SwitchPortQos]:
             qos_rows[name] = (key, row)
             port(name)
     for name, sp in ports.items():
-        _apply_qos_map(db, sp, qos_rows.get(name), global_row)
+        _apply_qos_map(db, sp, qos_rows.get(name), global_row, catalog)
     _read_queues(db, port)
     _read_buffers(db, port)
     _read_cable_lengths(db, ports)
@@ -402,8 +401,8 @@ _MAPS = (
 
 
 def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] | None,
-                   global_row: tuple[str, dict[str, Any]] | None) -> None:
-    ranges = defaults.value("lint.yang_map_ranges")
+                   global_row: tuple[str, dict[str, Any]] | None, catalog: Any = None) -> None:
+    ranges = _map_ranges(catalog)
     for field_name, table, attr in _MAPS:
         key_hi, value_hi = ranges[table]["key_max"], ranges[table]["value_max"]
         for src in (own, global_row):
@@ -426,6 +425,19 @@ def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] |
     if wd_text is not None:
         sp.locations["pfcwd_sw_enable"] = db.loc("PORT_QOS_MAP", key, "pfcwd_sw_enable")
         sp.pfcwd_sw_enable = _prio_set(wd_text, sp.locations["pfcwd_sw_enable"])
+
+
+def _map_ranges(catalog: Any) -> dict[str, dict[str, int]]:
+    """``lint.yang_map_ranges``, checked (a catalog overlay may have changed it)."""
+    ranges = defaults.value("lint.yang_map_ranges", catalog)
+    where = defaults.where("lint.yang_map_ranges", catalog)
+    for _field, table, _attr in _MAPS:
+        row = ranges.get(table) if isinstance(ranges, dict) else None
+        if not isinstance(row, dict):
+            raise CatalogError(f"has no {table} entry with key_max and value_max", location=where)
+        for bound in ("key_max", "value_max"):
+            defaults.check_number(row.get(bound), f"{where}.{table}.{bound}", 0, 255, integer=True)
+    return ranges
 
 
 def _read_queues(db: _Db, port: Any) -> None:
@@ -463,12 +475,15 @@ def _read_cable_lengths(db: _Db, ports: dict[str, SwitchPortQos]) -> None:
         row = db.row("CABLE_LENGTH", key)
         for name, text in row.items():
             location = db.loc("CABLE_LENGTH", key, name)
-            m = _CABLE.match(text) if isinstance(text, str) else None
+            m = _CABLE.match(text[:200]) if isinstance(text, str) else None
             if not m:
-                raise InputError(f"cable length must look like '5m', got {text!r}", location=location)
+                shown = text if not isinstance(text, str) or len(text) <= 40 else text[:37] + "..."
+                raise InputError(f"cable length must look like '5m' (metres, {span(*CABLE_RANGE_M)}), got {shown!r}",
+                                 location=location)
+            length = parse_decimal(m.group(1), location, "cable length", *CABLE_RANGE_M, unit=" m")
             for port_name in (n.strip() for n in name.split(",")):
                 if port_name in ports:
-                    ports[port_name].cable_length_m = float(m.group(1))
+                    ports[port_name].cable_length_m = length
                     ports[port_name].locations["cable_length"] = location
     for sp in ports.values():
         sp.locations.setdefault("cable_length", db.loc("CABLE_LENGTH"))

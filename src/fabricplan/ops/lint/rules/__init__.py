@@ -1,8 +1,9 @@
 """The lint rules, registered explicitly (order = report order).
 
-Each module has ``ID``, ``SEVERITY``, ``SCOPE`` ("link" or "fabric"), ``TITLE``, ``DEFAULTS`` and
-``check(link_or_fabric, options) -> Iterator[Finding]``; its docstring shows a passing and a
-failing example.
+Each module has ``ID``, ``SEVERITY``, ``SCOPE`` ("link" or "fabric"), ``TITLE``, ``OPTIONS``
+(option -> dotted path of its default in the catalog's ``ops_defaults``), ``defaults(catalog) ->
+dict`` (the default options under that catalog, overlays applied) and ``check(link_or_fabric,
+options, catalog) -> Iterator[Finding]``; its docstring shows a passing and a failing example.
 """
 
 from fabricplan.ops.lint.rules import (
@@ -13,6 +14,8 @@ from fabricplan.ops.lint.rules import (
     ecn_before_pfc,
     ecn_wred,
     ets_bandwidth,
+    link_unmatched,
+    link_unpaired,
     lossless_priority_count,
     mtu_consistency,
     nic_headroom,
@@ -23,6 +26,8 @@ from fabricplan.ops.lint.rules import (
 )
 
 RULES = [
+    link_unpaired,
+    link_unmatched,
     trust_mode,
     classification_chain,
     pfc_priority_mismatch,

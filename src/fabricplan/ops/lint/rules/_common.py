@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabricplan.ops import defaults
+from fabricplan.ops import defaults as ops_defaults
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.model import Link, NicQos, SwitchPortQos
 
 
-def classification_defaults() -> dict[str, Any]:
-    """Options every classification-aware rule has (overridable in the lint config ``settings:``)."""
-    return {
-        "roce_dscp": defaults.value("lint.roce_dscp"),
-        "roce_pcp": defaults.value("lint.roce_pcp"),
-        "dscp_to_prio_shift_bits": defaults.value("lint.dscp_to_prio_shift_bits"),
-    }
+# Options every classification-aware rule has (overridable in the lint config ``settings:``):
+# option -> dotted path of its default in ``ops_defaults``.
+CLASSIFICATION_OPTIONS = {
+    "roce_dscp": "lint.roce_dscp",
+    "roce_pcp": "lint.roce_pcp",
+    "dscp_to_prio_shift_bits": "lint.dscp_to_prio_shift_bits",
+}
 
 
 def roce_priority(link: Link, options: dict[str, Any]) -> int:
@@ -79,15 +79,15 @@ def finding(rule_id: str, link: Link | str, message: str, fix: str,
                    evidence=evidence or {}, location=location)
 
 
-def dualtor_design(port: SwitchPortQos | None) -> str | None:
+def dualtor_design(port: SwitchPortQos | None, catalog: Any = None) -> str | None:
     """The reason, when a port follows SONiC's documented dual-ToR design (subtype DualToR and
     ``pfc_enable`` = ``lint.sonic_dualtor_pfc_enable``); else None."""
     if port is None or (port.subtype or "").lower() != "dualtor":
         return None
-    if sorted(port.pfc_enable) != list(defaults.value("lint.sonic_dualtor_pfc_enable")):
+    if sorted(port.pfc_enable) != list(ops_defaults.value("lint.sonic_dualtor_pfc_enable", catalog)):
         return None
     return ("SONiC dual-ToR design: uplinks carry tunnelled lossless traffic on priorities 2 and 6 "
-            "(pfc_enable 2,3,4,6; " + defaults.source("lint.sonic_dualtor_pfc_enable") + ")")
+            "(pfc_enable 2,3,4,6; " + ops_defaults.source("lint.sonic_dualtor_pfc_enable", catalog) + ")")
 
 
 def no_qos(link: Link) -> bool:

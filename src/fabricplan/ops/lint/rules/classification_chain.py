@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
-    classification_defaults,
+    CLASSIFICATION_OPTIONS,
     finding,
     no_qos,
     hset,
@@ -41,7 +42,12 @@ ID = "CLS001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "RoCE classification chain DSCP -> priority -> TC -> PG -> queue is lossless end to end"
-DEFAULTS: dict[str, Any] = classification_defaults()
+OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
+
+
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
 
 
 def _lossless_egress(profile: BufferProfile) -> bool:
@@ -55,7 +61,7 @@ def _buffermgrd_fills(port: Any, prio: int) -> bool:
     return port.buffer_model == "traditional" and prio in port.pfc_enable and port.cable_length_m is not None
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if no_qos(link):
         return

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
     dualtor_design,
     bitmap,
-    classification_defaults,
+    CLASSIFICATION_OPTIONS,
     finding,
     hset,
     interface,
@@ -38,14 +38,15 @@ ID = "CNP001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "CNP path is strict priority, not PFC-enabled, with matching DSCP/priority"
-DEFAULTS: dict[str, Any] = {
-    **classification_defaults(),
-    "cnp_dscp": defaults.value("dcqcn.cnp_dscp"),
-    "cnp_802p_prio": defaults.value("dcqcn.cnp_802p_prio"),
-}
+OPTIONS: dict[str, str] = {**CLASSIFICATION_OPTIONS, "cnp_dscp": "dcqcn.cnp_dscp", "cnp_802p_prio": "dcqcn.cnp_802p_prio"}
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     cnp_dscp, cnp_prio = options["cnp_dscp"], options["cnp_802p_prio"]
     if nic is not None and nic.dcqcn is not None:
@@ -69,7 +70,7 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
         item = finding(ID, link, f"CNP priority {cnp_prio} is PFC-enabled on the switch port",
                        hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", prio_list(port.pfc_enable - {cnp_prio})),
                        {"switch": {**cnp, "pfc_enable": sorted(port.pfc_enable)}}, port.where("pfc_enable"))
-        design = dualtor_design(port)
+        design = dualtor_design(port, catalog)
         if design and nic is None:
             item.max_severity, item.reason = "info", design + "; no NIC on this link uses it for CNPs"
         yield item

@@ -19,17 +19,23 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, interface, roce_priority
+from fabricplan.ops.lint.options import from_catalog
+from fabricplan.ops.lint.rules._common import CLASSIFICATION_OPTIONS, finding, interface, roce_priority
 from fabricplan.ops.model import Link
 
 ID = "DCQCN001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "DCQCN (RP and NP) enabled on the RoCE priority on every NIC"
-DEFAULTS: dict[str, Any] = classification_defaults()
+OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic = link.nic
     if nic is None:
         return

@@ -27,10 +27,15 @@ ID = "DCQCN002"
 SEVERITY = "warning"
 SCOPE = "fabric"
 TITLE = "DCQCN parameters identical across all NICs"
-DEFAULTS: dict[str, Any] = {}
+OPTIONS: dict[str, str] = {}
 
 
-def check(fabric: Fabric, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """This rule has no options."""
+    return {}
+
+
+def check(fabric: Fabric, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     link_of = {link.nic.name: link for link in fabric.links if link.nic is not None}
     nics = [nic for nic in fabric.nics if nic.dcqcn is not None]
     if len(nics) < 2:

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, lossless_roce_queue
+from fabricplan.ops.lint.options import from_catalog
+from fabricplan.ops.lint.rules._common import CLASSIFICATION_OPTIONS, finding, hset, lossless_roce_queue
 from fabricplan.ops.model import BufferProfile, Link
 from fabricplan.ops.readers._common import json_path
 
@@ -30,10 +30,12 @@ ID = "ECN002"
 SEVERITY = "warning"
 SCOPE = "link"
 TITLE = "ECN marks before PFC pauses (min threshold below the PG pause threshold)"
-DEFAULTS: dict[str, Any] = {
-    **classification_defaults(),
-    "recommended_min_bytes": defaults.value("lint.ecn_min_threshold_bytes"),
-}
+OPTIONS: dict[str, str] = {**CLASSIFICATION_OPTIONS, "recommended_min_bytes": "lint.ecn_min_threshold_bytes"}
+
+
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
 
 
 def pause_threshold_bytes(profile: BufferProfile) -> float | None:
@@ -46,7 +48,7 @@ def pause_threshold_bytes(profile: BufferProfile) -> float | None:
     return None
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     found = lossless_roce_queue(link, options)
     if found is None:
         return

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, hset, lossless_roce_queue
+from fabricplan.ops.lint.options import from_catalog
+from fabricplan.ops.lint.rules._common import CLASSIFICATION_OPTIONS, finding, hset, lossless_roce_queue
 from fabricplan.ops.model import Link
 from fabricplan.ops.readers._common import json_path
 
@@ -31,18 +31,23 @@ ID = "ECN001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "ECN/WRED enabled on the RoCE queue with min <= max"
-DEFAULTS: dict[str, Any] = {
-    **classification_defaults(),
-    "ecn_modes_marking_green": list(defaults.value("lint.ecn_modes_marking_green")),
-    "probability_min_percent": defaults.value("lint.wred_probability_min_percent"),
-    "probability_max_percent": defaults.value("lint.wred_probability_max_percent"),
-    "recommended_min_bytes": defaults.value("lint.ecn_min_threshold_bytes"),
-    "recommended_max_bytes": defaults.value("lint.ecn_max_threshold_bytes"),
-    "recommended_probability_percent": defaults.value("lint.ecn_drop_probability_percent"),
+OPTIONS: dict[str, str] = {
+    **CLASSIFICATION_OPTIONS,
+    "ecn_modes_marking_green": "lint.ecn_modes_marking_green",
+    "probability_min_percent": "lint.wred_probability_min_percent",
+    "probability_max_percent": "lint.wred_probability_max_percent",
+    "recommended_min_bytes": "lint.ecn_min_threshold_bytes",
+    "recommended_max_bytes": "lint.ecn_max_threshold_bytes",
+    "recommended_probability_percent": "lint.ecn_drop_probability_percent",
 }
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     found = lossless_roce_queue(link, options)
     if found is None:
         return

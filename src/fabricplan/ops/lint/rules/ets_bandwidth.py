@@ -19,22 +19,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
-from fabricplan.ops.lint.rules._common import classification_defaults, finding, interface, roce_priority
+from fabricplan.ops.lint.options import from_catalog
+from fabricplan.ops.lint.rules._common import CLASSIFICATION_OPTIONS, finding, interface, roce_priority
 from fabricplan.ops.model import Link
 
 ID = "ETS001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "ETS sums to 100 % and the RoCE traffic class has a bandwidth guarantee"
-DEFAULTS: dict[str, Any] = {
-    **classification_defaults(),
-    "ets_total_percent": defaults.value("lint.ets_total_percent"),
-    "scheduler_weight_min": defaults.value("lint.scheduler_weight_min"),
-    "scheduler_weight_max": defaults.value("lint.scheduler_weight_max"),
-    "scheduler_types": list(defaults.value("lint.scheduler_types")),
+OPTIONS: dict[str, str] = {
+    **CLASSIFICATION_OPTIONS,
+    "ets_total_percent": "lint.ets_total_percent",
+    "scheduler_weight_min": "lint.scheduler_weight_min",
+    "scheduler_weight_max": "lint.scheduler_weight_max",
+    "scheduler_types": "lint.scheduler_types",
 }
+
+
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
 
 
 def _tcbw_proposal(nic_tcs: dict, total: int) -> str:
@@ -46,7 +51,7 @@ def _tcbw_proposal(nic_tcs: dict, total: int) -> str:
     return ",".join(str(share + (rest if tc == ets[0] else 0)) if tc in ets else "0" for tc in range(8))
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     prio = roce_priority(link, options)
     total = options["ets_total_percent"]

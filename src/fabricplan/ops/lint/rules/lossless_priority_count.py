@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import dualtor_design, finding, hset, interface
 from fabricplan.ops.model import Link
 
@@ -26,10 +26,15 @@ ID = "PFC002"
 SEVERITY = "warning"
 SCOPE = "link"
 TITLE = "At most two lossless priorities"
-DEFAULTS: dict[str, Any] = {"max_lossless_priorities": defaults.value("lint.max_lossless_priorities")}
+OPTIONS: dict[str, str] = {"max_lossless_priorities": "lint.max_lossless_priorities"}
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     limit = options["max_lossless_priorities"]
     if link.nic is not None and len(link.nic.pfc_enabled) > limit:
         nic = link.nic
@@ -43,7 +48,7 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                        f"{sorted(port.pfc_enable)} (limit {limit})",
                        hset(f"PORT_QOS_MAP|{port.port}", "pfc_enable", "<at most " + str(limit) + " priorities, e.g. 3>"),
                        {"switch": {"pfc_enable": sorted(port.pfc_enable)}, "limit": limit}, port.where("pfc_enable"))
-        design = dualtor_design(port)
+        design = dualtor_design(port, catalog)
         if design:
             item.max_severity, item.reason = "info", design
         yield item

@@ -21,8 +21,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults, headroom
+from fabricplan.ops import headroom
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import finding, interface
 from fabricplan.ops.model import Link
 
@@ -30,14 +31,19 @@ ID = "HDRM002"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "NIC headroom (mlx5 formula) covers speed, real cable length and MTU"
-DEFAULTS: dict[str, Any] = {
-    "default_cable_len_m": defaults.value("headroom.mlx5.default_cable_len_m"),
-    "max_mtu_bytes": defaults.value("headroom.mlx5.max_mtu_bytes"),
-    "cell_size_bytes": defaults.value("headroom.mlx5.cell_size_bytes"),
+OPTIONS: dict[str, str] = {
+    "default_cable_len_m": "headroom.mlx5.default_cable_len_m",
+    "max_mtu_bytes": "headroom.mlx5.max_mtu_bytes",
+    "cell_size_bytes": "headroom.mlx5.cell_size_bytes",
 }
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or not nic.pfc_enabled:
         return
@@ -53,7 +59,7 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
     if speed is None or mtu is None or nic.buffer_sizes is None or nic.prio2buffer is None:
         return
     cable = max(driver_cable, math.ceil(real_cable)) if real_cable is not None else driver_cable
-    need = headroom.mlx5_headroom(speed, cable, mtu, options["max_mtu_bytes"], options["cell_size_bytes"])
+    need = headroom.mlx5_headroom(speed, cable, mtu, options["max_mtu_bytes"], options["cell_size_bytes"], catalog=catalog)
     for buffer in sorted({nic.prio2buffer[p] for p in nic.pfc_enabled}):
         size = nic.buffer_sizes[buffer]
         if size < need.size_bytes:

@@ -21,9 +21,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
     bitmap,
-    classification_defaults,
+    CLASSIFICATION_OPTIONS,
     finding,
     hset,
     interface,
@@ -36,10 +37,15 @@ ID = "PFC001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "PFC-enabled priorities are equal on both ends of the link"
-DEFAULTS: dict[str, Any] = classification_defaults()
+OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or port is None or nic.pfc_enabled == port.pfc_enable:
         return

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fabricplan.ops import defaults
+from fabricplan.ops import defaults as ops_defaults
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import dualtor_design, finding, prio_list
 from fabricplan.ops.model import Link
 
@@ -30,21 +31,26 @@ ID = "PFCWD001"
 SEVERITY = "warning"
 SCOPE = "link"
 TITLE = "PFC watchdog enabled on every lossless port with sane timers"
-DEFAULTS: dict[str, Any] = {
-    "detection_min_ms": defaults.value("lint.pfcwd_detection_min_ms"),
-    "detection_max_ms": defaults.value("lint.pfcwd_detection_max_ms"),
-    "restoration_min_ms": defaults.value("lint.pfcwd_restoration_min_ms"),
-    "restoration_max_ms": defaults.value("lint.pfcwd_restoration_max_ms"),
-    "poll_min_ms": defaults.value("lint.pfcwd_poll_min_ms"),
-    "poll_max_ms": defaults.value("lint.pfcwd_poll_max_ms"),
-    "default_detection_ms": defaults.value("lint.pfcwd_default_detection_ms"),
-    "default_restoration_ms": defaults.value("lint.pfcwd_default_restoration_ms"),
-    "default_poll_ms": defaults.value("lint.pfcwd_default_poll_ms"),
-    "actions": list(defaults.value("lint.pfcwd_actions")),
+OPTIONS: dict[str, str] = {
+    "detection_min_ms": "lint.pfcwd_detection_min_ms",
+    "detection_max_ms": "lint.pfcwd_detection_max_ms",
+    "restoration_min_ms": "lint.pfcwd_restoration_min_ms",
+    "restoration_max_ms": "lint.pfcwd_restoration_max_ms",
+    "poll_min_ms": "lint.pfcwd_poll_min_ms",
+    "poll_max_ms": "lint.pfcwd_poll_max_ms",
+    "default_detection_ms": "lint.pfcwd_default_detection_ms",
+    "default_restoration_ms": "lint.pfcwd_default_restoration_ms",
+    "default_poll_ms": "lint.pfcwd_default_poll_ms",
+    "actions": "lint.pfcwd_actions",
 }
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
+    return from_catalog(OPTIONS, catalog)
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     port = link.switch
     if port is None or not port.pfc_enable:
         return
@@ -62,8 +68,9 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
     design_only = False
     if port.pfcwd_sw_enable is not None and not port.pfc_enable <= port.pfcwd_sw_enable:
         problems.append(f"pfcwd_sw_enable {sorted(port.pfcwd_sw_enable)} does not cover PFC priorities {sorted(port.pfc_enable)}")
-        design_only = (dualtor_design(port) is not None
-                       and sorted(port.pfcwd_sw_enable) == list(defaults.value("lint.sonic_dualtor_pfcwd_sw_enable")))
+        design_only = (dualtor_design(port, catalog) is not None
+                       and sorted(port.pfcwd_sw_enable) == list(ops_defaults.value("lint.sonic_dualtor_pfcwd_sw_enable",
+                                                                                   catalog)))
     if wd.action not in options["actions"]:
         problems.append(f"action {wd.action!r} is not one of {options['actions']}")
     ranges = (("detection_time", wd.detection_ms, options["detection_min_ms"], options["detection_max_ms"]),
@@ -86,5 +93,5 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
             fix += f'; set PORT_QOS_MAP|{port.port} pfcwd_sw_enable "{prio_list(port.pfc_enable)}"'
         item = finding(ID, link, "PFC watchdog misconfigured: " + "; ".join(problems), fix, evidence, where)
         if design_only and len(problems) == 1:
-            item.max_severity, item.reason = "info", f"{dualtor_design(port)}; its pfcwd_sw_enable is 3,4"
+            item.max_severity, item.reason = "info", f"{dualtor_design(port, catalog)}; its pfcwd_sw_enable is 3,4"
         yield item

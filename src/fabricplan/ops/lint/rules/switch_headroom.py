@@ -29,8 +29,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.errors import InputError
-from fabricplan.ops import defaults, headroom
+from fabricplan.ops import defaults as ops_defaults
+from fabricplan.ops import headroom
 from fabricplan.ops.lint.finding import Finding
+from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import finding, hset
 from fabricplan.ops.model import BufferProfile, Link, SwitchPortQos
 
@@ -38,17 +40,19 @@ ID = "HDRM001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "Switch PG headroom (xoff) covers speed, cable length and MTU"
-DEFAULTS: dict[str, Any] = {
-    "headroom_model": defaults.value("lint.headroom_model"),
-    "asic": "",  # "" = from DEVICE_METADATA.hwsku / platform
-}
+OPTIONS: dict[str, str] = {"headroom_model": "lint.headroom_model"}
 
 
-def vendor_row(port: SwitchPortQos, cable: float) -> tuple[str, list[int]] | None:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """Default options: ``headroom_model`` from the catalog; ``asic`` "" = from DEVICE_METADATA."""
+    return {**from_catalog(OPTIONS, catalog), "asic": ""}
+
+
+def vendor_row(port: SwitchPortQos, cable: float, catalog: Any = None) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the port's SKU for its speed and cable, if bundled."""
     if not port.hwsku or port.speed_mbps is None:
         return None
-    for name, entry in defaults.group("headroom.vendor_pg_profiles").items():
+    for name, entry in ops_defaults.group("headroom.vendor_pg_profiles", catalog).items():
         if port.hwsku in entry["value"]["skus"]:
             for row in entry["value"]["rows"]:
                 if row[0] == port.speed_mbps and row[1] == cable:
@@ -61,7 +65,7 @@ def _is_vendor_profile(profile: BufferProfile, row: list[int] | None) -> bool:
     return row is not None and (profile.size_bytes, profile.xon_bytes, profile.xoff_bytes) == tuple(row[2:5])
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     port = link.switch
     if port is None or not port.pfc_enable:
         return
@@ -83,28 +87,28 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                       {"switch": {"cable_length_m": cable}, "cabling": {"length_m": link.cable_m}},
                       port.where("cable_length"))
         cable = link.cable_m
-    mtu = port.mtu if port.mtu is not None else defaults.value("headroom.sonic.default_port_mtu_bytes")
-    vendor = vendor_row(port, cable)
+    mtu = port.mtu if port.mtu is not None else ops_defaults.value("headroom.sonic.default_port_mtu_bytes", catalog)
+    vendor = vendor_row(port, cable, catalog)
     profiles = {n: p for n, p in profiles.items() if not _is_vendor_profile(p, vendor[1] if vendor else None)}
     if not profiles:
         return
     try:
         if options["headroom_model"] == "generic":
-            need = headroom.generic_headroom(port.speed_mbps, cable, mtu)
+            need = headroom.generic_headroom(port.speed_mbps, cable, mtu, catalog=catalog)
         else:
-            asic = _asic(port, options)
+            asic = _asic(port, options, catalog)
             if asic is None:
                 key = "hwsku" if port.hwsku else "platform"
                 yield Finding(rule_id=ID, link=link.name, location=port.where(key), max_severity="info",
                               message=(f"no headroom model for {key} {getattr(port, key) or '(none)'}: PG headroom not "
-                                       f"checked; supported ASICs: {', '.join(headroom.supported_asics())}"),
+                                       f"checked; supported ASICs: {', '.join(headroom.supported_asics(catalog))}"),
                               fix="set the lint option HDRM001 asic: <one of the supported ASICs> if the switch has one",
                               evidence={"switch": {"platform": port.platform, "hwsku": port.hwsku}},
                               reason="the Spectrum model must not size other ASICs")
                 return
             need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
                                            port.small_packet_percentage, eight_lanes=port.lanes == 8,
-                                           shared_headroom_pool=port.shared_headroom_pool)
+                                           shared_headroom_pool=port.shared_headroom_pool, catalog=catalog)
     except InputError as exc:  # e.g. a speed without a pause-quanta entry for the generic model
         raise InputError(exc.message, location=port.where("speed")) from None
     for name, profile in sorted(profiles.items()):
@@ -126,14 +130,14 @@ def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
                       port.locations.get(f"pg{pgs[0]}", port.source) if pgs else port.source)
 
 
-def _asic(port: SwitchPortQos, options: dict[str, Any]) -> str | None:
+def _asic(port: SwitchPortQos, options: dict[str, Any], catalog: Any = None) -> str | None:
     """The option, else the ASIC of DEVICE_METADATA hwsku / platform; None when neither has a model."""
     if options.get("asic"):
-        return headroom.asic_for(options["asic"], location="HDRM001.asic")
-    if port.hwsku and port.hwsku in defaults.value("headroom.sonic.sku_asic"):
-        return headroom.asic_for(sku=port.hwsku)
-    if port.platform and port.platform in defaults.value("headroom.sonic.platform_asic"):
-        return headroom.asic_for(platform=port.platform)
+        return headroom.asic_for(options["asic"], location="HDRM001.asic", catalog=catalog)
+    if port.hwsku and port.hwsku in ops_defaults.value("headroom.sonic.sku_asic", catalog):
+        return headroom.asic_for(sku=port.hwsku, catalog=catalog)
+    if port.platform and port.platform in ops_defaults.value("headroom.sonic.platform_asic", catalog):
+        return headroom.asic_for(platform=port.platform, catalog=catalog)
     return None
 
 

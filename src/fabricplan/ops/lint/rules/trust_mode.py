@@ -27,10 +27,15 @@ ID = "TRUST001"
 SEVERITY = "error"
 SCOPE = "link"
 TITLE = "NIC trust mode matches the switch port's classification map"
-DEFAULTS: dict[str, Any] = {}
+OPTIONS: dict[str, str] = {}
 
 
-def check(link: Link, options: dict[str, Any]) -> Iterator[Finding]:
+def defaults(catalog: Any = None) -> dict[str, Any]:
+    """This rule has no options."""
+    return {}
+
+
+def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or port is None or nic.trust is None:
         return

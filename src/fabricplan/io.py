@@ -301,7 +301,11 @@ else:  # pragma: no cover - PyYAML without libyaml
 def _parse_yaml(text: str, where: str) -> Any:
     """Parse one YAML document: events from libyaml (or PyYAML), composed by `_compose_bounded`,
     then built by the strict safe constructor."""
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)  # the reader rejects control characters here
+    except yaml.reader.ReaderError as exc:
+        raise InputError(f"invalid YAML: control character U+{exc.character:04X} at offset {exc.position} is not allowed "
+                         "(control characters must be escaped in a quoted string)", location=where) from None
     loader.where = where
     try:
         root = _compose_bounded(loader, where)

@@ -221,3 +221,14 @@ def test_single_document_only(tmp_path):
     with pytest.raises(InputError, match="expected a single document") as info:
         read_document(spec)
     assert info.value.location == f"{spec}:2:1"
+
+
+@pytest.mark.parametrize("command", ["cost", "compare", "step", "topology"])
+@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x7f"])
+def test_control_characters_are_one_line_errors(cli, tmp_path, command, character):
+    # libyaml's reader rejects them when the loader is made; that must be an input error too.
+    path = tmp_path / "ctrl.yaml"
+    path.write_text(f"name: x{character}\ncluster: {{gpu: h100-sxm, gpus: 8}}\n", encoding="utf-8")
+    result = cli(command, path)
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and str(path) in result.err and "control character U+" in result.err

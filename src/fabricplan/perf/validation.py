@@ -228,3 +228,8 @@ def calibrated_tcp_host_stack_us(catalog=None) -> float:
     catalog = catalog or default_catalog()
     row = next(r for r in socket_transport_rows(catalog) if r.group == "calibrated")
     return catalog.fabric("ethernet-tcp").host_stack_latency_us + row.published - row.model
+
+
+def socket_transport_failures(rows: list[SocketValidationRow]) -> list[SocketValidationRow]:
+    """The gated socket rows outside their tolerance (empty = the model holds)."""
+    return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]

@@ -69,6 +69,9 @@ def test_overlay_overrides_one_field_and_adds_an_entry(tmp_path):
         ({"nics": [{"id": "nic_new", "name": "x"}]}, "nics[id=nic_new]"),
         ({"parameters": [{"id": "pue", "value": {"low": 1.5, "default": 1.2}}]}, "must not exceed default"),
         ({"gpus": [{"id": "h100-sxm", "peak_dense_tflops": {"bf16": 0}}]}, "peak_dense_tflops.bf16"),
+        ({"fabrics": [{"id": "ethernet-tcp", "socket": {"nthreads": -1}}]}, "socket.nthreads"),
+        ({"fabrics": [{"id": "ethernet-tcp", "socket": {"variant": "rdma"}}]}, "socket.variant"),
+        ({"fabrics": [{"id": "ethernet-tcp", "socket": {"mtu_bytes": 100000}}]}, "socket.mtu_bytes"),
     ],
 )
 def test_bad_overlay(tmp_path, document, fragment):

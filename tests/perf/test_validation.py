@@ -95,3 +95,26 @@ def test_llama3_405b_mfu_below_meta_by_construction():
     (row,) = llama3_405b_rows()
     assert row.model == pytest.approx(0.302, abs=0.005)
     assert row.model < 0.38
+
+
+def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
+    """scripts/validate_perf.py renders the socket rows (calibrated and checked apart) and fails when a
+    gated socket row leaves its tolerance."""
+    import importlib.util
+
+    from fabricplan.perf import validation
+    from project_paths import ROOT
+
+    spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    text, failures = script.render()
+    assert failures == 0
+    assert "### Calibrated on" in text and "### Checked only" in text
+    rows = validation.socket_transport_rows()
+    off = [validation.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),
+                                          r.detail, group=r.group, tolerance=r.tolerance, reason=r.reason)
+           for r in rows]
+    monkeypatch.setattr(script, "socket_transport_rows", lambda catalog=None: off)
+    _text, failures = script.render()
+    assert failures == 5  # every gated socket row, 50 % off

@@ -119,6 +119,36 @@ class FabricHardware(Strict):
     fibre: str | None = None
 
 
+class SocketTransport(Strict):
+    """How NCCL's socket network runs on a kernel-TCP fabric profile (``perf/socket_transport.py``).
+
+    ``variant``: ``kernel`` = NCCL's built-in Socket transport (payload bounced through pinned host
+    memory and kernel socket buffers); ``gpudirect_tcpx`` = Google's GPUDirect-TCPX / devmem TCP
+    plugin (payload stays in GPU memory, the receiving GPU unpacks scattered pages, NCCL doubles the
+    channels). ``nthreads``/``nsocks_per_thread`` are ``NCCL_SOCKET_NTHREADS`` and
+    ``NCCL_NSOCKS_PERTHREAD`` (None = NCCL's automatic choice by NIC vendor).
+    docs/reference/socket_transport.md §2, §5.
+    """
+
+    variant: Literal["kernel", "gpudirect_tcpx"]
+    nic_vendor: Literal["generic", "aws_ena", "gcp_gvnic"] = "generic"
+    nthreads: int | None = Field(default=None, ge=0, description="NCCL_SOCKET_NTHREADS (None = auto)")
+    nsocks_per_thread: int | None = Field(default=None, ge=0, description="NCCL_NSOCKS_PERTHREAD (None = auto)")
+    per_flow_cap_gbps: float | None = Field(default=None, gt=0, description="Cloud cap per 5-tuple flow")
+    mtu_bytes: int = Field(default=9000, ge=576, le=9216, description="IP MTU of the host links")
+    gpu_nic_share_pcie_uplink: bool = Field(
+        default=True, description="GPU and NIC sit behind one PCIe switch uplink (HGX/DGX 'PIX')")
+    source: str = Field(min_length=3)
+    date: str
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: object) -> object:
+        if isinstance(value, (dt.date, int)):
+            return str(value)
+        return value
+
+
 class FabricProfile(Entry):
     family: Literal["ethernet", "infiniband"]
     transport: Literal["tcp", "rdma"]
@@ -131,6 +161,8 @@ class FabricProfile(Entry):
     in_network_reduction: bool
     host_stack_latency_us: float = Field(gt=0)
     hardware: FabricHardware
+    socket: SocketTransport | None = Field(
+        default=None, description="NCCL socket transport settings (kernel TCP profiles only)")
     ops_fte_multiplier: float = Field(default=1.0, gt=0)
 
 

@@ -113,14 +113,59 @@ def _intra_node_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
 
 
 def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int,
-                     catalog=None) -> float:
-    """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0."""
-    mine = point_to_point_latency(fabric, switch_ns, switches, catalog=catalog).total_us
+                     catalog=None, nccl_version: str | None = None) -> float:
+    """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0.
+
+    ``nccl_version`` matters on the socket transport only (inline payloads from 2.27)."""
+    mine = point_to_point_latency(fabric, switch_ns, switches, catalog=catalog, nccl_version=nccl_version).total_us
     reference = point_to_point_latency(reference_fabric, reference_switch_ns, switches, catalog=catalog).total_us
     return max(mine - reference, 0.0)
 
 
 PatternEfficiency = Callable[[str], Efficiency]
+
+
+def collnet_available(fabric) -> bool:
+    """Whether NCCL may run CollNet (and multi-node NVLS, which needs CollNet) on ``fabric``.
+
+    CollNet needs a CollNet network plugin (SHARP, an InfiniBand verbs plugin), so a profile with in-network
+    reduction and not on NCCL's socket transport; NVLSTree across nodes needs only NVLS inside the
+    node and stays available on sockets (NVIDIA/nccl ext-tuner/example plugin.c, "NVLS intra+inter-node:
+    collNetSupport; NVLSTree inter-node: nvlsSupport"; docs/reference/socket_transport.md §4).
+    """
+    return bool(fabric.in_network_reduction) and getattr(fabric, "socket", None) is None
+
+
+def socket_message_bytes(operation: str, size_bytes: int, n_gpus: int, connections: int, catalog=None) -> float:
+    """Bytes in flight on one network connection of a collective (the message the socket transport splits).
+
+    All-to-all: the per-peer share ``size / n``; others: the buffer over the connections
+    (``size / connections``); never more than NCCL's staging buffer (``NCCL_BUFFSIZE``, 8 steps).
+    """
+    share = size_bytes / n_gpus if operation == "all_to_all" else size_bytes / max(connections, 1)
+    return min(share, perf_parameter("nccl_buffsize_bytes", catalog))
+
+
+def per_nic_bandwidth(profile, operation: str, size_bytes: int, n_gpus: int, ranks_per_node: int, nics_per_node: int,
+                      gpu, catalog=None) -> float:
+    """The per-NIC bandwidth [GB/s] the collective model uses on ``profile``.
+
+    RDMA profiles: the profile's ``effective_bandwidth_gbytes_per_s`` (a measured ceiling). Socket
+    transport profiles: :func:`fabricplan.perf.socket_transport.socket_nic_bandwidth` for this
+    collective's message size (sockets x threads, per-core copy, host bounce; the same number
+    feeds NCCL's tuner, which in reality sees only the link speed).
+    """
+    if getattr(profile, "socket", None) is None:
+        return profile.effective_bandwidth_gbytes_per_s
+    from fabricplan.perf.socket_transport import socket_nic_bandwidth
+
+    nics = min(nics_per_node, ranks_per_node)
+    connections = nics * int(perf_parameter("nccl_channels_per_nic", catalog))
+    message = socket_message_bytes(operation, size_bytes, n_gpus, connections, catalog)
+    return socket_nic_bandwidth(profile, message_bytes=message, nics_per_node=nics_per_node,
+                                gpus_per_node=ranks_per_node, compute_capability=gpu_compute_capability(gpu, catalog),
+                                hbm_tbytes_per_s=getattr(gpu, "hbm_bandwidth_tbytes_per_s", None),
+                                catalog=catalog).gbytes_per_s
 
 
 def _full_bandwidth(_pattern: str) -> Efficiency:
@@ -162,7 +207,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
                   for key in ("ring", "tree", "nvls", "collnet")}
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
-                        collnet_enabled=bool(fabric.in_network_reduction), nvswitch=ranks_per_node >= 4)
+                        collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4)
 
 
 @dataclass(frozen=True)
@@ -190,6 +235,7 @@ class CollectiveResult:
     oversubscription_factor: float = 1.0  # part of routing_efficiency due to oversubscribed tiers
     network_step_delay_us: float = 0.0  # store-and-forward of LL/LL128 steps at network hops (in time_us)
     efficiency_model: str = "analytic"  # the efficiency model that gave routing_efficiency
+    fabric_latency_us: float = 0.0  # Broadcast/Reduce/SendRecv: hops x latencyInter, outside NCCL's estimate (in time_us)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -219,13 +265,15 @@ def load_reference_fabric_id(catalog=None) -> str:
     return str(perf_value("nccl_latency_reference_fabric", catalog))
 
 
-def network_latency_inter_us(network: NetworkView, placement: NetworkPlacement, catalog) -> float:
+def network_latency_inter_us(network: NetworkView, placement: NetworkPlacement, catalog,
+                             nccl_version: str | None = None) -> float:
     """NCCL's ``latencyInter`` for a communicator at ``placement``: the fabric's extra one-way latency
     over the reference fabric through the switches on its longest path (2 x tiers - 1) [us]."""
     reference = catalog.fabric(load_reference_fabric_id(catalog))
     reference_switch = catalog.switch(reference.hardware.switch)
     return latency_inter_us(network.profile, reference, network.switch.port_to_port_latency_ns,
-                            reference_switch.port_to_port_latency_ns, placement.switches_on_path, catalog)
+                            reference_switch.port_to_port_latency_ns, placement.switches_on_path, catalog,
+                            nccl_version)
 
 
 def _pattern_efficiency(model: EfficiencyModel, network: NetworkView, placement: NetworkPlacement, n_nodes: int,
@@ -284,21 +332,28 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     placement = placement or network.placement(n_nodes)
     model = resolve_efficiency_model(efficiency_model)
     efficiency = _pattern_efficiency(model, network, placement, n_nodes, catalog)
-    extra = network_latency_inter_us(network, placement, catalog)
     constants = nccl_tuner.tuner_constants(nccl_version, catalog)
-    nic = per_nic_bandwidth_gbytes_per_s or profile.effective_bandwidth_gbytes_per_s
+    extra = network_latency_inter_us(network, placement, catalog, constants["version"])
+    nic = per_nic_bandwidth_gbytes_per_s or per_nic_bandwidth(profile, operation, size_bytes, n_gpus, ranks_per_node,
+                                                              nics, gpu, catalog)
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog)
+    hops = 0  # network hops whose fabric latency NCCL's Broadcast/Reduce estimate leaves out
     if operation in nccl_tuner.TUNED_COLLECTIVES:
         comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
         choice = nccl_tuner.select_algorithm(constants, comm, operation, size_bytes, algorithm, protocol)
+        if operation in ("broadcast", "reduce"):
+            hops = n_nodes - 1
     elif operation == "send_recv":
         pair_per_node = 1 if n_nodes > 1 else 2
         comm = build_communicator(2, pair_per_node, gpu, profile, **build)
         choice = nccl_tuner.select_algorithm(constants, comm, "broadcast", size_bytes, algorithm, protocol)
+        hops = 1 if n_nodes > 1 else 0
     else:
-        choice = _all_to_all(constants, n_gpus, ranks_per_node, gpu, profile, size_bytes, build, algorithm, protocol)
-    time_us = float(choice.achieved_time_us)  # with the launched channels/threads (small messages)
+        choice = _all_to_all(constants, n_gpus, ranks_per_node, gpu, profile, size_bytes, build, algorithm, protocol,
+                             extra if n_nodes > 1 else 0.0)
+    fabric_latency = hops * extra
+    time_us = float(choice.achieved_time_us) + fabric_latency  # launched channels/threads (small messages)
     algbw = size_bytes / (time_us * 1000.0)
     graph_key = nccl_tuner.GRAPH_OF_ALGORITHM.get(choice.algorithm, choice.algorithm)
     used = efficiency(GRAPH_TRAFFIC_PATTERN[graph_key])
@@ -310,29 +365,41 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         per_nic_bandwidth_gbytes_per_s=float(nic),
         routing_efficiency=float(used.value), channels=int(choice.channels), threads=int(choice.threads),
         nccl_estimate_us=float(choice.time_us), oversubscription_factor=float(used.oversubscription),
-        network_step_delay_us=float(choice.network_step_delay_us), efficiency_model=model.name)
+        network_step_delay_us=float(choice.network_step_delay_us), efficiency_model=model.name,
+        fabric_latency_us=float(fabric_latency))
 
 
-def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol):
-    """AllToAll as parallel sends: ``t = t_p2p(0) + (n-1) * per_peer + max(remote/B_nic, local/B_nvl)``.
+def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol,
+                fabric_latency_us=0.0):
+    """AllToAll as parallel sends:
+    ``t = t_p2p(0) + latencyInter + (n-1) * per_peer + remote_peers * socket_per_peer + max(remote/B_nic, local/B_nvl)``.
 
     Each rank sends ``size/n`` to every peer; remote bytes leave through the GPU's own NIC share
-    ``k * B_nic * efficiency(all_to_all) / ppn``; local bytes use NVLink.
+    ``k * B_nic * efficiency(all_to_all) / ppn``; local bytes use NVLink. ``t_p2p(0)`` is NCCL's
+    2-rank estimate (InfiniBand constants); ``latencyInter`` the fabric's extra one-way latency (host
+    stack, switch hops; 0 on InfiniBand). On the socket transport the proxy thread also spends
+    ``socket_per_peer_latency_us`` of system calls per remote peer, one peer after another.
     """
     if algorithm not in (None, "ring") or protocol not in (None, "simple"):
         raise InputError("all_to_all is a set of point-to-point transfers; it has no algorithm/protocol to force",
                          location="algo")
     n_nodes = n_gpus // ranks_per_node
+    catalog = build["catalog"]
     pair = build_communicator(2, 1 if n_nodes > 1 else 2, gpu, fabric, **build)
-    start = nccl_tuner.select_algorithm(constants, pair, "broadcast", 1).latency_us
-    peers_latency = (n_gpus - 1) * perf_parameter("alltoall_per_peer_latency_us", build["catalog"])
+    start = nccl_tuner.select_algorithm(constants, pair, "broadcast", 1).latency_us + fabric_latency_us
+    peers_latency = (n_gpus - 1) * perf_parameter("alltoall_per_peer_latency_us", catalog)
+    if getattr(fabric, "socket", None) is not None:
+        from fabricplan.perf.socket_transport import socket_per_peer_latency_us
+
+        peers_latency += (n_gpus - ranks_per_node) * socket_per_peer_latency_us(
+            perf_parameter("socket_syscall_us", catalog))
     remote = size_bytes * (n_gpus - ranks_per_node) / n_gpus
     local = size_bytes * (ranks_per_node - 1) / n_gpus
     nics = min(build["nics_per_node"], ranks_per_node)
     efficiency = build["efficiency"]("all_to_all").value
     nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
     transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,
-                   local / (_intra_node_bandwidth_gbytes_per_s(gpu, build["catalog"]) * 1000.0) if local else 0.0)
+                   local / (_intra_node_bandwidth_gbytes_per_s(gpu, catalog) * 1000.0) if local else 0.0)
     latency = start + peers_latency
     bandwidth = size_bytes / (transfer * 1000.0) if transfer else math.inf
     return nccl_tuner.AlgorithmChoice("p2p", "simple", latency, bandwidth, latency + transfer)

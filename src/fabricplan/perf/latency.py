@@ -81,9 +81,25 @@ def serialization_us(message_bytes: int, link_rate_gbps: float) -> float:
     return message_bytes * 8.0 / (link_rate_gbps * 1000.0)
 
 
+def host_stack_us(fabric, message_bytes: int = 8, *, nccl_version: str | None = None, catalog=None) -> float:
+    """End-host pair cost of one message on ``fabric`` [us].
+
+    RDMA profiles: ``host_stack_latency_us`` (perftest). Socket-transport profiles (``socket``
+    block): the kernel TCP stack plus NCCL's socket system calls,
+    :func:`fabricplan.perf.socket_transport.socket_message_latency_us` (payloads of at most 128 B
+    ride inline from NCCL 2.27; ``nccl_version=None`` = a current release).
+    """
+    if getattr(fabric, "socket", None) is None:
+        return fabric.host_stack_latency_us
+    from fabricplan.perf.socket_transport import socket_inline_bytes, socket_message_latency_us
+
+    return socket_message_latency_us(fabric.host_stack_latency_us, perf_parameter("socket_syscall_us", catalog),
+                                     message_bytes, socket_inline_bytes(fabric, nccl_version, catalog))
+
+
 def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: HopClass | int = "same_leaf",
                            message_bytes: int = 8, *, host_links_in_rack: bool = False,
-                           catalog=None) -> LatencyBreakdown:
+                           catalog=None, nccl_version: str | None = None) -> LatencyBreakdown:
     """One-way latency between two NICs on ``fabric`` (a catalog FabricProfile) [us].
 
     ``hop_class`` is "same_leaf", "same_pod", "cross_core" or a number of switches.
@@ -92,7 +108,8 @@ def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: Hop
     propagate at copper speed. Otherwise (rail-optimised and other styles, or topology unknown)
     host links are optical, as the BOM counts them (cost/bom.py).
     Returns both the small-message time (serialised at line rate) and the bandwidth-bound time
-    (``message_bytes / effective_bandwidth``).
+    (``message_bytes / effective_bandwidth``). The host stack is :func:`host_stack_us` (the socket
+    transport adds its system calls; ``nccl_version`` decides whether small payloads ride inline).
     """
     if message_bytes < 0:
         raise InputError(f"message size must be >= 0 bytes, got {message_bytes}")
@@ -109,9 +126,10 @@ def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: Hop
                    + max(switches - 1, 0) * perf_parameter("switch_link_length_m", catalog)
                    * perf_parameter("fibre_propagation_ns_per_m", catalog)) / 1000.0
     wire = serialization_us(message_bytes, fabric.link_rate_gbps)
-    fixed = fabric.host_stack_latency_us + switching + propagation
+    host = host_stack_us(fabric, message_bytes, nccl_version=nccl_version, catalog=catalog)
+    fixed = host + switching + propagation
     bandwidth_bound = fixed + message_bytes / (fabric.effective_bandwidth_gbytes_per_s * 1000.0)
     return LatencyBreakdown(fabric=fabric.id, hop_class=label, switches=switches, message_bytes=message_bytes,
-                            host_stack_us=fabric.host_stack_latency_us, switching_us=switching,
+                            host_stack_us=host, switching_us=switching,
                             propagation_us=propagation, serialization_us=wire, total_us=fixed + wire,
                             bandwidth_bound_us=max(bandwidth_bound, fixed + wire))

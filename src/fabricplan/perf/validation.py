@@ -153,3 +153,83 @@ def llama3_405b_rows(catalog=None, virtual_pipeline_stages: int = LLAMA3_405B_VI
     detail = (f"v={virtual_pipeline_stages}, {fabric}, step {result.step_time_s:.2f} s, bubble "
               f"{result.bubble_s:.2f} s, range {published['mfu_low']:.0%}-{published['mfu_high']:.0%}")
     return [ValidationRow("llama3_405b", "mfu", middle, result.mfu, detail)]
+
+
+# --- NCCL socket transport (kernel TCP): docs/reference/socket_transport.md §7 ---------------------
+
+@dataclass(frozen=True)
+class SocketValidationRow(ValidationRow):
+    """A socket-transport row: its group (calibrated / checked), tolerance and the tolerance's reason."""
+
+    group: str = "checked"
+    tolerance: float | None = None
+    reason: str = ""
+
+
+def socket_row_setup(entry: dict, catalog=None):
+    """(profile, gpu, catalog) of one published socket-transport row: ``ethernet-tcp`` with the row's
+    link rate, NIC vendor, threads x sockets, MTU, per-flow cap and PCIe layout; the row's GPU."""
+    from fabricplan.catalog.models import Gpu
+
+    catalog = catalog or default_catalog()
+    block = load_data_file("published_perf.yaml")["socket_transport"]
+    spec = block["gpus"][entry["gpu"]]
+    gpu = Gpu(id=entry["gpu"], architecture=spec["architecture"], peak_dense_tflops={"fp16": 125.0},
+              hbm_gbytes=16.0, hbm_bandwidth_tbytes_per_s=spec["hbm_bandwidth_tbytes_per_s"],
+              nvlink_bandwidth_gbytes_per_s=spec["nvlink_bandwidth_gbytes_per_s"], power_w=300.0,
+              compute_capability=spec["compute_capability"], nvlink_links=spec["nvlink_links"],
+              source=spec["source"], date=str(spec["date"]))
+    base = catalog.fabric("ethernet-tcp")
+    socket = base.socket.model_copy(update={
+        "nic_vendor": entry["nic_vendor"], "nthreads": entry.get("nthreads"),
+        "nsocks_per_thread": entry.get("nsocks_per_thread"), "per_flow_cap_gbps": entry.get("per_flow_cap_gbps"),
+        "mtu_bytes": entry["mtu_bytes"],
+        "gpu_nic_share_pcie_uplink": entry.get("gpu_nic_share_pcie_uplink", True)})
+    profile = base.model_copy(update={"id": f"ethernet-tcp-{entry['link_rate_gbps']}g",
+                                      "link_rate_gbps": entry["link_rate_gbps"], "socket": socket})
+    if "channels_per_nic" in entry:
+        catalog = catalog.with_values({"perf_defaults.parameters.nccl_channels_per_nic.value":
+                                       entry["channels_per_nic"]})
+    return profile, gpu, catalog
+
+
+def socket_transport_rows(catalog=None) -> list[SocketValidationRow]:
+    """Every public socket-transport figure of ``published_perf.yaml`` ``socket_transport`` vs the model.
+
+    One NIC per node, the row's NCCL tuner release, algorithm/protocol if the run forced them.
+    """
+    rows = []
+    for entry in load_data_file("published_perf.yaml")["socket_transport"]["rows"]:
+        profile, gpu, row_catalog = socket_row_setup(entry, catalog)
+        n = entry["nodes"] * entry["gpus_per_node"]
+        # A few nodes on one switch: the catalog's Ethernet switch has no 25-100G ports, so it stands in
+        # at its largest port count (as for the EDR/HDR ceilings).
+        switch = row_catalog.switch(profile.hardware.switch)
+        network = bare_network(row_catalog, profile, gpu, gpus=n, gpus_per_node=entry["gpus_per_node"],
+                               nics_per_node=1, radix=max(switch.ports_by_speed_gbps.values()))
+        result = collective_time(entry["op"], int(entry["size_bytes"]), n, entry["gpus_per_node"],
+                                 algorithm=entry.get("algorithm"), protocol=entry.get("protocol"),
+                                 nccl_version=entry["nccl_version"], catalog=row_catalog, network=network)
+        model = result.time_us if entry["quantity"] == "time_us" else result.busbw_gbytes_per_s
+        detail = (f"{entry['nodes']}×{entry['gpus_per_node']} {entry['link_rate_gbps']}G, "
+                  f"{result.algorithm}/{result.protocol}, per-NIC {result.per_nic_bandwidth_gbytes_per_s:.2f} GB/s")
+        rows.append(SocketValidationRow("socket", f"{entry['id']}: {entry['quantity']}", float(entry["published"]),
+                                        float(model), detail, group=entry["group"],
+                                        tolerance=entry.get("tolerance"), reason=entry["tolerance_reason"]))
+    return rows
+
+
+def calibrated_tcp_host_stack_us(catalog=None) -> float:
+    """The kernel-TCP host-stack latency that makes the calibration row (nccl-tests#82) exact [us].
+
+    The model's 8-byte time is linear in the host stack (one network hop), so the value is the
+    catalog's plus the row's published - model gap. ``fabrics.yaml`` ``ethernet-tcp`` holds it.
+    """
+    catalog = catalog or default_catalog()
+    row = next(r for r in socket_transport_rows(catalog) if r.group == "calibrated")
+    return catalog.fabric("ethernet-tcp").host_stack_latency_us + row.published - row.model
+
+
+def socket_transport_failures(rows: list[SocketValidationRow]) -> list[SocketValidationRow]:
+    """The gated socket rows outside their tolerance (empty = the model holds)."""
+    return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]

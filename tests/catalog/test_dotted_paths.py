@@ -112,7 +112,8 @@ NUMERIC_PATHS = [
     "nccl_tuner.versions.2.17.1.hw_latency_us.net.ring.2",
     "nccl_tuner.nvlink_bw_per_link_gbytes_per_s.90",
     "ops_defaults.headroom.generic.ns_per_m.value",
-    "parameters." + next(iter(CATALOG.section("parameters"))) + ".value",
+    # a parameter without a sanity bound of its own (PARAMETER_BOUNDS: energy price <= 10 USD/kWh ...)
+    "parameters.rule_infiniband_allreduce_above_gpus.value",
 ]
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
 
-from fabricplan.catalog.models import Strict
+from fabricplan.catalog.models import Strict, check_date_text
 
 
 def _date_as_text(value: object) -> object:
@@ -23,7 +23,7 @@ def _date_as_text(value: object) -> object:
 
 
 #: When a source was published or read (YYYY, YYYY-MM or YYYY-MM-DD); YAML dates become text.
-DateText = Annotated[str, BeforeValidator(_date_as_text)]
+DateText = Annotated[str, BeforeValidator(_date_as_text), AfterValidator(check_date_text)]
 Source = Annotated[str, Field(min_length=3, description="Where the numbers come from")]
 
 

@@ -9,7 +9,7 @@ from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
 from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow
-from fabricplan.errors import FabricplanError
+from fabricplan.errors import FabricplanError, InputError
 from fabricplan.spec import ClusterSpec, JobSpec
 from fabricplan.spec.models import Maturity
 
@@ -180,6 +180,8 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
     ``sensitivity_swing``); report the winner each way and whether it flips."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
+    if not 0 <= swing < 1:  # a swing of 100 % or more would price hardware at zero or below
+        raise InputError(f"the sensitivity swing must be at least 0 and below 1, got {swing:g}", location="swing")
     base = evaluate(spec, catalog, plan=plan)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
     winner = base.recommendation.recommended

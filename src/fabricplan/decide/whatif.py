@@ -62,15 +62,37 @@ def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
     return [job.name for job in spec.jobs if _scaled_job(job, gpus, spec.cluster.gpus) is None]
 
 
-def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
-    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size."""
+def jobs_out_of_memory(spec: ClusterSpec, catalog: Catalog, gpus: int) -> list[str]:
+    """Jobs of the spec that lay out on `gpus` GPUs but cannot fit in GPU memory there, even with
+    full activation recomputation (fewer data-parallel ranks shard less of the optimizer state;
+    fabricplan.perf.memory.least_memory)."""
+    return [job.name for job in spec.jobs
+            if (scaled := _scaled_job(job, gpus, spec.cluster.gpus)) is not None
+            and not _fits_memory(scaled, gpus, spec, catalog)]
+
+
+def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog | None) -> bool:
+    if catalog is None:
+        return True
+    from fabricplan.design import cluster_gpu
+    from fabricplan.perf.flops import model_dims
+    from fabricplan.perf.memory import least_memory
+
+    return least_memory(job, model_dims(job.model, catalog), cluster_gpu(spec, catalog), gpus=job.gpus or gpus,
+                        catalog=catalog).fits
+
+
+def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
+    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. With
+    the catalog, a job that cannot fit in GPU memory at that size is left out too."""
     cluster = spec.cluster
     if gpus % cluster.gpus_per_node:
         return None
     domain = cluster.scale_up_domain
     if domain is not None and domain > gpus:
         domain = None
-    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None]
+    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None
+            and _fits_memory(scaled, gpus, spec, catalog)]
     if spec.jobs and not jobs:
         return None
     data = spec.model_dump()
@@ -89,7 +111,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
-        scaled = scaled_spec(spec, gpus)
+        scaled = scaled_spec(spec, gpus, catalog)
         if scaled is None:
             continue
         if progress:
@@ -108,7 +130,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
 
 def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str],
                   plan: Plan = DEFAULT_PLAN) -> dict[str, float] | None:
-    scaled = scaled_spec(spec, gpus)
+    scaled = scaled_spec(spec, gpus, catalog)
     if scaled is None:
         return None
     outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair), plan=plan)

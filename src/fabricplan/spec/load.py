@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -147,10 +148,30 @@ def load_spec(path: str | Path, catalog: Catalog | None = None) -> ClusterSpec:
     """Read a cluster spec file; with a catalog, also check it against the catalog
     (:func:`check_references`: ids, hardware fit, jobs). Every error names the file and field."""
     spec = parse_spec(read_document(path), where=str(path))
+    spec._source = str(path)
     if catalog is not None:
-        try:
+        with located(spec):
             check_references(spec, catalog)
-        except InputError as exc:
-            located = f"{path}: {exc.location}" if exc.location else str(path)
-            raise type(exc)(exc.message, location=located) from None
     return spec
+
+
+@contextmanager
+def located(spec: ClusterSpec) -> Iterator[None]:
+    """Errors about a spec read from a file name that file before the field path: an InputError
+    raised inside (by the models, e.g. a job that does not fit in GPU memory) is raised again with
+    ``<file>: <field path>`` as its location. Catalog errors that already name their overlay
+    file, and specs built in code (no file), pass through unchanged."""
+    try:
+        yield
+    except InputError as exc:
+        source = spec._source
+        if source is None or (exc.location or "").startswith(source) or _names_a_file(exc.location):
+            raise
+        location = f"{source}: {exc.location}" if exc.location else source
+        raise type(exc)(exc.message, location=location) from None
+
+
+def _names_a_file(location: str | None) -> bool:
+    """A location such as "overlay.yaml: servers[id=x].gpu" already names its file."""
+    head = (location or "").split(": ", 1)[0]
+    return head.endswith((".yaml", ".yml", ".json")) or head == "bundled"

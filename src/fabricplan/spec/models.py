@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, model_validator
 
 from fabricplan.catalog.models import (
     MAX_BANDWIDTH_GBYTES_PER_S,
@@ -154,6 +154,8 @@ class ClusterSpec(Strict):
     operations: Operations = Field(default_factory=Operations)
     constraints: Constraints = Field(default_factory=Constraints)
     jobs: list[JobSpec] = Field(default_factory=list)
+    #: The file the spec was read from (set by load_spec), so errors found later name it.
+    _source: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod

@@ -226,3 +226,13 @@ def test_collective_at_the_bounds_still_runs(cli):
     result = cli("collective", "--sweep-sizes", "512GiB:1TiB", "--gpus", "16", "--json")
     assert result.code == 0, result.err
     assert [row["size_bytes"] for row in result.json()] == [2 ** 39, 2 ** 40]
+
+
+def test_scale_search_skips_sizes_whose_weak_scaled_batch_breaks_a_bound(cli, tmp_path):
+    """900 million sequences on 8 GPUs: at 16 GPUs the weak-scaled batch (1.8 billion) is over the
+    spec's bound; the scale search leaves the job out there instead of raising pydantic's error."""
+    spec = _spec(tmp_path, lambda d: d["cluster"].update(gpus=8)
+                 or d["jobs"][0].update(global_batch_sequences=900_000_000))
+    result = cli("compare", spec, "--quiet", "--json")
+    assert result.code == 0, result.err
+    assert [p["gpus"] for p in result.json()["scale_curve"]] == [8]

@@ -16,7 +16,8 @@ from project_paths import EXAMPLES
 
 EXAMPLE_DOCUMENTS = {path.name: yaml.safe_load(path.read_text(encoding="utf-8"))
                      for path in sorted(EXAMPLES.glob("*.yaml"))}
-COMMANDS = (("topology",), ("cost",), ("step",), ("compare", "--quick", "--quiet"))
+#: The full compare (scale search, crossovers, sensitivity) re-validates the spec at other sizes.
+COMMANDS = (("topology",), ("cost",), ("step",), ("compare", "--quick", "--quiet"), ("compare", "--quiet"))
 #: Seconds one command may take on a mutated spec (the examples take under 1 s each).
 MAX_SECONDS_PER_CASE = 10.0
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import get_args
 
+from pydantic import ValidationError
+
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
 from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
@@ -53,8 +55,12 @@ def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
     original_dp = max(original_gpus // model_parallel, 1)
     per_replica = max(job.global_batch_sequences // original_dp, job.micro_batch_sequences)
     per_replica -= per_replica % job.micro_batch_sequences
-    return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None if job.dp is None else dp,
-                                  "global_batch_sequences": per_replica * dp})
+    try:  # validated again: a weak-scaled batch may leave the spec's bounds (e.g. over 10^9 sequences)
+        return JobSpec.model_validate({**job.model_dump(), "gpus": None if job.gpus is None else job_gpus,
+                                       "dp": None if job.dp is None else dp,
+                                       "global_batch_sequences": per_replica * dp})
+    except ValidationError:
+        return None
 
 
 def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
@@ -98,7 +104,10 @@ def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) ->
     data = spec.model_dump()
     data["cluster"].update(gpus=gpus, scale_up_domain=domain)
     data["jobs"] = [job.model_dump() for job in jobs]
-    return ClusterSpec.model_validate(data)
+    try:
+        return ClusterSpec.model_validate(data)
+    except ValidationError:  # this size breaks a bound of the spec: it is not evaluated
+        return None
 
 
 def _leader(metrics: dict[str, float], a: str, b: str) -> str:

@@ -236,3 +236,9 @@ def test_scale_search_skips_sizes_whose_weak_scaled_batch_breaks_a_bound(cli, tm
     result = cli("compare", spec, "--quiet", "--json")
     assert result.code == 0, result.err
     assert [p["gpus"] for p in result.json()["scale_curve"]] == [8]
+
+
+def test_sizing_errors_name_the_spec_field(cli, tmp_path):
+    spec = _spec(tmp_path, lambda d: d.update(topology={"tiers": 1}, jobs=[]) or d["cluster"].update(gpus=1024))
+    for command in (("topology",), ("cost",), ("compare", "--quick", "--quiet")):
+        _one_line(cli(command[0], spec, *command[1:]), f"error: {spec}: topology.tiers: 1 tier(s) hold at most")

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import settings
 
 from fabricplan.cli.app import run
 
-
+# Hypothesis profiles. `ci` (the default) is derandomised: every run draws the same examples, so a
+# property that fails fails on every run, not at random. `explore` draws many more, with fresh
+# randomness each run, to hunt for latent bugs by hand:
+#     PYTHONPATH=src python -m pytest tests/topology --hypothesis-profile=explore
+#     FABRICPLAN_HYPOTHESIS_PROFILE=explore PYTHONPATH=src python -m pytest tests/topology
+# Tests that set their own max_examples scale it with `hypothesis_budget.examples(n)`.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", max_examples=2_000, derandomize=False, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("FABRICPLAN_HYPOTHESIS_PROFILE", "ci"))
 
 
 class CliResult:

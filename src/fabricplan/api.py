@@ -104,6 +104,7 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
     from fabricplan.design import resolve
     from fabricplan.errors import InputError
     from fabricplan.perf.step import step_time as step_model
+    from fabricplan.spec.load import located
 
     cat = _catalog(catalog)
     cluster_spec = _spec(spec, cat)
@@ -114,10 +115,11 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
                          "the spec has no jobs; add a `jobs:` section", location="jobs")
     choices = [fabric] if fabric is not None else cluster_spec.fabric_choices()
     results = []
-    for choice in choices:
-        network = resolve(cluster_spec, cat, choice).network
-        results.extend(step_model(j, network, catalog=cat, nccl_version=nccl_version,
-                                  efficiency_model=efficiency_model) for j in jobs)
+    with located(cluster_spec):  # errors found by the models name the spec's file
+        for choice in choices:
+            network = resolve(cluster_spec, cat, choice).network
+            results.extend(step_model(j, network, catalog=cat, nccl_version=nccl_version,
+                                      efficiency_model=efficiency_model) for j in jobs)
     return results
 
 

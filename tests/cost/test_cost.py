@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 import fabricplan
 from fabricplan.catalog import load_catalog
@@ -135,7 +136,7 @@ def test_api_matches_cli(cli, tmp_path):
     assert size.total_switches == api.fabrics[0].topology.total_switches
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nodes=st.integers(min_value=1, max_value=4000), extra=st.integers(min_value=1, max_value=400),
        fabric=st.sampled_from(["ethernet-tcp", "roce-v2", "infiniband-ndr"]),
        style=st.sampled_from(["rail_optimized", "leaf_spine", "fat_tree"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.catalog import load_catalog
 from fabricplan.decide import compare
@@ -25,7 +26,7 @@ jobs = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nodes=st.sampled_from([1, 2, 3, 4, 16, 64, 96, 256, 1024]), nics=st.sampled_from([1, 2, 4, 8]),
        style=st.sampled_from(["rail_optimized", "leaf_spine", "fat_tree"]),
        ratio=st.sampled_from([1.0, 2.0, 3.0]), maturity=st.sampled_from(["none", "basic", "expert"]),

@@ -7,6 +7,7 @@ import collections
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan import topology
 from fabricplan.catalog import load_catalog
@@ -117,7 +118,7 @@ def test_a_communicator_larger_than_the_fabric_is_an_error():
         network.placement(16)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=examples(150), deadline=None, derandomize=True)
 @given(nodes=st.integers(1, 3000), nics=st.sampled_from([1, 2, 4, 8]), radix=st.sampled_from([32, 40, 64, 128]),
        style=st.sampled_from(["rail_optimized", "leaf_spine", "fat_tree"]),
        ratio=st.sampled_from([1.0, 1.5, 3.0]))

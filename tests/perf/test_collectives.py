@@ -2,6 +2,7 @@
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
@@ -20,7 +21,7 @@ def test_nvlink_bus_bandwidth_matches_nccl():
     assert nvlink_bus_bandwidth_gbytes_per_s(H100) == pytest.approx(370.8)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(nodes=st.integers(1, 256), extra=st.integers(1, 256), log_size=st.integers(3, 33),
        fabric=st.sampled_from(["infiniband-ndr", "roce-v2", "ethernet-tcp"]))
 def test_more_gpus_never_faster_per_byte_for_ring(nodes, extra, log_size, fabric):
@@ -55,7 +56,7 @@ def test_sharp_never_slower_than_ring_at_large_sizes(gpu, nodes, size):
     assert _best_sharp_us(size, 8 * nodes, gpu) <= ring.time_us
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(nodes=st.integers(2, 512), log_size=st.integers(3, 34),
        fabric=st.sampled_from(["infiniband-ndr", "roce-v2", "ethernet-tcp", "infiniband-xdr"]),
        op=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"]))

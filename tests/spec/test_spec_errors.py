@@ -63,7 +63,7 @@ def test_good_spec_loads(cli, tmp_path):
         ({"cluster": {"gpu": "h100-sxm", "gpus": 10**23}}, ["cluster.gpus", "less than or equal to 10000000"]),
         ({"cluster": {"gpu": {"peak_dense_tflops": {"bf16": -5}, "hbm_gbytes": 80,
                               "nvlink_bandwidth_gbytes_per_s": 900, "power_w": 700}, "gpus": 16}},
-         ["cluster.gpu.peak_dense_tflops.bf16", "greater than 0", "-5"]),
+         ["cluster.gpu.peak_dense_tflops.bf16", "greater than or equal to 0.1", "-5"]),
     ],
 )
 def test_bad_spec(cli, tmp_path, document, fragments):

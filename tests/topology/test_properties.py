@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.errors import InputError
 from fabricplan.topology import max_endpoints, size_fabric
@@ -25,7 +26,7 @@ FABRIC = st.fixed_dictionaries({
     "oversubscription": st.tuples(RATIOS, RATIOS),
     "reserved_leaf_ports": st.integers(0, 2),
 })
-PROPS = settings(max_examples=300, deadline=None)
+PROPS = settings(max_examples=examples(300), deadline=None)
 #: Small radices reach 4 tiers with few nodes (k=8: 3-tier max 128, 4-tier max 512 endpoints).
 FOUR_TIER = st.fixed_dictionaries({
     "nodes": st.integers(2, 4_000),
@@ -36,7 +37,7 @@ FOUR_TIER = st.fixed_dictionaries({
     "oversubscription": st.tuples(RATIOS, RATIOS),
     "reserved_leaf_ports": st.integers(0, 1),
 })
-FOUR_PROPS = settings(max_examples=150, deadline=None)
+FOUR_PROPS = settings(max_examples=examples(150), deadline=None)
 
 
 def sized(kw):
@@ -134,7 +135,7 @@ def test_fat_tree_fits_exactly_when_max_endpoints_allows(endpoints, radix, ratio
             assert f.tiers == min(t for t in range(1, 5) if endpoints <= max_endpoints(radix, t, ratios))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(FABRIC, st.sampled_from(["nodes", "nics_per_node", "radix", "reserved_leaf_ports", "tiers",
                                  "oversubscription", "style"]),
        st.sampled_from([0, -3, 3.5, "8", None, True, (0.9,), 65]))
@@ -156,3 +157,34 @@ def test_bad_inputs_raise_input_error(kw, field, value):
         pass
     else:
         raise AssertionError(f"{field}={value!r} accepted")
+
+
+def test_regression_links_monotone_when_one_more_leaf_forces_more_spines():
+    """Issue 10: radix 44 at 1.5:1, 13 NICs per node on one-server ToR leaves (1 reserved port), 3 tiers.
+    Each leaf needs ceil(13 / 1.5) = 9 uplinks. Taking the fewest spines that fit (6) rounded them up
+    to 12 at 13 nodes (433 links) and dropped back to 9 at 14 nodes, when 9 spines became necessary
+    (398 links). The sizing now takes the fewest uplinks per leaf (then the fewest spines): 9 spines
+    and 9 uplinks per leaf from the start."""
+    kw = dict(nics_per_node=13, radix=44, style="leaf_spine", tiers=3, oversubscription=(1.5, 1.5),
+              reserved_leaf_ports=1)
+    sizes = {n: size_fabric(nodes=n, **kw) for n in range(12, 16)}
+    assert [sizes[n].total_links for n in range(12, 16)] == [336, 367, 398, 420]
+    assert sizes[13].leaf_uplinks == sizes[14].leaf_uplinks == 9
+    assert sizes[13].spine_switches == sizes[14].spine_switches == 9
+    for n in range(12, 15):
+        assert sizes[n + 1].total_links >= sizes[n].total_links
+        assert sizes[n + 1].total_switches >= sizes[n].total_switches
+        for tier in TIER_NAMES:
+            assert sizes[n + 1].switches_by_tier[tier] >= sizes[n].switches_by_tier[tier]
+
+
+def test_hypothesis_profiles():
+    """The `ci` profile (tests/conftest.py, the default) is derandomised: the same examples on every
+    run; `explore` (by hand) draws fresh, many more."""
+    from hypothesis import settings as current
+
+    assert current.get_profile("ci").derandomize is True
+    assert current.get_profile("explore").derandomize is False
+    assert current.get_profile("explore").max_examples >= 10 * current.get_profile("ci").max_examples
+    if current.get_current_profile_name() == "ci":
+        assert current.default.derandomize is True

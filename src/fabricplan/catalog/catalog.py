@@ -275,6 +275,7 @@ class Catalog:
                     origins[section] = {**origins.get(section, {}), _join(segments[i:]): origin}
             except ValidationError as exc:
                 raise CatalogError(format_validation_error(exc), location=f"catalog path {path}") from None
+        check_consistency(entries, origins)
         return Catalog(entries=entries, origins=origins, documents=documents)
 
     def _root(self) -> Mapping[str, Any]:
@@ -513,6 +514,7 @@ def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
             if origin != "bundled":
                 entries[section][entry_id] = _validate(model, raw[section][entry_id],
                                                        f"{origin}: {section}[id={entry_id}]")
+    check_consistency(entries, origins)
     documents: dict[str, BaseModel | Callable[[], BaseModel]] = {}
     for name, (_filename, model) in DOCUMENTS.items():
         if origins[name]:
@@ -521,6 +523,75 @@ def load_catalog(overlays: Iterable[str | Path] = ()) -> Catalog:
         else:
             documents[name] = partial(_bundled_document, name)
     return Catalog(entries=entries, origins=origins, documents=_Documents(documents))
+
+
+#: Sanity bounds of catalog parameters an overlay may set: (lowest, highest, why). Not defaults:
+#: values outside would make a model meaningless (a sensitivity swing of 100 % or more prices
+#: hardware at zero or below) or unbounded (a crossover search over 10^300 GPUs).
+PARAMETER_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "energy_usd_per_kwh": (0.0, 10.0, "USD/kWh; the dearest retail electricity is below 1"),
+    "pue": (1.0, 3.0, "a PUE is at least 1; 3 is beyond the least efficient data centres"),
+    "colo_usd_per_kw_month": (0.0, 10_000.0, "USD per kW-month; wholesale rents are ~100-200"),
+    "support_fraction_per_year": (0.0, 1.0, "a share of capex per year"),
+    "fte_cost_usd_per_year": (0.0, 10_000_000.0, "USD per FTE-year; fully loaded costs are ~0.2-0.4 million"),
+    "network_fte_per_1024_gpus": (0.0, 1_000.0, "FTE per 1,024 GPUs; sources say ~2-6"),
+    "ops_fte_scaling_exponent": (0.0, 2.0, "exponent of a staffing curve; sources say 0.5-1"),
+    "min_network_fte": (0.0, 1_000.0, "FTE"),
+    "maturity_fte_multiplier_none": (0.0, 100.0, "a multiplier on staff"),
+    "maturity_fte_multiplier_basic": (0.0, 100.0, "a multiplier on staff"),
+    "maturity_fte_multiplier_experienced": (0.0, 100.0, "a multiplier on staff"),
+    "maturity_fte_multiplier_expert": (0.0, 100.0, "a multiplier on staff"),
+    "sensitivity_swing": (0.0, 0.95, "a relative swing; 1 or more would price hardware at zero or below"),
+    "scale_search_max_gpus": (1.0, 10_000_000.0, "GPUs; the spec's own bound on cluster.gpus"),
+    "decision_close_call_band": (0.0, 1.0, "a relative difference"),
+}
+
+#: Which kind of optic each hardware slot of a fabric profile takes.
+OPTIC_SLOTS = {"switch_optic": "transceiver", "nic_optic": "transceiver", "interswitch_optic": "transceiver",
+               "host_dac": "cable", "fibre": "fibre"}
+
+
+def check_consistency(entries: Mapping[str, Mapping[str, Entry]], origins: Mapping[str, Mapping[str, str]]) -> None:
+    """Cross-entry checks after overlays: parameters within :data:`PARAMETER_BOUNDS`, every id a
+    server or fabric profile names exists in its section, and each optic slot holds its kind
+    (a transceiver where a transceiver goes, a cable as the host DAC). CatalogError naming the file
+    the entry came from and its field."""
+    def where(section: str, entry_id: str, field: str) -> str:
+        return f"{origins[section].get(entry_id, 'bundled')}: {section}[id={entry_id}].{field}"
+
+    def known(target: str, owner: str, entry_id: str, value: str, field: str) -> Entry:
+        items = entries[target]
+        if value not in items:
+            raise CatalogError(f"unknown {SINGULAR[target]} '{value}'; known: {', '.join(sorted(items))}",
+                               location=where(owner, entry_id, field))
+        return items[value]
+
+    for entry_id, parameter in entries["parameters"].items():
+        bounds = PARAMETER_BOUNDS.get(entry_id)
+        if bounds is None or origins["parameters"].get(entry_id) == "bundled":
+            continue
+        lowest, highest, why = bounds
+        for point in ("low", "default", "high"):
+            value = getattr(parameter.value, point)
+            if value is not None and not lowest <= value <= highest:
+                raise CatalogError(f"must be between {lowest:g} and {highest:g} ({why}), got {value:g}",
+                                   location=where("parameters", entry_id, f"value.{point}"))
+    for entry_id, server in entries["servers"].items():
+        known("gpus", "servers", entry_id, server.gpu, "gpu")  # type: ignore[attr-defined]
+        if server.included_nic is not None:  # type: ignore[attr-defined]
+            known("nics", "servers", entry_id, server.included_nic, "included_nic")  # type: ignore[attr-defined]
+    for entry_id, profile in entries["fabrics"].items():
+        hardware = profile.hardware  # type: ignore[attr-defined]
+        known("switches", "fabrics", entry_id, hardware.switch, "hardware.switch")
+        known("nics", "fabrics", entry_id, hardware.nic, "hardware.nic")
+        for slot, kind in OPTIC_SLOTS.items():
+            value = getattr(hardware, slot)
+            if value is None:
+                continue
+            optic = known("optics", "fabrics", entry_id, value, f"hardware.{slot}")
+            if optic.kind != kind:  # type: ignore[attr-defined]
+                raise CatalogError(f"'{value}' is a {optic.kind}, but {slot} takes a {kind}",  # type: ignore[attr-defined]
+                                   location=where("fabrics", entry_id, f"hardware.{slot}"))
 
 
 class _RawDocuments(dict):

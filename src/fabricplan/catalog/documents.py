@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
 
-from fabricplan.catalog.models import Strict
+from fabricplan.catalog.models import Strict, check_date_text
 
 
 def _date_as_text(value: object) -> object:
@@ -23,7 +23,7 @@ def _date_as_text(value: object) -> object:
 
 
 #: When a source was published or read (YYYY, YYYY-MM or YYYY-MM-DD); YAML dates become text.
-DateText = Annotated[str, BeforeValidator(_date_as_text)]
+DateText = Annotated[str, BeforeValidator(_date_as_text), AfterValidator(check_date_text)]
 Source = Annotated[str, Field(min_length=3, description="Where the numbers come from")]
 
 
@@ -38,10 +38,33 @@ class PerfParameter(Strict):
     date: DateText
 
 
+#: Sanity bounds of perf_defaults numbers (not defaults): a share ("..._efficiency", "..._fraction")
+#: lies in 0..1; any other number is non-negative and at most 10^12 (e.g. 2 GiB of reserved memory
+#: is 2.1e9), so that an overlay cannot overflow a model or turn a time negative.
+MAX_PERF_VALUE = 1e12
+
+
+def _check_perf_value(name: str, value: float) -> None:
+    share = name.endswith(("_efficiency", "_fraction", "_fraction_of_peak"))
+    highest = 1.0 if share else MAX_PERF_VALUE
+    if not 0 <= value <= highest:
+        what = "a share between 0 and 1" if share else f"a number between 0 and {MAX_PERF_VALUE:g}"
+        raise ValueError(f"parameters.{name}: must be {what}, got {value:g}")
+
+
 class PerfDefaults(Strict):
     """``perf_defaults.yaml``: named constants of the performance models."""
 
     parameters: dict[str, PerfParameter]
+
+    @model_validator(mode="after")
+    def _bounded(self) -> PerfDefaults:
+        for name, item in self.parameters.items():
+            values = item.value.values() if isinstance(item.value, dict) else [item.value]
+            for value in values:
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    _check_perf_value(name, float(value))
+        return self
 
 
 # --- nccl_tuner.yaml ----------------------------------------------------------------------------

@@ -8,8 +8,49 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PricePoint = Literal["low", "default", "high"]
+
+# Sanity bounds. They are not defaults and no model uses them as numbers: they reject typos and
+# absurd magnitudes (1e20 m cables, 1e300 TFLOP/s) that would otherwise overflow, divide by zero
+# or rank a fabric on an infinite cost. Each is orders of magnitude beyond any real part.
+#: Largest value of any price or catalog parameter (USD 10^12 is beyond any cluster's budget).
+MAX_CATALOG_VALUE = 1e12
+#: Peak dense TFLOP/s of one GPU: 10^6 (one exaFLOP/s) is ~100x a B200's FP4 peak; 0.1 below any
+#: accelerator the step model is meant for.
+MAX_PEAK_TFLOPS, MIN_PEAK_TFLOPS = 1e6, 0.1
+#: Power of one device [W]: 10^6 W = a megawatt.
+MAX_DEVICE_POWER_W = 1e6
+#: Reach of an optic or cable [m]: 10^6 m = 1,000 km, beyond coherent ZR+ optics (~120 km at 400G).
+MAX_REACH_M = 1e6
+#: Link/port speed [Gb/s]: 10^5 = 100 Tb/s, 60x today's fastest 1.6T port.
+MAX_SPEED_GBPS = 100_000
+#: Ports of one switch at one speed (radix): 65,536, 128x today's largest breakout radix.
+MAX_RADIX = 65_536
+#: Latency [us]: 10^6 us = one second.
+MAX_LATENCY_US = 1e6
+#: Memory of one GPU [GB]: 10^5 GB = 100 TB (today: 192 GB).
+MAX_HBM_GBYTES = 1e5
+#: Bandwidth [GB/s]: 10^6 GB/s = 1 PB/s (NVLink 5: 1,800 GB/s per GPU).
+MAX_BANDWIDTH_GBYTES_PER_S = 1e6
+
+Tflops = Annotated[float, Field(ge=MIN_PEAK_TFLOPS, le=MAX_PEAK_TFLOPS,
+                                description="TFLOP/s (sanity bounds 0.1 .. 10^6)")]
 #: Peak dense TFLOP/s per precision: positive, or null where the GPU lacks the precision.
-PeakTflops = dict[str, Annotated[float, Field(gt=0)] | None]
+PeakTflops = dict[str, Tflops | None]
+
+
+_DATE_FORMATS = {4: "%Y", 7: "%Y-%m", 10: "%Y-%m-%d"}
+
+
+def check_date_text(value: str) -> str:
+    """A real date written YYYY, YYYY-MM or YYYY-MM-DD (years 1900..2100); ValueError otherwise."""
+    fmt = _DATE_FORMATS.get(len(value.strip())) if isinstance(value, str) else None
+    try:
+        parsed = dt.datetime.strptime(value.strip(), fmt) if fmt else None
+    except ValueError:
+        parsed = None
+    if parsed is None or not 1900 <= parsed.year <= 2100:
+        raise ValueError(f"date must be a real date written YYYY, YYYY-MM or YYYY-MM-DD (1900-2100), got {value!r}")
+    return value.strip()
 
 
 class Strict(BaseModel):
@@ -19,9 +60,9 @@ class Strict(BaseModel):
 class Range(Strict):
     """A value with a low/default/high range for sensitivity analysis (low/high default to it)."""
 
-    low: float | None = Field(default=None, ge=0)
-    default: float = Field(ge=0)
-    high: float | None = Field(default=None, ge=0)
+    low: float | None = Field(default=None, ge=0, le=MAX_CATALOG_VALUE)
+    default: float = Field(ge=0, le=MAX_CATALOG_VALUE, description="At most 10^12 (a sanity bound)")
+    high: float | None = Field(default=None, ge=0, le=MAX_CATALOG_VALUE)
 
     @model_validator(mode="after")
     def _ordered(self) -> Range:
@@ -52,16 +93,23 @@ class Entry(Strict):
             return str(value)
         return value
 
+    @field_validator("date")
+    @classmethod
+    def _real_date(cls, value: str) -> str:
+        return check_date_text(value)
+
 
 class Switch(Entry):
     family: Literal["ethernet", "infiniband"]
     asic: str
-    capacity_tbps: float = Field(gt=0)
-    ports_by_speed_gbps: dict[int, int] = Field(description="Radix at each port speed (breakout)")
-    logical_ports_per_cage: dict[int, int] = Field(default_factory=dict)
-    port_to_port_latency_ns: float = Field(gt=0)
-    power_w: float = Field(ge=0, description="Chassis power excluding optics")
-    rack_units: int = Field(default=1, gt=0)
+    capacity_tbps: float = Field(gt=0, le=MAX_SPEED_GBPS)
+    ports_by_speed_gbps: dict[Annotated[int, Field(gt=0, le=MAX_SPEED_GBPS)],
+                              Annotated[int, Field(gt=0, le=MAX_RADIX)]] = Field(
+        description="Radix at each port speed (breakout)")
+    logical_ports_per_cage: dict[int, Annotated[int, Field(gt=0, le=64)]] = Field(default_factory=dict)
+    port_to_port_latency_ns: float = Field(gt=0, le=MAX_LATENCY_US * 1000)
+    power_w: float = Field(ge=0, le=MAX_DEVICE_POWER_W, description="Chassis power excluding optics")
+    rack_units: int = Field(default=1, gt=0, le=100)
     price_usd: Range
 
     def radix_at(self, speed_gbps: int) -> int | None:
@@ -70,42 +118,42 @@ class Switch(Entry):
 
 class Nic(Entry):
     families: list[Literal["ethernet", "infiniband"]]
-    speed_gbps: int = Field(gt=0)
+    speed_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
     rdma: bool = True
-    power_w: float = Field(ge=0)
+    power_w: float = Field(ge=0, le=MAX_DEVICE_POWER_W)
     price_usd: Range
 
 
 class Optic(Entry):
     kind: Literal["transceiver", "cable", "fibre"]
-    speed_gbps: int = Field(gt=0)
-    logical_ports: int = Field(default=1, gt=0, description="Logical links one module serves")
-    reach_m: float = Field(gt=0)
-    power_w: float = Field(ge=0)
+    speed_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
+    logical_ports: int = Field(default=1, gt=0, le=64, description="Logical links one module serves")
+    reach_m: float = Field(gt=0, le=MAX_REACH_M, description="Reach [m]; at most 1,000 km (a sanity bound)")
+    power_w: float = Field(ge=0, le=MAX_DEVICE_POWER_W)
     price_usd: Range
 
 
 class Gpu(Entry):
     architecture: str
     peak_dense_tflops: PeakTflops
-    hbm_gbytes: float = Field(gt=0)
-    hbm_bandwidth_tbytes_per_s: float | None = Field(default=None, gt=0)
-    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
-    power_w: float = Field(gt=0)
+    hbm_gbytes: float = Field(gt=0, le=MAX_HBM_GBYTES)
+    hbm_bandwidth_tbytes_per_s: float | None = Field(default=None, gt=0, le=MAX_BANDWIDTH_GBYTES_PER_S)
+    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0, le=MAX_BANDWIDTH_GBYTES_PER_S)
+    power_w: float = Field(gt=0, le=MAX_DEVICE_POWER_W)
     # Optional performance-model fields (perf); sources in the entry's `source` text.
     compute_capability: int | None = Field(
-        default=None, gt=0, description="CUDA compute capability x10 (80 = sm80), for NCCL's tuner tables")
-    nvlink_links: int | None = Field(default=None, ge=0, description="NVLink links per GPU")
+        default=None, gt=0, le=1000, description="CUDA compute capability x10 (80 = sm80), for NCCL's tuner tables")
+    nvlink_links: int | None = Field(default=None, ge=0, le=1000, description="NVLink links per GPU")
     achievable_fraction_of_peak: float | None = Field(
         default=None, gt=0, le=1, description="Sustained share of peak dense FLOPs in transformer training")
 
 
 class Server(Entry):
     gpu: str
-    gpus_per_server: int = Field(gt=0)
-    included_nics: int = Field(default=0, ge=0, description="Backend NICs included in the quoted price")
+    gpus_per_server: int = Field(gt=0, le=1024)
+    included_nics: int = Field(default=0, ge=0, le=1024, description="Backend NICs included in the quoted price")
     included_nic: str | None = Field(default=None, description="Catalog id of the included NIC")
-    power_w: float = Field(gt=0)
+    power_w: float = Field(gt=0, le=MAX_DEVICE_POWER_W)
     price_usd: Range
 
 
@@ -152,18 +200,22 @@ class SocketTransport(Strict):
 class FabricProfile(Entry):
     family: Literal["ethernet", "infiniband"]
     transport: Literal["tcp", "rdma"]
-    link_rate_gbps: int = Field(gt=0)
-    effective_bandwidth_gbytes_per_s: float = Field(gt=0, description="Per-NIC achievable bandwidth")
+    link_rate_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
+    effective_bandwidth_gbytes_per_s: float = Field(gt=0, le=MAX_BANDWIDTH_GBYTES_PER_S,
+                                                    description="Per-NIC achievable bandwidth")
     flow_control: Literal["none", "pfc", "credit"]
     congestion_control: Literal["tcp", "dcqcn", "ib_cc", "none"]
     routing: Literal["ecmp", "adaptive"]
     lossless: bool
     in_network_reduction: bool
-    host_stack_latency_us: float = Field(gt=0)
+    host_stack_latency_us: float = Field(gt=0, le=MAX_LATENCY_US)
     hardware: FabricHardware
     socket: SocketTransport | None = Field(
         default=None, description="NCCL socket transport settings (kernel TCP profiles only)")
-    ops_fte_multiplier: float = Field(default=1.0, gt=0)
+    ops_fte_multiplier: float = Field(
+        default=1.0, gt=0, le=100,
+        description="Network staff relative to the baseline; at most 100 (a sanity bound: no source "
+                    "puts any fabric's operations at even 10x another's)")
 
 
 class Parameter(Entry):
@@ -174,14 +226,18 @@ class Parameter(Entry):
 class TransformerShape(BaseModel):
     """A transformer's dimensions as the FLOPs and step models read them (a preset or inline)."""
 
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0, description="Model (embedding) dimension h")
-    heads: int = Field(gt=0)
-    kv_heads: int | None = Field(default=None, gt=0, description="Grouped-query KV heads; None = heads")
-    ffn_hidden: int | None = Field(default=None, gt=0, description="FFN inner size; None = 4h")
-    vocab: int = Field(gt=0, description="(Padded) vocabulary the FLOPs count uses")
-    experts: int = Field(default=1, gt=0, description="MoE experts per layer (1 = dense)")
-    experts_per_token: int = Field(default=1, gt=0, description="MoE top-k routing")
+    # Upper bounds are sanity bounds, ~100x beyond the largest published models (Llama 3 405B:
+    # 126 layers, h = 16,384, 128 heads, FFN 53,248, vocabulary 128,256; DeepSeek-V3: 256 experts).
+    layers: int = Field(gt=0, le=10_000, description="Transformer layers (at most 10,000)")
+    hidden: int = Field(gt=0, le=1_000_000, description="Model (embedding) dimension h (at most 10^6)")
+    heads: int = Field(gt=0, le=100_000, description="Attention heads (at most 10^5)")
+    kv_heads: int | None = Field(default=None, gt=0, le=100_000,
+                                 description="Grouped-query KV heads; None = heads")
+    ffn_hidden: int | None = Field(default=None, gt=0, le=10_000_000,
+                                   description="FFN inner size; None = 4h (at most 10^7)")
+    vocab: int = Field(gt=0, le=100_000_000, description="(Padded) vocabulary the FLOPs count uses (at most 10^8)")
+    experts: int = Field(default=1, gt=0, le=100_000, description="MoE experts per layer (1 = dense; at most 10^5)")
+    experts_per_token: int = Field(default=1, gt=0, le=100_000, description="MoE top-k routing")
     gated_ffn: bool = Field(default=False, description="SwiGLU-style FFN with three matrices")
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
 from fabricplan.design import FabricDesign, resolve
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references
+from fabricplan.spec.load import located
 from fabricplan.topology import FabricSize
 
 
@@ -209,8 +210,9 @@ def cost(spec: ClusterSpec, catalog: Catalog | None = None, *,
          energy_multiplier: float = 1.0) -> CostReport:
     """Cost every fabric the spec lists. The main entry point of the cost package."""
     catalog = catalog or load_catalog()
-    check_references(spec, catalog)
-    assumptions = resolve_assumptions(spec, catalog, price_multipliers, energy_multiplier)
-    fabrics = [cost_fabric(spec, catalog, choice, assumptions) for choice in spec.fabric_choices()]
+    with located(spec):  # errors found by the models name the spec's file
+        check_references(spec, catalog)
+        assumptions = resolve_assumptions(spec, catalog, price_multipliers, energy_multiplier)
+        fabrics = [cost_fabric(spec, catalog, choice, assumptions) for choice in spec.fabric_choices()]
     return CostReport(spec_name=spec.name, gpus=spec.cluster.gpus, nodes=spec.cluster.nodes,
                       assumptions=assumptions, fabrics=fabrics)

@@ -5,9 +5,18 @@ from __future__ import annotations
 from fabricplan.catalog import Catalog, load_catalog
 from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import CompareReport
-from fabricplan.decide.whatif import Progress, crossovers, jobs_left_out, scale_curve, scale_grid, sensitivity
+from fabricplan.decide.whatif import (
+    Progress,
+    crossovers,
+    jobs_left_out,
+    jobs_out_of_memory,
+    scale_curve,
+    scale_grid,
+    sensitivity,
+)
 from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import ClusterSpec, check_references
+from fabricplan.spec.load import located
 
 
 def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Progress | None = None,
@@ -17,6 +26,12 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
     ``plan`` is the model chain every evaluation runs (:class:`fabricplan.plan.Plan`: swap a step or
     the efficiency model there)."""
     catalog = catalog or load_catalog()
+    with located(spec):  # errors found by the models name the spec's file
+        return _compare(spec, catalog, progress, search_scale, analyse_sensitivity, plan)
+
+
+def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, search_scale: bool,
+             analyse_sensitivity: bool, plan: Plan) -> CompareReport:
     check_references(spec, catalog)
     if progress:
         progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
@@ -31,6 +46,11 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
         if left_out and len(left_out) < len(spec.jobs):
             notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(left_out)} (its model "
                          "parallelism does not lay out there); its share counts as idle time at that size.")
+        no_memory = jobs_out_of_memory(spec, catalog, gpus)
+        if no_memory and len(left_out) + len(no_memory) < len(spec.jobs):
+            notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(no_memory)} (it does not "
+                         "fit in GPU memory there, even with full activation recomputation); its share counts "
+                         "as idle time at that size.")
     crossing = crossovers(spec, catalog, curve, plan) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]

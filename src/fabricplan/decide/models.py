@@ -35,6 +35,13 @@ class Recommendation(BaseModel):
     why_not: dict[str, str]
     disagreements: list[str] = Field(description="Where the rules and the numbers point different ways")
     close_call: bool = Field(description="Top two within the close-call band on the deciding metric")
+    feasible: bool = Field(
+        default=True,
+        description="False when the rules rule out every fabric (e.g. none meets the latency SLA): "
+                    "`recommended` is then only the best by the numbers, not a recommendation")
+    infeasible_reason: str | None = Field(
+        default=None, description="Why no fabric is feasible, e.g. 'no fabric meets the 0.5 us latency SLA; "
+                                  "the closest is infiniband-ndr at 2.1 us'")
 
 
 class Crossover(BaseModel):

@@ -141,7 +141,10 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
         reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest per "
                        f"useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
                        f"{100 * gap:+.1f} %), so the rules decided.")
+    infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
     if ranked.all_excluded:
+        reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "
+                          "it is not a recommendation.")
         reasons.append("Every fabric is ruled out by " + ", ".join(sorted({r.id for r in fired if r.excludes}))
                        + ", so the numbers alone rank them.")
     mix = next((r for r in fired if r.id == "MIX001"), None)
@@ -186,4 +189,19 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
             disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which still ranks first.")
     checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band)
     return Recommendation(ranking=ranking, recommended=chosen, reasons=reasons, why_not=why_not,
-                          disagreements=disagreements, close_call=ranked.close_call), checks
+                          disagreements=disagreements, close_call=ranked.close_call,
+                          feasible=not ranked.all_excluded, infeasible_reason=infeasible_reason), checks
+
+
+def _infeasible_reason(outcomes: dict[str, FabricOutcome], fired: list[RuleResult]) -> str:
+    """Why every fabric is ruled out: for the latency SLA, the SLA and the closest fabric; else the
+    rules that exclude them."""
+    sla = next((r for r in fired if r.id == "SLA001" and set(r.excludes) >= set(outcomes)), None)
+    if sla is not None:
+        limit = sla.thresholds["latency_sla_us"]
+        closest = min(outcomes, key=lambda f: outcomes[f].small_message_latency_us)
+        return (f"no fabric meets the {limit:g} us latency SLA; the closest is {closest} at "
+                f"{outcomes[closest].small_message_latency_us:.2f} us")
+    rules = [r for r in fired if r.excludes]
+    return "every fabric is ruled out (" + "; ".join(
+        f"{r.id}: {', '.join(r.excludes)}" for r in rules) + ")"

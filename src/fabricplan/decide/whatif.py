@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import get_args
 
+from pydantic import ValidationError
+
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
 from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow
-from fabricplan.errors import FabricplanError
+from fabricplan.errors import FabricplanError, InputError
 from fabricplan.spec import ClusterSpec, JobSpec
 from fabricplan.spec.models import Maturity
 
@@ -53,8 +55,12 @@ def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
     original_dp = max(original_gpus // model_parallel, 1)
     per_replica = max(job.global_batch_sequences // original_dp, job.micro_batch_sequences)
     per_replica -= per_replica % job.micro_batch_sequences
-    return job.model_copy(update={"gpus": None if job.gpus is None else job_gpus, "dp": None if job.dp is None else dp,
-                                  "global_batch_sequences": per_replica * dp})
+    try:  # validated again: a weak-scaled batch may leave the spec's bounds (e.g. over 10^9 sequences)
+        return JobSpec.model_validate({**job.model_dump(), "gpus": None if job.gpus is None else job_gpus,
+                                       "dp": None if job.dp is None else dp,
+                                       "global_batch_sequences": per_replica * dp})
+    except ValidationError:
+        return None
 
 
 def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
@@ -62,21 +68,46 @@ def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
     return [job.name for job in spec.jobs if _scaled_job(job, gpus, spec.cluster.gpus) is None]
 
 
-def scaled_spec(spec: ClusterSpec, gpus: int) -> ClusterSpec | None:
-    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size."""
+def jobs_out_of_memory(spec: ClusterSpec, catalog: Catalog, gpus: int) -> list[str]:
+    """Jobs of the spec that lay out on `gpus` GPUs but cannot fit in GPU memory there, even with
+    full activation recomputation (fewer data-parallel ranks shard less of the optimizer state;
+    fabricplan.perf.memory.least_memory)."""
+    return [job.name for job in spec.jobs
+            if (scaled := _scaled_job(job, gpus, spec.cluster.gpus)) is not None
+            and not _fits_memory(scaled, gpus, spec, catalog)]
+
+
+def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog | None) -> bool:
+    if catalog is None:
+        return True
+    from fabricplan.design import cluster_gpu
+    from fabricplan.perf.flops import model_dims
+    from fabricplan.perf.memory import least_memory
+
+    return least_memory(job, model_dims(job.model, catalog), cluster_gpu(spec, catalog), gpus=job.gpus or gpus,
+                        catalog=catalog).fits
+
+
+def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
+    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. With
+    the catalog, a job that cannot fit in GPU memory at that size is left out too."""
     cluster = spec.cluster
     if gpus % cluster.gpus_per_node:
         return None
     domain = cluster.scale_up_domain
     if domain is not None and domain > gpus:
         domain = None
-    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None]
+    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None
+            and _fits_memory(scaled, gpus, spec, catalog)]
     if spec.jobs and not jobs:
         return None
     data = spec.model_dump()
     data["cluster"].update(gpus=gpus, scale_up_domain=domain)
     data["jobs"] = [job.model_dump() for job in jobs]
-    return ClusterSpec.model_validate(data)
+    try:
+        return ClusterSpec.model_validate(data)
+    except ValidationError:  # this size breaks a bound of the spec: it is not evaluated
+        return None
 
 
 def _leader(metrics: dict[str, float], a: str, b: str) -> str:
@@ -89,7 +120,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
-        scaled = scaled_spec(spec, gpus)
+        scaled = scaled_spec(spec, gpus, catalog)
         if scaled is None:
             continue
         if progress:
@@ -108,7 +139,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
 
 def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str],
                   plan: Plan = DEFAULT_PLAN) -> dict[str, float] | None:
-    scaled = scaled_spec(spec, gpus)
+    scaled = scaled_spec(spec, gpus, catalog)
     if scaled is None:
         return None
     outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair), plan=plan)
@@ -180,6 +211,8 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
     ``sensitivity_swing``); report the winner each way and whether it flips."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
+    if not 0 <= swing < 1:  # a swing of 100 % or more would price hardware at zero or below
+        raise InputError(f"the sensitivity swing must be at least 0 and below 1, got {swing:g}", location="swing")
     base = evaluate(spec, catalog, plan=plan)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
     winner = base.recommendation.recommended

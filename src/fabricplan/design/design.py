@@ -24,6 +24,11 @@ from fabricplan.topology import FabricSize
 
 GpuLike = Gpu | GpuInline
 
+#: Where a sizing error's argument comes from in the spec.
+SIZING_FIELDS = {"nodes": "cluster.gpus", "nics_per_node": "cluster.nics_per_node", "tiers": "topology.tiers",
+                 "oversubscription": "topology.oversubscription", "style": "topology.style",
+                 "reserved_leaf_ports": "topology.reserved_leaf_ports", "radix": "fabrics"}
+
 
 @lru_cache(maxsize=4096)
 def _sized(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
@@ -129,7 +134,12 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
     hardware = resolve_hardware(spec, catalog, choice)
     layout = layout_of(spec)
     cluster = spec.cluster
-    size = size_design(cluster.nodes, cluster.nics_per_node, hardware.radix, layout)
+    try:
+        size = size_design(cluster.nodes, cluster.nics_per_node, hardware.radix, layout)
+    except InputError as exc:  # the sizing's argument names -> the spec's field paths
+        base, bracket, index = (exc.location or "").partition("[")
+        field = SIZING_FIELDS[base] + bracket + index if base in SIZING_FIELDS else exc.location
+        raise InputError(exc.message, location=field) from None
     profile = effective_profile(catalog, choice, hardware.port_speed_gbps)
     network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
                           gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
-from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice
+from fabricplan.spec.load import check_fabric_choice
 
 
 @dataclass(frozen=True)
@@ -53,23 +53,11 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
         value = getattr(choice, name)
         return value if value is not None else getattr(default, name)
 
+    check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
     speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
     radix = switch.radix_at(speed)
-    if radix is None:
-        speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
-        raise InputError(
-            f"switch '{switch.id}' has no {speed}G ports (it offers {speeds}); set "
-            f"cluster.nic_speed_gbps to one of those or choose another switch", location=where)
-    if switch.family != profile.family:
-        raise InputError(f"switch '{switch.id}' is {switch.family}, but fabric '{profile.id}' is "
-                         f"{profile.family}", location=f"{where}.switch")
-    if profile.family not in nic.families:
-        raise InputError(f"NIC '{nic.id}' does not support {profile.family}", location=f"{where}.nic")
-    if nic.speed_gbps < speed:
-        raise InputError(f"NIC '{nic.id}' runs at {nic.speed_gbps}G, below the {speed}G port speed",
-                         location=f"{where}.nic")
     return FabricHardware(
         profile=profile,
         switch=switch,

@@ -241,17 +241,35 @@ class CollectiveResult:
         return asdict(self)
 
 
+#: Program limits of the collective model (sanity bounds, not physical defaults): a buffer of at most
+#: 1 TiB (a GPU holds at most ~0.2 TiB), at most 10 million ranks (the spec's bound on a cluster) and
+#: at most 1,024 GPUs or NICs per node (an NVL72 rack is 72 GPUs).
+MAX_SIZE_BYTES = 2 ** 40
+MAX_RANKS = 10_000_000
+MAX_PER_NODE = 1024
+
+
 def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, nics_per_node: int | None) -> None:
     if operation not in OPERATIONS:
         raise InputError(f"unknown collective '{operation}'; known: {', '.join(OPERATIONS)}", location="op")
     if not isinstance(size_bytes, int) or size_bytes <= 0:
         raise InputError(f"size must be a positive number of bytes, got {size_bytes}", location="size")
+    if size_bytes > MAX_SIZE_BYTES:
+        raise InputError(f"size must be at most 1 TiB ({MAX_SIZE_BYTES:,} bytes), got {size_bytes:,}", location="size")
     if n_gpus < 2:
         raise InputError(f"a collective needs at least 2 GPUs, got {n_gpus}", location="gpus")
+    if n_gpus > MAX_RANKS:
+        raise InputError(f"at most {MAX_RANKS:,} GPUs, got {n_gpus:,}", location="gpus")
     if gpus_per_node < 1:
         raise InputError(f"GPUs per node must be >= 1, got {gpus_per_node}", location="gpus-per-node")
+    if gpus_per_node > MAX_PER_NODE:
+        raise InputError(f"GPUs per node must be at most {MAX_PER_NODE:,}, got {gpus_per_node:,}",
+                         location="gpus-per-node")
     if nics_per_node is not None and nics_per_node < 1:
         raise InputError(f"NICs per node must be >= 1, got {nics_per_node}", location="nics-per-node")
+    if nics_per_node is not None and nics_per_node > MAX_PER_NODE:
+        raise InputError(f"NICs per node must be at most {MAX_PER_NODE:,}, got {nics_per_node:,}",
+                         location="nics-per-node")
     if n_gpus % min(gpus_per_node, n_gpus):
         raise InputError(f"GPU count ({n_gpus}) must be a multiple of GPUs per node ({gpus_per_node})",
                          location="gpus")
@@ -413,13 +431,18 @@ def parse_size(text: str) -> int:
     number = cleaned.rstrip("abcdefghijklmnopqrstuvwxyz")
     unit = cleaned[len(number):] or "b"
     try:
-        value = float(number)
+        value = float(number) if len(number) <= 40 else float("nan")  # 40 characters: any real size
     except ValueError:
         raise InputError(f"cannot read size '{text}'; use e.g. 8B, 64KiB, 16MiB, 8GiB", location="size") from None
+    if not math.isfinite(value):
+        raise InputError(f"cannot read size '{text}'; use e.g. 8B, 64KiB, 16MiB, 8GiB", location="size")
     if unit not in units:
         raise InputError(f"unknown size unit '{unit}' in '{text}'; use B, KiB, MiB, GiB (or KB, MB, GB)",
                          location="size")
-    size = int(round(value * units[unit]))
+    scaled = value * units[unit]
+    if scaled > MAX_SIZE_BYTES:
+        raise InputError(f"size must be at most 1 TiB, got '{text}'", location="size")
+    size = int(round(scaled))
     if size <= 0:
         raise InputError(f"size must be positive, got '{text}'", location="size")
     return size
@@ -429,6 +452,9 @@ def sweep_sizes(start_bytes: int, stop_bytes: int, factor: int = 2) -> list[int]
     """Sizes start, start*factor, ... <= stop, like nccl-tests ``-b -e -f``."""
     if start_bytes <= 0 or stop_bytes < start_bytes or factor < 2:
         raise InputError(f"need 0 < start <= stop and factor >= 2, got {start_bytes}:{stop_bytes} x{factor}",
+                         location="sweep-sizes")
+    if stop_bytes > MAX_SIZE_BYTES:
+        raise InputError(f"the sweep must stop at most at 1 TiB ({MAX_SIZE_BYTES:,} bytes), got {stop_bytes:,}",
                          location="sweep-sizes")
     sizes, size = [], start_bytes
     while size <= stop_bytes:

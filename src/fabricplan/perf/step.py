@@ -54,6 +54,7 @@ from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
+from fabricplan.perf.memory import GIB, memory_per_gpu
 from fabricplan.spec.models import GpuInline
 
 US = 1e-6
@@ -120,6 +121,12 @@ class StepResult:
     token_budget: float | None
     notes: list[str] = field(default_factory=list)
     virtual_pipeline_stages: int = 1
+    #: Memory per GPU of the fullest pipeline stage [bytes] (fabricplan.perf.memory), its parts and
+    #: the GPU's memory; ``memory_fits`` says whether the estimate is within it.
+    memory_per_gpu_bytes: float = 0.0
+    memory_breakdown_bytes: dict[str, float] = field(default_factory=dict)
+    memory_capacity_bytes: float = 0.0
+    memory_fits: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -222,6 +229,8 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the model's "
                          f"{dims.layers} layers (each model chunk needs at least one layer)",
                          location=f"jobs[{job.name}].virtual_pipeline_stages")
+    memory, memory_notes = _check_memory(job, dims, cluster.gpu, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
+                                         micro_batches=micro_batches, virtual=virtual, catalog=catalog)
     peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
     if not peak:
         raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
@@ -332,15 +341,57 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     total = {"tp": micro_batches * tp_total_mb, "pp": micro_batches * pp_total_mb, "dp": dp_total,
              "ep": micro_batches * ep_total_mb, "cp": micro_batches * cp_total_mb}
     fabric_id = network.profile.id
-    return StepResult(
+    result = StepResult(
         job=job.name, fabric=fabric_id, model=dims.name, gpus=gpus, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
         micro_batches=micro_batches, step_time_s=step, compute_s=micro_batches * compute_mb,
         bubble_s=bubble, exposed_comm_s=exposed, total_comm_s=total,
         model_flops_per_step=model_flops_step, hardware_flops_per_step=hardware_flops_step,
         mfu=model_flops_step / (gpus * peak * 1e12 * step), hfu=hardware_flops_step / (gpus * peak * 1e12 * step),
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
-        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}"],
-        virtual_pipeline_stages=virtual)
+        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}", *memory_notes],
+        virtual_pipeline_stages=virtual, memory_per_gpu_bytes=memory.total_bytes,
+        memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
+        memory_fits=memory.fits)
+    _check_finite(result, job)
+    return result
+
+
+def _check_memory(job, dims, gpu, *, tp, pp, dp, cp, ep, micro_batches, virtual, catalog):
+    """The memory estimate of the layout (fabricplan.perf.memory) and notes about it.
+
+    InputError "does not fit" when even full activation recomputation (the least activation memory
+    any recompute setting reaches) leaves the model over the GPU's memory: no setting of this
+    layout can run. When only the estimate at the job's own recompute setting is over, the
+    layout is kept with a note: the activation formulas (Korthikanti et al. 2022) count tensors
+    that fused kernels (FlashAttention, fused SwiGLU) and schedulers that free tensors early
+    do not keep, so they bound activations from above."""
+    layout = dict(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, micro_batches=micro_batches, virtual_stages=virtual,
+                  catalog=catalog)
+    memory = memory_per_gpu(job, dims, gpu, **layout)
+    if memory.fits:
+        return memory, []
+    floor = memory_per_gpu(job.model_copy(update={"recompute": "full"}) if job.recompute != "full" else job,
+                           dims, gpu, **layout)
+    if not floor.fits:
+        extra = (f"; with full activation recomputation it still needs {floor.total_bytes / GIB:,.1f} GiB"
+                 if job.recompute != "full" else "")
+        raise InputError(memory.shortfall_message() + extra, location=f"jobs[{job.name}]")
+    return memory, [f"memory: the estimate of {memory.total_bytes / GIB:,.1f} GiB per GPU (recompute "
+                    f"{job.recompute}) exceeds the GPU's {memory.capacity_bytes / GIB:,.1f} GiB; full "
+                    f"activation recomputation needs {floor.total_bytes / GIB:,.1f} GiB"]
+
+
+def _check_finite(result: StepResult, job) -> None:
+    """A step time, throughput or MFU that overflowed (inf) or came out undefined (NaN) is never
+    reported: InputError naming the job, so absurd magnitudes are reported instead of ranked."""
+    import math
+
+    for name in ("step_time_s", "compute_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_step"):
+        value = getattr(result, name)
+        if not math.isfinite(value) or (name == "step_time_s" and value <= 0):
+            raise InputError(f"the step model's {name.replace('_', ' ')} came out {value!r}: the job's numbers "
+                             "(sequence length, batch, model dimensions) or the GPU's peak are out of range",
+                             location=f"jobs[{job.name}]")
 
 
 def cluster_shape(spec, catalog) -> ClusterShape:

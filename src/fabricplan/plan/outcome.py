@@ -13,6 +13,8 @@ JSON keys carry their units.
 
 from __future__ import annotations
 
+import math
+
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -21,6 +23,7 @@ from fabricplan.catalog import Catalog
 from fabricplan.cost import Assumptions, FabricCost
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.design import FabricDesign
+from fabricplan.errors import InputError
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.step import StepResult
@@ -108,10 +111,15 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
                                      design.switches_across, host_links_in_rack=design.size.host_links_in_rack,
                                      catalog=catalog)
     useful = gpu_hours_total * utilisation
+    metric = tco / useful if useful > 0 else float("inf")
+    if not (math.isfinite(tco) and math.isfinite(metric)):  # never rank an infinite or undefined cost
+        raise InputError(f"the cost per useful GPU-hour of {profile.id} came out {metric!r} (TCO {tco!r}, useful "
+                         f"GPU-hours {useful!r}): a price, power, energy price, FTE number or job number is out "
+                         "of range", location=f"fabrics[{profile.id}]")
     return FabricOutcome(
         fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,
         weighted_gpu_utilisation=utilisation, weighted_mfu=weighted_mfu,
         small_message_latency_us=latency.total_us, gpu_hours_total=gpu_hours_total,
         useful_gpu_hours=useful, tco_usd=tco, tco_basis=basis,
-        cost_per_useful_gpu_hour_usd=tco / useful if useful > 0 else float("inf"),
+        cost_per_useful_gpu_hour_usd=metric,
     )

@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from fabricplan.catalog.models import TransformerShape
 
+#: The spec's bound on a cluster's GPUs (ClusterSpec.cluster.gpus), also bounding parallel degrees.
+MAX_GPUS = 10_000_000
+
 
 class ModelDims(TransformerShape):
     """A transformer described by its dimensions instead of a preset name."""
@@ -24,22 +27,29 @@ class JobSpec(BaseModel):
 
     name: str = Field(min_length=1)
     model: str | ModelDims = Field(description="A model preset id (e.g. llama3-70b) or inline dimensions")
-    gpus: PositiveInt | None = Field(default=None, description="GPUs the job runs on; None = the whole cluster")
-    tp: PositiveInt = Field(default=1, description="Tensor parallel size (inside the scale-up domain)")
-    pp: PositiveInt = Field(default=1, description="Pipeline parallel stages")
+    # Upper bounds are sanity bounds: parallel degrees at most the 10-million-GPU cluster bound,
+    # sequences and batches ~100x beyond published training runs (Llama 3: 16M-token batches,
+    # 128K-token context).
+    gpus: PositiveInt | None = Field(default=None, le=MAX_GPUS,
+                                     description="GPUs the job runs on; None = the whole cluster")
+    tp: PositiveInt = Field(default=1, le=MAX_GPUS, description="Tensor parallel size (inside the scale-up domain)")
+    pp: PositiveInt = Field(default=1, le=MAX_GPUS, description="Pipeline parallel stages")
     virtual_pipeline_stages: PositiveInt = Field(
-        default=1,
+        default=1, le=10_000,
         description="Model chunks per pipeline stage (Megatron's virtual pipeline size, interleaved 1F1B "
                     "schedule): the bubble shrinks to (pp-1)/(v*m) of the ideal time and pipeline "
                     "send/recv grows v-fold (Narayanan et al., SC'21, section 2.2.2); 1 = plain 1F1B. "
                     "pp x virtual_pipeline_stages must not exceed the model's layers")
-    dp: PositiveInt | None = Field(default=None, description="Data parallel size; None = gpus / (tp*pp*cp)")
-    ep: PositiveInt = Field(default=1, description="Expert parallel size (MoE)")
-    cp: PositiveInt = Field(default=1, description="Context parallel size")
+    dp: PositiveInt | None = Field(default=None, le=MAX_GPUS,
+                                   description="Data parallel size; None = gpus / (tp*pp*cp)")
+    ep: PositiveInt = Field(default=1, le=MAX_GPUS, description="Expert parallel size (MoE)")
+    cp: PositiveInt = Field(default=1, le=MAX_GPUS, description="Context parallel size")
     zero_stage: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage; 3 = FSDP")
-    global_batch_sequences: PositiveInt
-    micro_batch_sequences: PositiveInt = 1
-    seq_len_tokens: PositiveInt
+    global_batch_sequences: PositiveInt = Field(le=1_000_000_000,
+                                                description="Sequences per optimizer step (at most 10^9)")
+    micro_batch_sequences: PositiveInt = Field(default=1, le=1_000_000,
+                                               description="Sequences per micro-batch (at most 10^6)")
+    seq_len_tokens: PositiveInt = Field(le=100_000_000, description="Tokens per sequence (at most 10^8)")
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     recompute: Literal["none", "selective", "full"] = "selective"
     sequence_parallel: bool = True
@@ -48,7 +58,8 @@ class JobSpec(BaseModel):
     tp_overlap: bool = Field(
         default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
     share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
-    token_budget: float | None = Field(default=None, gt=0, description="Tokens to train, for GPU-hours")
+    token_budget: float | None = Field(default=None, gt=0, le=1e18,
+                                       description="Tokens to train, for GPU-hours (at most 10^18)")
 
     @model_validator(mode="after")
     def _batch(self) -> JobSpec:

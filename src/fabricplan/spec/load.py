@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from pydantic import ValidationError
 from fabricplan.catalog import Catalog
 from fabricplan.errors import InputError
 from fabricplan.io import format_validation_error, read_document
-from fabricplan.spec.models import ClusterSpec
+from fabricplan.spec.models import ClusterSpec, FabricChoice
 
 
 def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
@@ -26,12 +27,26 @@ def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
         raise InputError(format_validation_error(exc), location=where) from None
 
 
+#: Which kind of optic each hardware override of a fabric takes (the catalog's OPTIC_SLOTS).
+OPTIC_OVERRIDES = ("switch_optic", "nic_optic", "interswitch_optic")
+
+
 def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
-    """Every catalog id the spec names must exist (the catalog may include user overlays)."""
-    if isinstance(spec.cluster.gpu, str):
-        catalog.gpu(spec.cluster.gpu, field="cluster.gpu")
+    """The one validation of a spec against a catalog, shared by every command (topology, cost,
+    step, compare) and the API, so that the same bad spec gives the same error everywhere.
+
+    * every catalog id the spec names exists (the catalog may include user overlays);
+    * the cluster's server is built around the cluster's GPU;
+    * each fabric's hardware fits it (:func:`check_fabric_choice`);
+    * each job names a known model and lays out on the cluster (:func:`check_jobs`).
+    """
+    gpu = catalog.gpu(spec.cluster.gpu, field="cluster.gpu") if isinstance(spec.cluster.gpu, str) else spec.cluster.gpu
     if spec.cluster.server is not None:
-        catalog.server(spec.cluster.server, field="cluster.server")
+        server = catalog.server(spec.cluster.server, field="cluster.server")
+        if isinstance(spec.cluster.gpu, str) and server.gpu != spec.cluster.gpu:
+            raise InputError(f"server '{server.id}' is built around GPU '{server.gpu}', but cluster.gpu is "
+                             f"'{spec.cluster.gpu}'; choose a server for {spec.cluster.gpu} or leave "
+                             "cluster.server out", location="cluster.server")
     lookups = {"switch": catalog.switch, "nic": catalog.nic, "switch_optic": catalog.optic,
                "nic_optic": catalog.optic, "interswitch_optic": catalog.optic}
     for index, choice in enumerate(spec.fabric_choices()):
@@ -40,11 +55,123 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
             value = getattr(choice, name)
             if value is not None:
                 lookup(value, field=f"fabrics[{index}].{name}")
+        check_fabric_choice(spec, catalog, choice)
+    check_jobs(spec, catalog, gpu)
+
+
+def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> None:
+    """The parts of one fabric fit together: the switch and NIC are of the profile's family, the
+    switch has ports and the NIC its speed at the port speed, and each optic override is a
+    transceiver (not a cable or fibre). InputError at ``fabrics[<profile>].<part>``."""
+    profile = catalog.fabric(choice.profile)
+    where = f"fabrics[{choice.profile}]"
+    default = profile.hardware
+
+    def pick(name: str) -> str:
+        value = getattr(choice, name)
+        return value if value is not None else getattr(default, name)
+
+    switch = catalog.switch(pick("switch"), field=f"{where}.switch")
+    nic = catalog.nic(pick("nic"), field=f"{where}.nic")
+    speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
+    if switch.radix_at(speed) is None:
+        speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+        raise InputError(
+            f"switch '{switch.id}' has no {speed}G ports (it offers {speeds}); set "
+            f"cluster.nic_speed_gbps to one of those or choose another switch", location=where)
+    if switch.family != profile.family:
+        raise InputError(f"switch '{switch.id}' is {switch.family}, but fabric '{profile.id}' is "
+                         f"{profile.family}", location=f"{where}.switch")
+    if profile.family not in nic.families:
+        raise InputError(f"NIC '{nic.id}' does not support {profile.family}", location=f"{where}.nic")
+    if nic.speed_gbps < speed:
+        raise InputError(f"NIC '{nic.id}' runs at {nic.speed_gbps}G, below the {speed}G port speed",
+                         location=f"{where}.nic")
+    for name in OPTIC_OVERRIDES:
+        optic = catalog.optic(pick(name), field=f"{where}.{name}")
+        if optic.kind != "transceiver":
+            raise InputError(f"'{optic.id}' is a {optic.kind}, but {name} takes a transceiver (optical "
+                             "module); cables and fibre come from the fabric profile", location=f"{where}.{name}")
+
+
+def check_jobs(spec: ClusterSpec, catalog: Catalog, gpu: object | None = None) -> None:
+    """Each job names a known model preset (or valid inline dimensions) and lays out on the cluster:
+    tp x pp x cp divides its GPUs and matches dp, tp divides the scale-up domain, ep divides dp x cp
+    and needs a mixture-of-experts model, the global batch splits into micro-batches per replica,
+    pp x virtual_pipeline_stages <= layers, and the GPU has a peak at the job's precision.
+    InputError at ``jobs[<index>].<field>``. (The step model checks the same for its own callers;
+    whether the model fits in GPU memory is a result of the step model, see fabricplan.perf.memory.)"""
+    cluster = spec.cluster
+    for index, job in enumerate(spec.jobs):
+        where = f"jobs[{index}]"
+        dims = (catalog.model_preset(job.model, field=f"{where}.model") if isinstance(job.model, str)
+                else job.model)
+        gpus = job.gpus or cluster.gpus
+        tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
+        model_parallel = tp * pp * cp
+        if gpus % model_parallel:
+            raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
+                             f"{gpus} GPUs", location=where)
+        dp = job.dp or gpus // model_parallel
+        if model_parallel * dp != gpus:
+            raise InputError(f"tp x pp x cp x dp = {model_parallel * dp} but the job has {gpus} GPUs",
+                             location=f"{where}.dp")
+        if tp > cluster.scale_up_gpus or cluster.scale_up_gpus % tp:
+            raise InputError(f"tp ({tp}) must divide the scale-up domain ({cluster.scale_up_gpus} GPUs)",
+                             location=f"{where}.tp")
+        if (dp * cp) % ep:
+            raise InputError(f"ep ({ep}) must divide dp x cp ({dp * cp})", location=f"{where}.ep")
+        if job.global_batch_sequences % (dp * job.micro_batch_sequences):
+            raise InputError(f"global_batch_sequences ({job.global_batch_sequences}) must be a multiple of "
+                             f"dp x micro_batch_sequences ({dp} x {job.micro_batch_sequences})",
+                             location=f"{where}.global_batch_sequences")
+        if ep > 1 and (dims.experts or 1) == 1:
+            raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; this one is dense (experts: 1)",
+                             location=f"{where}.ep")
+        if pp > dims.layers:
+            raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"{where}.pp")
+        virtual = job.virtual_pipeline_stages
+        if virtual > 1 and pp == 1:
+            raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
+                             location=f"{where}.virtual_pipeline_stages")
+        if pp * virtual > dims.layers:
+            raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the "
+                             f"model's {dims.layers} layers (each model chunk needs at least one layer)",
+                             location=f"{where}.virtual_pipeline_stages")
+        peaks = getattr(gpu, "peak_dense_tflops", None)
+        if peaks is not None and not peaks.get(job.precision):
+            raise InputError(f"GPU '{getattr(gpu, 'id', 'gpu')}' has no {job.precision} peak",
+                             location=f"{where}.precision")
 
 
 def load_spec(path: str | Path, catalog: Catalog | None = None) -> ClusterSpec:
-    """Read a cluster spec file; with a catalog, also check the ids it names."""
+    """Read a cluster spec file; with a catalog, also check it against the catalog
+    (:func:`check_references`: ids, hardware fit, jobs). Every error names the file and field."""
     spec = parse_spec(read_document(path), where=str(path))
+    spec._source = str(path)
     if catalog is not None:
-        check_references(spec, catalog)
+        with located(spec):
+            check_references(spec, catalog)
     return spec
+
+
+@contextmanager
+def located(spec: ClusterSpec) -> Iterator[None]:
+    """Errors about a spec read from a file name that file before the field path: an InputError
+    raised inside (by the models, e.g. a job that does not fit in GPU memory) is raised again with
+    ``<file>: <field path>`` as its location. Catalog errors that already name their overlay
+    file, and specs built in code (no file), pass through unchanged."""
+    try:
+        yield
+    except InputError as exc:
+        source = spec._source
+        if source is None or (exc.location or "").startswith(source) or _names_a_file(exc.location):
+            raise
+        location = f"{source}: {exc.location}" if exc.location else source
+        raise type(exc)(exc.message, location=location) from None
+
+
+def _names_a_file(location: str | None) -> bool:
+    """A location such as "overlay.yaml: servers[id=x].gpu" already names its file."""
+    head = (location or "").split(": ", 1)[0]
+    return head.endswith((".yaml", ".yml", ".json")) or head == "bundled"

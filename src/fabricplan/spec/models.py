@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, model_validator
 
-from fabricplan.catalog.models import PeakTflops
+from fabricplan.catalog.models import (
+    MAX_BANDWIDTH_GBYTES_PER_S,
+    MAX_DEVICE_POWER_W,
+    MAX_HBM_GBYTES,
+    MAX_RADIX,
+    PeakTflops,
+)
 from fabricplan.spec.job import JobSpec
 
 TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree"]
@@ -24,15 +30,15 @@ class GpuInline(Strict):
     id: str = "custom-gpu"
     architecture: str = "hopper"
     peak_dense_tflops: PeakTflops = Field(description="e.g. {bf16: 989, fp8: 1979}")
-    hbm_gbytes: float = Field(gt=0)
-    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0)
-    power_w: float = Field(gt=0)
+    hbm_gbytes: float = Field(gt=0, le=MAX_HBM_GBYTES, description="GPU memory [GB] (at most 10^5)")
+    nvlink_bandwidth_gbytes_per_s: float = Field(ge=0, le=MAX_BANDWIDTH_GBYTES_PER_S)
+    power_w: float = Field(gt=0, le=MAX_DEVICE_POWER_W)
     compute_capability: int | None = Field(
-        default=None, gt=0,
+        default=None, gt=0, le=1000,
         description="CUDA compute capability x10 (80 = sm80, 90 = sm90), selects NCCL's tuner tables; "
                     "None = from architecture")
     nvlink_links: int | None = Field(
-        default=None, ge=0,
+        default=None, ge=0, le=1000,
         description="NVLink links per GPU (NCCL's intra-node bandwidth = links x its per-link rate); "
                     "None = nvlink_bandwidth_gbytes_per_s / per-link rate of the architecture")
     achievable_fraction_of_peak: float | None = Field(
@@ -45,10 +51,12 @@ class Cluster(Strict):
     gpu: str | GpuInline = Field(description="Catalog GPU id (fabricplan catalog list gpus) or inline numbers")
     gpus: PositiveInt = Field(le=10_000_000, description="Total GPUs (at most 10 million: a sanity bound, "
                                                          "five times the largest 4-tier radix-64 fabric)")
-    gpus_per_node: PositiveInt = 8
+    gpus_per_node: PositiveInt = Field(default=8, le=1024, description="GPUs per node (at most 1,024, a sanity "
+                                                                       "bound; an NVL72 rack is 72)")
     scale_up_domain: PositiveInt | None = Field(
-        default=None, description="GPUs in one NVLink island; None = gpus_per_node")
-    nics_per_node: PositiveInt = Field(default=8, description="Backend (scale-out) NICs per node")
+        default=None, le=10_000_000, description="GPUs in one NVLink island; None = gpus_per_node")
+    nics_per_node: PositiveInt = Field(default=8, le=1024,
+                                       description="Backend (scale-out) NICs per node (at most 1,024)")
     nic_speed_gbps: Literal[100, 200, 400, 800] | None = Field(
         default=None, description="Per-NIC port speed; None = each fabric's own link rate")
     server: str | None = Field(default=None, description="Catalog server id; None = the one for the GPU")
@@ -82,14 +90,18 @@ class Topology(Strict):
     tiers: Literal["auto", 1, 2, 3, 4] = "auto"
     oversubscription: list[float] = Field(
         default_factory=lambda: [1.0, 1.0],
-        description="Down:up ratio per tier, [leaf, spine]; 1.0 = non-blocking", min_length=1, max_length=2)
-    reserved_leaf_ports: int = Field(default=0, ge=0, description="Leaf ports kept for management/UFM")
+        description="Down:up ratio per tier, [leaf, spine]; 1.0 = non-blocking (at most 1,000:1)",
+        min_length=1, max_length=2)
+    reserved_leaf_ports: int = Field(default=0, ge=0, le=MAX_RADIX,
+                                     description="Leaf ports kept for management/UFM")
 
     @model_validator(mode="after")
     def _ratios(self) -> Topology:
         for index, ratio in enumerate(self.oversubscription):
             if ratio < 1.0:
                 raise ValueError(f"oversubscription[{index}] must be >= 1.0 (down:up), got {ratio}")
+            if ratio > 1000.0:
+                raise ValueError(f"oversubscription[{index}] must be at most 1000 (down:up), got {ratio}")
         return self
 
 
@@ -107,12 +119,17 @@ class FabricChoice(Strict):
 class Economics(Strict):
     horizon_years: float = Field(default=4.0, gt=0, le=20)
     price_point: Literal["low", "default", "high"] = "default"
-    energy_usd_per_kwh: float | None = Field(default=None, ge=0, description="None = catalog default")
+    # Upper bounds are sanity bounds (the catalog's PARAMETER_BOUNDS, with the same reasons).
+    energy_usd_per_kwh: float | None = Field(
+        default=None, ge=0, le=10, description="None = catalog default; at most 10 (the dearest retail "
+                                               "electricity is below 1 USD/kWh)")
     pue: float | None = Field(default=None, ge=1.0, le=3.0)
-    colo_usd_per_kw_month: float | None = Field(default=None, ge=0)
+    colo_usd_per_kw_month: float | None = Field(default=None, ge=0, le=10_000,
+                                                description="At most 10,000 (wholesale rents are ~100-200)")
     include_colocation: bool = True
     support_fraction_per_year: float | None = Field(default=None, ge=0, le=1)
-    fte_cost_usd_per_year: float | None = Field(default=None, ge=0)
+    fte_cost_usd_per_year: float | None = Field(
+        default=None, ge=0, le=10_000_000, description="At most 10 million (fully loaded costs are ~0.2-0.4 million)")
 
 
 class Operations(Strict):
@@ -122,7 +139,8 @@ class Operations(Strict):
 
 
 class Constraints(Strict):
-    latency_sla_us: float | None = Field(default=None, gt=0, description="Small-message latency SLA")
+    latency_sla_us: float | None = Field(default=None, gt=0, le=1e6,
+                                         description="Small-message latency SLA [us] (at most one second)")
 
 
 class ClusterSpec(Strict):
@@ -136,6 +154,8 @@ class ClusterSpec(Strict):
     operations: Operations = Field(default_factory=Operations)
     constraints: Constraints = Field(default_factory=Constraints)
     jobs: list[JobSpec] = Field(default_factory=list)
+    #: The file the spec was read from (set by load_spec), so errors found later name it.
+    _source: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod

@@ -145,21 +145,34 @@ def upper_tier_switches(lower_switches: int, uplinks_per_lower: int, uplink_port
       divisors of k/2");
     * ``lower_switches · ceil(uplinks_per_lower / S) ≤ upper_down_ports`` (ports on each upper switch).
 
-    The smallest such ``S`` is returned, with the lower switch's uplinks rounded up to ``S·c``
-    (never above ``u`` because ``S | u``). Example: 32 rail leaves with 31 hosts each at 1:1 →
-    ``S = 16`` spines and 32 uplinks per leaf (DGX H100 SuperPOD RA, 4 SU). The smallest feasible
-    ``S`` is non-decreasing in both ``lower_switches`` and ``uplinks_per_lower``, which keeps switch
-    counts monotone in the number of nodes.
+    Among the feasible ``S`` the one giving each lower switch the fewest uplinks, ``S·ceil(need/S)``,
+    is returned (ties: the fewest upper switches), with the lower switch's uplinks rounded up to that
+    even spread (never above ``u`` because ``S | u``). Example: 32 rail leaves with 31 hosts each at
+    1:1 → ``S = 16`` spines and 32 uplinks per leaf (DGX H100 SuperPOD RA, 4 SU).
+
+    Why fewest uplinks first, not fewest upper switches: the feasible ``S`` form an up-set of the
+    divisors of ``u`` that loses its smallest members as ``lower_switches`` grows, and
+    ``S·ceil(need/S)`` is not monotone in ``S``. Taking the smallest feasible ``S`` could round a
+    leaf's uplinks far up (radix 44 at 1.5:1, 13 one-server ToR leaves needing 9 uplinks each: 6
+    spines and 12 uplinks per leaf, 156 links) and then drop them when one more leaf forces more
+    spines (14 leaves: 9 spines, 9 uplinks, 126 links), so a bigger cluster got fewer links. The
+    minimum of ``S·ceil(need/S)`` over a shrinking up-set is non-decreasing, and so is its
+    smallest argmin ``S``; upper switch counts and uplinks per lower switch are therefore both
+    monotone in the number of lower switches (and in ``uplinks_per_lower``).
     """
     if uplinks_per_lower <= 0 or lower_switches <= 0:
         return 0, 0
+    best: tuple[int, int] | None = None
     for upper in _divisors(uplink_ports_max):
         links_each = -(-uplinks_per_lower // upper)
         if lower_switches * links_each <= upper_down_ports:
-            return upper, upper * links_each
-    raise ValueError(  # callers check capacity first; reaching here is a bug
-        f"{lower_switches} switches × {uplinks_per_lower} uplinks do not fit {upper_down_ports}-port uppers"
-    )
+            if best is None or upper * links_each < best[1]:
+                best = (upper, upper * links_each)
+    if best is None:
+        raise ValueError(  # callers check capacity first; reaching here is a bug
+            f"{lower_switches} switches × {uplinks_per_lower} uplinks do not fit {upper_down_ports}-port uppers"
+        )
+    return best
 
 
 def _divisors(n: int) -> list[int]:

@@ -110,8 +110,10 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
       for 3+ tiers; the core tier of a 4-tier fabric is 1:1. ``reserved_leaf_ports`` are taken from
       each leaf's down ports (DGX H100 RA: 31 servers + 1 UFM port per rail leaf) and count as used.
     * 2 tiers: ``L`` leaves from the style; each leaf gets ``ceil(host ports / r)`` uplinks (≤ u);
-      spines ``S`` = smallest divisor of u with ``L · ceil(uplinks/S) ≤ k``, leaf uplinks then
-      rounded up to a multiple of ``S``. Full size: k leaves, u spines, k·d endpoints.
+      spines ``S``: among the divisors of u with ``L · ceil(uplinks/S) ≤ k``, the one with the
+      fewest leaf uplinks ``S · ceil(uplinks/S)`` (then the fewest spines), leaf uplinks rounded up
+      to that multiple of ``S`` (monotone in the nodes; :func:`ports.upper_tier_switches`).
+      Full size: k leaves, u spines, k·d endpoints.
     * 3 tiers: pods of ``leaves_per_pod ≤ da`` leaves; each pod's spines sized like a 2-tier fabric
       whose spines have ``da`` down ports; each spine gets ``ceil(down used / r_spine)`` uplinks;
       cores = ``ceil(total spine uplinks / k)``. Full size: k pods, 5k²/4 switches at 1:1.

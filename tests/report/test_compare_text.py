@@ -88,3 +88,37 @@ def test_close_call_is_flagged():
     report.recommendation.close_call = True
     assert "Close call" in compare_markdown(report)
     assert "Close call" in render_terminal(report)
+
+
+def test_no_feasible_fabric_is_never_shown_as_recommended(cli, tmp_path):
+    # A 0.5 us SLA rules out every fabric (SLA001): the report says so instead of "#1 ★ recommended",
+    # in the terminal, Markdown and HTML alike, and the JSON carries feasible=false with the reason.
+    spec = tmp_path / "sla.yaml"
+    spec.write_text("name: sla\ncluster: {gpu: h100-sxm, gpus: 128}\nconstraints: {latency_sla_us: 0.5}\n"
+                    "jobs: [{name: j, model: llama3-8b, tp: 8, global_batch_sequences: 64, seq_len_tokens: 4096}]\n")
+    text = cli("compare", spec, "--quick", "-q")
+    assert text.code == 0, text.err
+    assert "No fabric meets the constraints" in text.out and "0.5 us latency SLA" in text.out
+    assert "recommended" not in text.out.split("Recommendation")[0]
+    assert "★" not in text.out
+    markdown = cli("compare", spec, "--quick", "-q", "--markdown").out
+    assert "No fabric meets the constraints" in markdown and "★" not in markdown
+    html = tmp_path / "r.html"
+    assert cli("compare", spec, "--quick", "-q", "--html", html).code == 0
+    page = html.read_text(encoding="utf-8")
+    assert "No fabric meets the constraints" in page and "★" not in page
+    report = cli("compare", spec, "--quick", "--json").json()
+    assert report["recommendation"]["feasible"] is False
+    assert "closest is infiniband-ndr" in report["recommendation"]["infeasible_reason"]
+
+
+def test_step_shows_memory_per_gpu_and_flags_an_estimate_over_capacity(cli):
+    # llama3-70b on 128 H100 (TP 8, PP 2): 52.2 GiB of 74.5; Llama-3 405B's layout is over the
+    # estimate (selective recompute) and says so with the numbers.
+    from project_paths import EXAMPLES
+
+    fits = cli("step", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--fabric", "roce-v2")
+    assert fits.code == 0 and "memory per GPU:" in fits.out and "over capacity" not in fits.out
+    over = cli("step", EXAMPLES / "llama405b-16k-h100.yaml", "--fabric", "roce-v2")
+    assert over.code == 0 and "over capacity (estimate)" in over.out
+    assert "full activation recomputation needs" in over.out.replace("\n", " ")

@@ -118,7 +118,8 @@ def rank_labels(report: CompareReport) -> list[str]:
         rank = rank_of(report, fabric)
         label = "-" if rank is None else f"#{rank}"
         if fabric.fabric == recommended:
-            label += f" {RECOMMENDED_MARK} recommended"
+            label += (f" {RECOMMENDED_MARK} recommended" if feasible(report)
+                      else " (best of none feasible)")
         if fabric.fabric in exclusions:
             label += f" (excluded by {', '.join(exclusions[fabric.fabric])})"
         labels.append(label)
@@ -226,8 +227,17 @@ def sensitivity_rows(report: CompareReport) -> list[tuple[str, ...]]:
     return rows
 
 
+def feasible(report: CompareReport) -> bool:
+    """Whether some fabric meets the spec's constraints (False: e.g. no fabric meets the latency SLA)."""
+    return getattr(report.recommendation, "feasible", True)
+
+
 def recommendation_headline(report: CompareReport) -> str:
+    """'Recommended: X (name)', or, when no fabric meets the constraints, why not and the closest."""
     recommendation = report.recommendation
+    if not feasible(report):
+        reason = getattr(recommendation, "infeasible_reason", None) or "no fabric meets the spec's constraints"
+        return f"No fabric meets the constraints: {reason}"
     fabric = fabric_by_id(report).get(recommendation.recommended)
     name = f" ({fabric.name})" if fabric else ""
     return f"Recommended: {recommendation.recommended}{name}"

@@ -23,9 +23,9 @@ def comparison_table(report: CompareReport) -> RenderableType:
     headers: list[str | Text] = [""]
     header_styles = ["bold"]
     for fabric in report.fabrics:
-        mark = f"{content.RECOMMENDED_MARK} " if fabric.fabric == recommended else ""
+        mark = f"{content.RECOMMENDED_MARK} " if fabric.fabric == recommended and content.feasible(report) else ""
         headers.append(f"{mark}{fabric.fabric}")
-        header_styles.append("bold green" if fabric.fabric == recommended else "bold")
+        header_styles.append("bold green" if mark else "bold")
     rows = []
     for row in content.comparison_rows(report):
         if row.label == "fabric":  # full names go to the legend below
@@ -42,7 +42,8 @@ def comparison_table(report: CompareReport) -> RenderableType:
 
 def recommendation_panel(report: CompareReport) -> Panel:
     recommendation = report.recommendation
-    lines: list[RenderableType] = [Text(content.recommendation_headline(report), style="bold green")]
+    lines: list[RenderableType] = [Text(content.recommendation_headline(report),
+                                        style="bold green" if content.feasible(report) else "bold red")]
     close_call = content.close_call_note(report)
     if close_call:
         lines.append(Text(f"{content.WARNING_MARK} {close_call}", style="bold yellow"))

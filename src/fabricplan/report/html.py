@@ -93,7 +93,7 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], css_class:
 
 
 def comparison_section(report: CompareReport) -> str:
-    recommended = report.recommendation.recommended
+    recommended = report.recommendation.recommended if content.feasible(report) else None
     headers = "".join(
         f'<th class="recommended">{content.RECOMMENDED_MARK} {esc(fabric)}</th>' if fabric == recommended
         else f"<th>{esc(fabric)}</th>" for fabric in content.fabric_ids(report))
@@ -116,7 +116,8 @@ def _bullets(items: Sequence[str]) -> str:
 def recommendation_section(report: CompareReport) -> str:
     recommendation = report.recommendation
     attention = recommendation.disagreements or recommendation.close_call
-    parts = [f'<p class="headline">{content.RECOMMENDED_MARK} {esc(content.recommendation_headline(report))}</p>']
+    mark = f"{content.RECOMMENDED_MARK} " if content.feasible(report) else f"{content.WARNING_MARK} "
+    parts = [f'<p class="headline">{mark}{esc(content.recommendation_headline(report))}</p>']
     close_call = content.close_call_note(report)
     if close_call:
         parts.append(f'<div class="warning">{content.WARNING_MARK} {esc(close_call)}</div>')

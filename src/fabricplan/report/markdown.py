@@ -25,7 +25,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def _comparison(report: CompareReport) -> list[str]:
-    recommended = report.recommendation.recommended
+    recommended = report.recommendation.recommended if content.feasible(report) else None
     headers = [""] + [f"{content.RECOMMENDED_MARK} {f}" if f == recommended else f
                       for f in content.fabric_ids(report)]
     rows = []

@@ -59,4 +59,26 @@ def step_table(spec_name: str, results: Sequence[StepResult]) -> RenderableType:
                          f"{r.mfu:.1%}", f"{r.tokens_per_s:,.0f}", hours])
         parts.append(FitTable(STEP_HEADERS, rows, title=f"Training step time: {spec_name}, job {job}",
                               justify=["left"] + ["right"] * 7))
+        parts.extend(_memory_lines(job_results[0]))
     return Group(*parts)
+
+
+GIB = 2**30
+
+
+def _memory_lines(result: StepResult) -> list[RenderableType]:
+    """Memory per GPU (the same on every fabric) and its parts, flagged when over capacity."""
+    from rich.text import Text
+
+    used = getattr(result, "memory_per_gpu_bytes", None)
+    capacity = getattr(result, "memory_capacity_bytes", None)
+    if not used or not capacity:
+        return []
+    parts = ", ".join(f"{name.replace('_', ' ')} {value / GIB:,.1f}"
+                      for name, value in (result.memory_breakdown_bytes or {}).items() if value > 0)
+    flag = "" if result.memory_fits else "  ⚠ over capacity (estimate)"
+    lines: list[RenderableType] = [Text(f"memory per GPU: {used / GIB:,.1f} of {capacity / GIB:,.1f} GiB{flag}")]
+    if parts:
+        lines.append(Text(f"  ({parts} GiB)", style="dim"))
+    lines += [Text(f"note: {note}", style="dim") for note in result.notes if note.startswith("memory:")]
+    return lines

@@ -113,11 +113,11 @@ def test_no_feasible_fabric_is_never_shown_as_recommended(cli, tmp_path):
 
 
 def test_step_shows_memory_per_gpu_and_flags_an_estimate_over_capacity(cli):
-    # llama3-70b on 128 H100 (TP 8, PP 2): 52.2 GiB of 74.5; Llama-3 405B's layout is over the
-    # estimate (selective recompute) and says so with the numbers.
+    # Llama-3 70B on 1,024 H100 fits (38.8 GiB of 74.5); Llama-3 405B's layout is over the estimate
+    # (selective recompute) and says so with the numbers.
     from project_paths import EXAMPLES
 
-    fits = cli("step", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--fabric", "roce-v2")
+    fits = cli("step", EXAMPLES / "llama70b-1024-h100.yaml", "--fabric", "roce-v2")
     assert fits.code == 0 and "memory per GPU:" in fits.out and "over capacity" not in fits.out
     over = cli("step", EXAMPLES / "llama405b-16k-h100.yaml", "--fabric", "roce-v2")
     assert over.code == 0 and "over capacity (estimate)" in over.out

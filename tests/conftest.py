@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
 import pytest
 from hypothesis import settings
 
-from fabricplan.cli.app import run
+# The parsed-data cache of the bundled catalog files goes to a folder of this test session, not the
+# user's ~/.cache (set before anything loads a data file).
+os.environ.setdefault("FABRICPLAN_CACHE_DIR", tempfile.mkdtemp(prefix="fabricplan-test-cache-"))
+
+from fabricplan.cli.app import run  # noqa: E402
 
 # Hypothesis profiles. `ci` (the default) is derandomised: every run draws the same examples, so a
 # property that fails fails on every run, not at random. `explore` draws many more, with fresh

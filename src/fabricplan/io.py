@@ -57,14 +57,17 @@ def read_document(path: str | Path) -> Any:
     """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise)."""
     path = Path(path)
     where = str(path)
-    text = _read_text(path, where)
+    text = read_text_bounded(path, where)
     if not text.strip():
         raise InputError("file is empty; expected a YAML or JSON mapping", location=where)
     return parse_text(text, where, as_json=path.suffix.lower() == ".json")
 
 
-def _read_text(path: Path, where: str) -> str:
-    """Read at most MAX_DOCUMENT_BYTES + 1 bytes: endless inputs (/dev/zero, a pipe) stop there.
+def read_text_bounded(path: Path, where: str, *, expected: str = "a spec or catalog file is expected to be a few KB"
+                      ) -> str:
+    """Read a UTF-8 text input of at most MAX_DOCUMENT_BYTES: endless inputs (/dev/zero, a pipe)
+    stop at MAX_DOCUMENT_BYTES + 1 bytes. Every failure is an InputError at ``where`` (a bad
+    byte with its line); ``expected`` says what size of input the caller expects.
 
     The file is opened non-blocking so that a FIFO without a writer reads as empty instead of
     waiting for one; reads then block as usual.
@@ -83,7 +86,7 @@ def _read_text(path: Path, where: str) -> str:
             raise InputError("expected a file, got a directory", location=where)
         regular = stat.S_ISREG(mode)
         if regular and os.fstat(fd).st_size > MAX_DOCUMENT_BYTES:
-            raise InputError(_too_large(f"{os.fstat(fd).st_size / 1e6:.1f} MB"), location=where)
+            raise InputError(_too_large(f"{os.fstat(fd).st_size / 1e6:.1f} MB", expected=expected), location=where)
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
         total = 0
@@ -99,17 +102,18 @@ def _read_text(path: Path, where: str) -> str:
         os.close(fd)
     if total > MAX_DOCUMENT_BYTES:
         kind = "file" if regular else "input (not a regular file)"
-        raise InputError(_too_large(f"more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB", kind), location=where)
+        raise InputError(_too_large(f"more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB", expected, kind),
+                         location=where)
     data = b"".join(chunks)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", location=where) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{where}:{line}") from None
 
 
-def _too_large(size: str, kind: str = "file") -> str:
-    return (f"{kind} is {size}; a spec or catalog file is expected to be a few KB "
-            f"(limit {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB)")
+def _too_large(size: str, expected: str, kind: str = "file") -> str:
+    return f"{kind} is {size}; {expected} (limit {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB)"
 
 
 def parse_text(text: str, where: str, *, as_json: bool = False) -> Any:

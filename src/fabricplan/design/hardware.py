@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
 from fabricplan.spec import ClusterSpec, FabricChoice
-from fabricplan.spec.load import check_fabric_choice
+from fabricplan.spec.load import check_fabric_choice, chosen_part
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     default = profile.hardware
 
     def pick(name: str) -> str:
-        value = getattr(choice, name)
-        return value if value is not None else getattr(default, name)
+        return chosen_part(catalog, choice, name)
 
     check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")

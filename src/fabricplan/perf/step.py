@@ -55,6 +55,7 @@ from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_mo
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.memory import GIB, memory_per_gpu
+from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import GpuInline
 
 US = 1e-6
@@ -141,29 +142,6 @@ def achievable_fraction(gpu, catalog=None) -> float:
     return float(value) if value else perf_parameter("default_achievable_fraction_of_peak", catalog)
 
 
-def _degrees(job, gpus: int, cluster: ClusterShape) -> tuple[int, int, int, int, int, int]:
-    tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
-    model_parallel = tp * pp * cp
-    if gpus % model_parallel:
-        raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
-                         f"{gpus} GPUs", location=f"jobs[{job.name}]")
-    dp = job.dp or gpus // model_parallel
-    if tp * pp * cp * dp != gpus:
-        raise InputError(f"tp x pp x cp x dp = {tp * pp * cp * dp} but the job has {gpus} GPUs",
-                         location=f"jobs[{job.name}].dp")
-    if tp > cluster.scale_up_domain or cluster.scale_up_domain % tp:
-        raise InputError(f"tp ({tp}) must divide the scale-up domain ({cluster.scale_up_domain} GPUs)",
-                         location=f"jobs[{job.name}].tp")
-    if (dp * cp) % ep:
-        raise InputError(f"ep ({ep}) must divide dp x cp ({dp * cp})", location=f"jobs[{job.name}].ep")
-    per_replica = dp * job.micro_batch_sequences
-    if job.global_batch_sequences % per_replica:
-        raise InputError(f"global_batch_sequences ({job.global_batch_sequences}) must be a multiple of "
-                         f"dp x micro_batch_sequences ({dp} x {job.micro_batch_sequences})",
-                         location=f"jobs[{job.name}].global_batch_sequences")
-    return tp, pp, dp, cp, ep, job.global_batch_sequences // per_replica
-
-
 def _ranks_per_node(group: int, stride: int, gpus_per_node: int, where: str) -> int:
     """GPUs of one parallel group that share a node when the group's ranks are ``stride`` apart.
 
@@ -215,20 +193,9 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     efficiency = resolve_efficiency_model(efficiency_model)
     dims: TransformerDims = model_dims(job.model, catalog)
     gpus = job.gpus or cluster.gpus
-    tp, pp, dp, cp, ep, micro_batches = _degrees(job, gpus, cluster)
-    virtual = getattr(job, "virtual_pipeline_stages", 1) or 1
-    if ep > 1 and dims.experts == 1:
-        raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; '{dims.name}' is dense (experts: 1)",
-                         location=f"jobs[{job.name}].ep")
-    if pp > dims.layers:
-        raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"jobs[{job.name}].pp")
-    if virtual > 1 and pp == 1:
-        raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
-                         location=f"jobs[{job.name}].virtual_pipeline_stages")
-    if pp * virtual > dims.layers:
-        raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the model's "
-                         f"{dims.layers} layers (each model chunk needs at least one layer)",
-                         location=f"jobs[{job.name}].virtual_pipeline_stages")
+    layout = job_layout(job, gpus, cluster.scale_up_domain, dims.layers, dims.experts, f"jobs[{job.name}]")
+    tp, pp, dp, cp, ep = layout.tp, layout.pp, layout.dp, layout.cp, layout.ep
+    micro_batches, virtual = layout.micro_batches, layout.virtual_pipeline_stages
     memory, memory_notes = _check_memory(job, dims, cluster.gpu, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
                                          micro_batches=micro_batches, virtual=virtual, catalog=catalog)
     peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)

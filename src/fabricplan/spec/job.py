@@ -68,3 +68,62 @@ class JobSpec(BaseModel):
                 f"global_batch_sequences ({self.global_batch_sequences}) must be a multiple of "
                 f"micro_batch_sequences ({self.micro_batch_sequences})")
         return self
+
+
+class JobLayout(BaseModel):
+    """A job's parallel degrees on its GPUs and its micro-batches per pipeline (``job_layout``)."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    virtual_pipeline_stages: int
+    micro_batches: int
+
+
+def job_layout(job: JobSpec, gpus: int, scale_up_gpus: int, layers: int, experts: int, where: str) -> JobLayout:
+    """Check that ``job`` lays out on ``gpus`` GPUs and return its degrees (one rule set for the spec
+    check and the step model).
+
+    tp x pp x cp divides the GPUs and tp x pp x cp x dp equals them; tp divides the scale-up domain;
+    ep divides dp x cp and needs a mixture-of-experts model (``experts`` > 1); the global batch is a
+    multiple of dp x micro-batch (micro-batches per pipeline = global / (dp x micro-batch));
+    pp <= layers and pp x virtual stages <= layers (each model chunk holds a layer), virtual stages
+    need pp > 1. InputError at ``where`` or ``where.<field>``.
+    """
+    from fabricplan.errors import InputError
+
+    tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
+    model_parallel = tp * pp * cp
+    if gpus % model_parallel:
+        raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
+                         f"{gpus} GPUs", location=where)
+    dp = job.dp or gpus // model_parallel
+    if model_parallel * dp != gpus:
+        raise InputError(f"tp x pp x cp x dp = {model_parallel * dp} but the job has {gpus} GPUs",
+                         location=f"{where}.dp")
+    if tp > scale_up_gpus or scale_up_gpus % tp:
+        raise InputError(f"tp ({tp}) must divide the scale-up domain ({scale_up_gpus} GPUs)", location=f"{where}.tp")
+    if (dp * cp) % ep:
+        raise InputError(f"ep ({ep}) must divide dp x cp ({dp * cp})", location=f"{where}.ep")
+    per_replica = dp * job.micro_batch_sequences
+    if job.global_batch_sequences % per_replica:
+        raise InputError(f"global_batch_sequences ({job.global_batch_sequences}) must be a multiple of "
+                         f"dp x micro_batch_sequences ({dp} x {job.micro_batch_sequences})",
+                         location=f"{where}.global_batch_sequences")
+    if ep > 1 and experts == 1:
+        raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; this one is dense (experts: 1)",
+                         location=f"{where}.ep")
+    if pp > layers:
+        raise InputError(f"pp ({pp}) exceeds the model's {layers} layers", location=f"{where}.pp")
+    virtual = job.virtual_pipeline_stages or 1
+    if virtual > 1 and pp == 1:
+        raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
+                         location=f"{where}.virtual_pipeline_stages")
+    if pp * virtual > layers:
+        raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the "
+                         f"model's {layers} layers (each model chunk needs at least one layer)",
+                         location=f"{where}.virtual_pipeline_stages")
+    return JobLayout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, virtual_pipeline_stages=virtual,
+                     micro_batches=job.global_batch_sequences // per_replica)

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from fabricplan.catalog import Catalog
 from fabricplan.errors import InputError
 from fabricplan.io import format_validation_error, read_document
+from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import ClusterSpec, FabricChoice
 
 
@@ -59,17 +60,22 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
     check_jobs(spec, catalog, gpu)
 
 
+def chosen_part(catalog: Catalog, choice: FabricChoice, name: str) -> str:
+    """The catalog id of one part of a fabric (``switch``, ``nic``, ``switch_optic``, ...): the
+    spec's override, else the profile's default."""
+    value = getattr(choice, name)
+    return value if value is not None else getattr(catalog.fabric(choice.profile).hardware, name)
+
+
 def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> None:
     """The parts of one fabric fit together: the switch and NIC are of the profile's family, the
     switch has ports and the NIC its speed at the port speed, and each optic override is a
     transceiver (not a cable or fibre). InputError at ``fabrics[<profile>].<part>``."""
     profile = catalog.fabric(choice.profile)
     where = f"fabrics[{choice.profile}]"
-    default = profile.hardware
 
     def pick(name: str) -> str:
-        value = getattr(choice, name)
-        return value if value is not None else getattr(default, name)
+        return chosen_part(catalog, choice, name)
 
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
@@ -107,37 +113,7 @@ def check_jobs(spec: ClusterSpec, catalog: Catalog, gpu: object | None = None) -
         dims = (catalog.model_preset(job.model, field=f"{where}.model") if isinstance(job.model, str)
                 else job.model)
         gpus = job.gpus or cluster.gpus
-        tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
-        model_parallel = tp * pp * cp
-        if gpus % model_parallel:
-            raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
-                             f"{gpus} GPUs", location=where)
-        dp = job.dp or gpus // model_parallel
-        if model_parallel * dp != gpus:
-            raise InputError(f"tp x pp x cp x dp = {model_parallel * dp} but the job has {gpus} GPUs",
-                             location=f"{where}.dp")
-        if tp > cluster.scale_up_gpus or cluster.scale_up_gpus % tp:
-            raise InputError(f"tp ({tp}) must divide the scale-up domain ({cluster.scale_up_gpus} GPUs)",
-                             location=f"{where}.tp")
-        if (dp * cp) % ep:
-            raise InputError(f"ep ({ep}) must divide dp x cp ({dp * cp})", location=f"{where}.ep")
-        if job.global_batch_sequences % (dp * job.micro_batch_sequences):
-            raise InputError(f"global_batch_sequences ({job.global_batch_sequences}) must be a multiple of "
-                             f"dp x micro_batch_sequences ({dp} x {job.micro_batch_sequences})",
-                             location=f"{where}.global_batch_sequences")
-        if ep > 1 and (dims.experts or 1) == 1:
-            raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; this one is dense (experts: 1)",
-                             location=f"{where}.ep")
-        if pp > dims.layers:
-            raise InputError(f"pp ({pp}) exceeds the model's {dims.layers} layers", location=f"{where}.pp")
-        virtual = job.virtual_pipeline_stages
-        if virtual > 1 and pp == 1:
-            raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
-                             location=f"{where}.virtual_pipeline_stages")
-        if pp * virtual > dims.layers:
-            raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the "
-                             f"model's {dims.layers} layers (each model chunk needs at least one layer)",
-                             location=f"{where}.virtual_pipeline_stages")
+        job_layout(job, gpus, cluster.scale_up_gpus, dims.layers, dims.experts or 1, where)
         peaks = getattr(gpu, "peak_dense_tflops", None)
         if peaks is not None and not peaks.get(job.precision):
             raise InputError(f"GPU '{getattr(gpu, 'id', 'gpu')}' has no {job.precision} peak",

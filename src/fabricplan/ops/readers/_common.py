@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
 import yaml
 
 from fabricplan.errors import InputError
-from fabricplan.io import MAX_DOCUMENT_BYTES, parse_text
+from fabricplan.io import MAX_DOCUMENT_BYTES, parse_text, read_text_bounded
 from fabricplan.ops.defaults import show, span
 from fabricplan.ops.limits import MAX_NUMBER_DIGITS, U32_MAX
 
@@ -23,42 +21,11 @@ MAX_INPUT_BYTES = MAX_DOCUMENT_BYTES
 
 
 def read_text(path: Path | str) -> str:
-    """Read a UTF-8 text file of at most :data:`MAX_INPUT_BYTES`; every failure becomes an
-    InputError naming the file. Opened non-blocking so a FIFO without a writer reads as empty."""
-    p = Path(path)
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
-        raise InputError("file not found", location=str(p)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", location=str(p)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", location=str(p)) from None
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        if stat.S_ISDIR(os.fstat(fd).st_mode):
-            raise InputError("is a directory, expected a file", location=str(p))
-        os.set_blocking(fd, True)
-        while total <= MAX_INPUT_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_INPUT_BYTES + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", location=str(p)) from None
-    finally:
-        os.close(fd)
-    if total > MAX_INPUT_BYTES:
-        raise InputError(f"input is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; expected a configuration "
-                         "capture of a few KB or MB", location=str(p))
-    data = b"".join(chunks)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{p}:{line}") from None
+    """Read a UTF-8 text capture of at most :data:`MAX_INPUT_BYTES`; every failure becomes an
+    InputError naming the file (the bounded reader of :mod:`fabricplan.io`: a FIFO without a writer
+    reads as empty, endless inputs stop at the limit, a bad byte is reported with its line)."""
+    return read_text_bounded(Path(path), str(path),
+                             expected="a configuration capture is expected to be a few KB or MB")
 
 
 def read_structured(path: Path | str, *, as_json: bool) -> tuple[str, object]:

@@ -78,6 +78,13 @@ class Range(Strict):
         return self.default if value is None else value
 
 
+def _date_as_text(value: object) -> object:
+    """YAML reads an unquoted 2024-06-01 as a date and 2024 as an int: keep dates as text."""
+    if isinstance(value, (dt.date, int)):
+        return str(value)
+    return value
+
+
 class Entry(Strict):
     id: str
     name: str = ""
@@ -86,17 +93,8 @@ class Entry(Strict):
     confidence: Literal["A", "B", "C"] | None = None
     notes: str | None = None
 
-    @field_validator("date", mode="before")
-    @classmethod
-    def _date_as_text(cls, value: object) -> object:
-        if isinstance(value, (dt.date, int)):
-            return str(value)
-        return value
-
-    @field_validator("date")
-    @classmethod
-    def _real_date(cls, value: str) -> str:
-        return check_date_text(value)
+    _date_text = field_validator("date", mode="before")(_date_as_text)
+    _real_date = field_validator("date")(check_date_text)
 
 
 class Switch(Entry):
@@ -189,12 +187,8 @@ class SocketTransport(Strict):
     source: str = Field(min_length=3)
     date: str
 
-    @field_validator("date", mode="before")
-    @classmethod
-    def _date_as_text(cls, value: object) -> object:
-        if isinstance(value, (dt.date, int)):
-            return str(value)
-        return value
+    _date_text = field_validator("date", mode="before")(_date_as_text)
+    _real_date = field_validator("date")(check_date_text)
 
 
 class FabricProfile(Entry):

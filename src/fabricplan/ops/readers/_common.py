@@ -53,6 +53,9 @@ def json_path(*parts: str | int) -> str:
     return out
 
 
+_INTEGER = re.compile(r"\s*-?\d+\s*")
+
+
 def parse_int(text: object, location: str, what: str, lo: int | None = 0, hi: int | None = U32_MAX) -> int:
     """Parse an integer (int or decimal string) within [lo, hi] (default 0..2^32-1, the width of
     SAI attributes), else InputError at ``location`` naming the range; numbers longer than
@@ -61,8 +64,8 @@ def parse_int(text: object, location: str, what: str, lo: int | None = 0, hi: in
         raise InputError(f"{what} must be an integer, got {text!r}", location=location)
     if isinstance(text, int):
         value = text
-    elif isinstance(text, str) and re.fullmatch(r"\s*-?\d+\s*", text):
-        digits = sum(c.isdigit() for c in text)
+    elif isinstance(text, str) and _INTEGER.fullmatch(text):
+        digits = len(text.strip().lstrip("-"))
         if digits > MAX_NUMBER_DIGITS:
             raise InputError(f"{what} must be in {span(lo, hi)}, got a {digits:,}-digit number", location=location)
         value = int(text)

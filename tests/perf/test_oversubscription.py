@@ -197,7 +197,9 @@ def test_decision_sees_oversubscription_cost_and_speed():
     over = evaluate(_moe_spec(3.0, False), CATALOG).outcomes["infiniband-ndr"]
     assert over.cost.network_capex_usd < flat.cost.network_capex_usd
     assert over.jobs[0].gpu_utilisation < flat.jobs[0].gpu_utilisation - 0.05
-    assert over.jobs[0].exposed_comm_s["dp"] > 10 * flat.jobs[0].exposed_comm_s["dp"]
+    # (> 5x: the per-operation backward is shorter than the old flat-fraction one, so less of the
+    # non-blocking all-reduce hides behind it too.)
+    assert over.jobs[0].exposed_comm_s["dp"] > 5 * flat.jobs[0].exposed_comm_s["dp"]
     # With topology-aware placement the rings stay on their leaves: within 0.1 %.
     aligned = evaluate(_moe_spec(3.0, True), CATALOG).outcomes["infiniband-ndr"]
     assert aligned.jobs[0].gpu_utilisation == pytest.approx(flat.jobs[0].gpu_utilisation, rel=1e-3)

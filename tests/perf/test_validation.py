@@ -4,6 +4,7 @@ import pytest
 
 from fabricplan.perf.collectives import bus_bandwidth_factor
 from fabricplan.perf.validation import (
+    compute_microbench_rows, training_error_summary, training_rows,
     RAMP_BYTES, TOLERANCES, azure_allreduce_rows, gpt3_rows, llama3_405b_rows,
     nic_ceiling_rows, nvls_single_node_rows,
 )
@@ -70,12 +71,14 @@ def test_per_nic_ceilings_within_5_percent():
         assert abs(row.error) <= TOLERANCES["nic_ceiling"], row
 
 
-def test_gpt3_step_time_within_10_percent(capsys):
+def test_gpt3_step_time_within_tolerance(capsys):
+    # Checked only (nothing fitted to it): per-operation compute from microbenchmarks, unfused attention.
     step, tflops = gpt3_rows()
     with capsys.disabled():
         print(f"\nGPT-3 175B / 1024 A100: {step.model:.2f} s (published {step.published} s), {step.detail}")
     assert abs(step.error) <= TOLERANCES["gpt3_step"]
     assert abs(tflops.error) <= TOLERANCES["gpt3_step"]
+    assert step.model == pytest.approx(28.27, abs=0.01)
 
 
 def test_nvls_single_node_busbw_within_5_percent():
@@ -88,13 +91,25 @@ def test_nvls_single_node_busbw_within_5_percent():
     assert rows[0].model == pytest.approx(370.8 * 0.85 * 8 / 9 * 14 / 8, rel=0.02)
 
 
-def test_llama3_405b_mfu_below_meta_by_construction():
-    # Informational: the H100 achievable fraction (0.43) is Meta's own MFU, so the model's MFU is
-    # 0.43 x compute / step. v = 4: bubble 15/64 of the ideal time -> ~30.2 % vs Meta's 38-43 %
-    # (31.7 % before the sequence-parallel TP traffic was counted in full: AG + RS per all-reduce).
+def test_llama3_405b_mfu_within_tolerance():
+    # Checked only: the H100's compute data are kernel microbenchmarks (the old flat 0.43 was this
+    # run's own MFU, which kept the model below Meta by construction: 29.8 %).
     (row,) = llama3_405b_rows()
-    assert row.model == pytest.approx(0.302, abs=0.005)
-    assert row.model < 0.38
+    assert abs(row.error) <= TOLERANCES["training_run"]
+    assert row.model == pytest.approx(0.452, abs=0.005)
+
+
+def test_compute_curves_pass_through_their_microbenchmark_points():
+    rows = compute_microbench_rows()
+    assert len(rows) > 60
+    for row in rows:
+        assert abs(row.error) <= TOLERANCES["microbench_point"], row
+
+
+def test_training_error_summary_is_mean_and_worst():
+    mean, worst = training_error_summary(training_rows())
+    assert worst <= TOLERANCES["training_run"]
+    assert 0 < mean <= worst
 
 
 def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):

@@ -131,6 +131,76 @@ class Optic(Entry):
     price_usd: Range
 
 
+class Sourced(Strict):
+    """A block of measured numbers with its own source and date."""
+
+    source: str = Field(min_length=3, description="Where the numbers come from")
+    date: str = Field(description="When the source was published or read (YYYY, YYYY-MM or YYYY-MM-DD)")
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date(cls, value: object) -> str:
+        return check_date_text(str(value))
+
+
+#: A curve point: (x, y), x ascending.
+CurvePoint = tuple[Annotated[float, Field(gt=0, le=1e21)], Annotated[float, Field(gt=0, le=1e6)]]
+
+
+def _ascending(points: list[tuple[float, float]], what: str) -> list[tuple[float, float]]:
+    if not points:
+        raise ValueError(f"{what} needs at least one point")
+    xs = [x for x, _ in points]
+    if any(b <= a for a, b in zip(xs, xs[1:])):
+        raise ValueError(f"{what} points must be in strictly ascending order of their first number")
+    return points
+
+
+class GemmCurve(Sourced):
+    """Dense GEMM efficiency by size: (GEMM FLOPs 2·M·N·K, measured fraction of the dense peak),
+    ascending; interpolated in log(FLOPs) between points and held flat outside them."""
+
+    points: list[CurvePoint]
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, value: list) -> list:
+        value = _ascending(value, "gemm_efficiency")
+        if any(y > 1 for _, y in value):
+            raise ValueError("a GEMM efficiency is a fraction of peak (at most 1)")
+        return value
+
+
+class AttentionCurve(Sourced):
+    """Attention kernel throughput fwd+bwd [TFLOP/s] by sequence length (sequence, TFLOP/s),
+    in the kernel benchmark's FLOP convention (``perf/compute.py`` ``attention_flops``)."""
+
+    head_dim: int = Field(gt=0, le=4096, description="Head dimension of the measurement")
+    causal: bool
+    points: list[CurvePoint]
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, value: list) -> list:
+        return _ascending(value, "attention")
+
+
+class HbmRate(Sourced):
+    """Sustained HBM bandwidth of memory-bound kernels [TB/s] (a STREAM-type measurement)."""
+
+    tbytes_per_s: float = Field(gt=0, le=MAX_BANDWIDTH_GBYTES_PER_S)
+
+
+class GpuCompute(Strict):
+    """Per-operation compute data of a GPU (``perf/compute.py``), each block with source and date:
+    GEMM efficiency curves by dtype (fp16 falls back to bf16), attention throughput by kernel
+    (``flash``, ``unfused``) and the sustained HBM bandwidth."""
+
+    gemm_efficiency: dict[str, GemmCurve]
+    attention: dict[Literal["flash", "unfused"], AttentionCurve]
+    hbm: HbmRate
+
+
 class Gpu(Entry):
     architecture: str
     peak_dense_tflops: PeakTflops
@@ -143,7 +213,12 @@ class Gpu(Entry):
         default=None, gt=0, le=1000, description="CUDA compute capability x10 (80 = sm80), for NCCL's tuner tables")
     nvlink_links: int | None = Field(default=None, ge=0, le=1000, description="NVLink links per GPU")
     achievable_fraction_of_peak: float | None = Field(
-        default=None, gt=0, le=1, description="Sustained share of peak dense FLOPs in transformer training")
+        default=None, gt=0, le=1,
+        description="Optional override: one flat share of peak dense FLOPs for all compute (the "
+                    "pre-per-operation model); set, it replaces the per-operation model of `compute`")
+    compute: GpuCompute | None = Field(
+        default=None, description="Per-operation compute data (GEMM curves, attention, HBM); None = the "
+                                  "flat achievable fraction (override or perf default)")
 
 
 class Server(Entry):

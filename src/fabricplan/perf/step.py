@@ -128,6 +128,8 @@ class StepResult:
     memory_breakdown_bytes: dict[str, float] = field(default_factory=dict)
     memory_capacity_bytes: float = 0.0
     memory_fits: bool = True
+    #: Optimizer step (memory-bound Adam over the GPU's parameter shard), once per step [s].
+    optimizer_s: float = 0.0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -175,12 +177,15 @@ def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, n
 
 
 def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=None, nccl_version: str | None = None,
-              efficiency_model: str | EfficiencyModel | None = None) -> StepResult:
+              efficiency_model: str | EfficiencyModel | None = None,
+              compute_efficiency_multiplier: float = 1.0) -> StepResult:
     """Step time, compute, bubble and exposed communication of ``job`` (a JobSpec).
 
     ``cluster`` is a design's :class:`NetworkView` (``fabricplan.design.resolve(...).network``), or a
     :class:`ClusterShape` with ``fabric`` (a catalog fabric id or profile). ``efficiency_model``
     names the model that gives each collective's share of the NIC bandwidth (default ``analytic``).
+    ``compute_efficiency_multiplier`` scales compute speed (the decision's efficiency lever): per-
+    operation compute times are divided by it; a flat achievable fraction is multiplied (capped at 1).
     """
     catalog = catalog or default_catalog()
     if isinstance(cluster, NetworkView):
@@ -210,9 +215,23 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     # the model sizes compute and every per-stage communication alike.
     layers_per_stage = -(-dims.layers // pp)
     stage_share = layers_per_stage / dims.layers  # = 1/pp when pp divides the layers
-    compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
-    model_compute_mb = model_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
-    backward_mb = model_compute_mb * 2.0 / 3.0
+    per_op = getattr(cluster.gpu, "compute", None) is not None and not getattr(
+        cluster.gpu, "achievable_fraction_of_peak", None)
+    optimizer_s = 0.0
+    if per_op:
+        compute_mb, backward_mb, attention_layer_s, optimizer_s = _per_operation_compute(
+            job, dims, cluster.gpu.compute, peak=peak, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, catalog=catalog)
+        compute_mb /= compute_efficiency_multiplier
+        backward_mb /= compute_efficiency_multiplier
+        attention_layer_s /= compute_efficiency_multiplier
+        optimizer_s /= compute_efficiency_multiplier
+    else:  # flat achievable fraction (override or default): the pre-per-operation model
+        fraction = min(1.0, fraction * compute_efficiency_multiplier)
+        compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
+        model_compute_mb = model_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
+        backward_mb = model_compute_mb * 2.0 / 3.0
+        attention_layer_s = (3 * forward_flops_per_token(dims, seq).layer_attention / dims.layers * tokens_mb
+                             / (tp * cp) / (peak * 1e12 * fraction))
     args = dict(network=network, catalog=catalog, nccl_version=nccl_version, efficiency=efficiency)
 
     # Tensor parallel: inside one node / scale-up domain.
@@ -252,8 +271,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         cp_ranks_node = _ranks_per_node(cp, tp, cluster.gpus_per_node, f"jobs[{job.name}].cp")
         per_layer = (2 * _collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node, **args)
                      + _collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node, **args))
-        attention_per_layer_token = forward_flops_per_token(dims, seq).layer_attention / dims.layers
-        attention_mb = 3 * attention_per_layer_token * tokens_mb / (tp * cp) / (peak * 1e12 * fraction)
+        attention_mb = attention_layer_s
         cp_total_mb = layers_per_stage * per_layer
         cp_exposed_mb = layers_per_stage * max(per_layer - attention_mb, 0.0)
 
@@ -296,7 +314,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
 
     t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
     bubble = (pp - 1) / virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
-    step = micro_batches * t_mb + bubble + dp_exposed
+    step = micro_batches * t_mb + bubble + dp_exposed + optimizer_s
     tokens_step = job.global_batch_sequences * seq
     model_flops_step = model_flops_token * tokens_step
     hardware_flops_step = hw_flops_token * tokens_step
@@ -315,12 +333,51 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         model_flops_per_step=model_flops_step, hardware_flops_per_step=hardware_flops_step,
         mfu=model_flops_step / (gpus * peak * 1e12 * step), hfu=hardware_flops_step / (gpus * peak * 1e12 * step),
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
-        token_budget=budget, notes=[f"achievable fraction of peak {fraction:.3f}", *memory_notes],
+        token_budget=budget,
+        notes=[("per-operation compute (GEMM curves, attention kernel rate, HBM-bound operations)" if per_op
+                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes],
+        optimizer_s=optimizer_s,
         virtual_pipeline_stages=virtual, memory_per_gpu_bytes=memory.total_bytes,
         memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
         memory_fits=memory.fits)
     _check_finite(result, job)
     return result
+
+
+def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, catalog):
+    """(compute per micro-batch, its backward without recomputation, attention fwd+bwd of one
+    layer, optimizer step) [s] of the slowest pipeline stage, from ``perf/compute.py``.
+
+    The slowest stage is the fuller of ``ceil(L/pp)`` layers and the last stage's ``floor(L/pp)``
+    layers plus the output layer (logits); with ``pp = 1`` all layers plus the output layer.
+    """
+    from fabricplan.perf.compute import layer_compute, logits_compute, optimizer_step_time_s
+
+    common = dict(peak_tflops=peak, precision=job.precision, micro_batch=job.micro_batch_sequences,
+                  seq_tokens=job.seq_len_tokens, tp=tp, cp=cp, catalog=catalog)
+    layer = layer_compute(dims, gpu_compute, ep=ep, recompute=job.recompute,
+                          sequence_parallel=job.sequence_parallel, attention_kernel=job.attention_kernel,
+                          **common)
+    logits = logits_compute(dims, gpu_compute, **common)
+    per_layer, out = layer.total, logits.total
+    fullest = -(-dims.layers // pp)
+    last = dims.layers // pp if pp > 1 else dims.layers
+    candidates = [(fullest * per_layer.total_s, fullest * per_layer.backward_s),
+                  (last * per_layer.total_s + out.total_s, last * per_layer.backward_s + out.backward_s)]
+    compute_mb, backward_mb = max(candidates)
+    attention = layer.parts["attention"]
+    # Optimizer: the GPU's parameters of the fullest stage, sharded over data parallelism by ZeRO
+    # stage >= 1 (Megatron's distributed optimizer) as perf/memory.py counts them.
+    expert_params = (dims.experts * dims.layers * dims.ffn_matrices * dims.hidden * dims.ffn_hidden
+                     if dims.experts > 1 else 0.0)
+    share = fullest / dims.layers
+    dense_local = (dims.parameters() - expert_params) * share / tp
+    expert_local = expert_params * share / (tp * ep)
+    shard = (lambda n: max(n, 1)) if job.zero_stage >= 1 else (lambda n: 1)
+    local = dense_local / shard(dp * cp) + expert_local / shard(dp * cp // max(ep, 1))
+    optimizer = optimizer_step_time_s(local, perf_parameter("optimizer_step_bytes_per_parameter", catalog),
+                                      gpu_compute.hbm.tbytes_per_s)
+    return compute_mb, backward_mb, attention.forward_s + attention.backward_s, optimizer
 
 
 def _check_memory(job, dims, gpu, *, tp, pp, dp, cp, ep, micro_batches, virtual, catalog):

@@ -20,9 +20,15 @@ from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.step import ClusterShape, step_time
 
 # Stated tolerances: busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
-# per-NIC ceilings 5 %, GPT-3 step time 10 %.
+# per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding);
+# end-to-end training runs (checked only) 20 %: the per-operation model is fitted to no
+# training run and still lacks per-kernel launch cost, framework overheads (data loader,
+# embedding, loss) and the 2021 Megatron software's unfused kernels beyond attention, so it is
+# expected optimistic (TRAINING_REASON).
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
-              "gpt3_step": 0.10, "nvls_single_node": 0.05}
+              "gpt3_step": 0.20, "training_run": 0.20, "microbench_point": 0.001, "nvls_single_node": 0.05}
+TRAINING_REASON = ("checked only, nothing fitted to it; the per-operation model (microbenchmarks only) has "
+                   "no per-kernel launch cost or framework overhead, so it errs fast; 20 %")
 RAMP_BYTES = (16 * 2**20, 2**30)
 
 
@@ -99,7 +105,7 @@ def gpt3_rows(catalog=None) -> list[ValidationRow]:
     gpu = catalog.gpu("a100-sxm-80gb")
     job = JobSpec(name="gpt3-175b-selene", model="gpt3-175b", tp=8, pp=16, global_batch_sequences=1536,
                   micro_batch_sequences=1, seq_len_tokens=2048, precision="fp16", recompute="full",
-                  sequence_parallel=False, zero_stage=0, dp_overlap=False)
+                  sequence_parallel=False, zero_stage=0, dp_overlap=False, attention_kernel="unfused")
     cluster = ClusterShape(gpu=gpu, gpus=1024, gpus_per_node=8, scale_up_domain=8, nics_per_node=8)
     result = step_time(job, cluster, rdma_fabric(200, catalog=catalog), catalog=catalog)
     tflops = result.hardware_flops_per_step / result.step_time_s / 1024 / 1e12
@@ -135,9 +141,9 @@ def llama3_405b_rows(catalog=None, virtual_pipeline_stages: int = LLAMA3_405B_VI
                      fabric: str = "roce-v2") -> list[ValidationRow]:
     """Llama 3 405B on 16,384 H100 (Meta's Table 4 8K-sequence setup): model MFU vs 38-43 %.
 
-    Published = the middle of the range (40.5 %). Not a tolerance check: the H100's achievable
-    fraction of peak (0.43, gpus.yaml) was itself taken from this MFU, so the row only shows what
-    the bubble and exposed communication cost on top of it.
+    Published = the middle of the range (40.5 %). Checked only: the H100's compute data are kernel
+    microbenchmarks (gpus.yaml ``compute``), nothing was fitted to this run (before the per-operation
+    model the H100's flat fraction 0.43 was taken from it, which made the row circular).
     """
     from fabricplan.spec import JobSpec
 
@@ -233,3 +239,67 @@ def calibrated_tcp_host_stack_us(catalog=None) -> float:
 def socket_transport_failures(rows: list[SocketValidationRow]) -> list[SocketValidationRow]:
     """The gated socket rows outside their tolerance (empty = the model holds)."""
     return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]
+
+
+# --- Per-operation compute: microbenchmarks (calibrated on) -------------------------------------
+
+def compute_microbench_rows(catalog=None) -> list[ValidationRow]:
+    """Every GEMM-curve, attention and HBM point of the catalog GPUs vs the model at that point.
+
+    These are the numbers the compute model is calibrated on (docs/reference/compute_microbench.md);
+    the rows show the curves pass through them (case ``compute_point``). Detail = source block.
+    """
+    from fabricplan.perf.compute import gemm_efficiency, interpolate_log
+
+    catalog = catalog or default_catalog()
+    rows = []
+    for gpu_id in ("a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+        compute = catalog.gpu(gpu_id).compute
+        for dtype, curve in compute.gemm_efficiency.items():
+            for flops, fraction in curve.points:
+                rows.append(ValidationRow("compute_point", f"{gpu_id} {dtype} GEMM eff @{flops:.3g} FLOP",
+                                          fraction, gemm_efficiency(curve.points, flops), "gpus.yaml compute"))
+        for kernel, curve in compute.attention.items():
+            for seq, tflops in curve.points:
+                rows.append(ValidationRow("compute_point", f"{gpu_id} {kernel} attention TFLOP/s @s={seq:g}",
+                                          tflops, interpolate_log(curve.points, seq), "gpus.yaml compute"))
+    return rows
+
+
+#: GEMM shapes measured but not used as curve points (M, N, K, GPU, dtype, measured fraction, source):
+#: checked against the curve; shape effects beyond FLOPs (short K, skinny N) are outside it.
+GEMM_OFF_CURVE = (
+    (1024, 2145, 1024, "a100-sxm-80gb", "bf16", 132.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
+    (6144, 12288, 12288, "a100-sxm-80gb", "bf16", 250.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
+    (802816, 192, 768, "a100-sxm-80gb", "bf16", 157.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
+    (1024, 10240, 5120, "a100-sxm-80gb", "bf16", 271.2 / 312, "ml-engineering MAMF best [A]"),
+    (4096, 4096, 256, "h100-sxm", "bf16", 392.2 / 989, "XLA sm_90 table [D]"),
+    (512, 4096, 4096, "h100-sxm", "bf16", 644.1 / 989, "XLA sm_90 table [D]"),
+    (4096, 256, 4096, "h100-sxm", "bf16", 376.2 / 989, "XLA sm_90 table [D]"),
+    (2048, 2048, 13312, "h100-sxm", "bf16", 794.5 / 989, "ml-engineering MAMF best [A]"),
+    (6144, 12288, 12288, "h100-sxm", "fp8", 1351.4 / 1979, "Azure ND H100 v5 cuBLASLt [B]"),
+)
+
+
+def gemm_off_curve_rows(catalog=None) -> list[ValidationRow]:
+    """Measured GEMM efficiencies of shapes that are not curve points vs the curve (reported only)."""
+    from fabricplan.perf.compute import gemm_efficiency, gemm_flops
+
+    catalog = catalog or default_catalog()
+    rows = []
+    for m, n, k, gpu_id, dtype, measured, source in GEMM_OFF_CURVE:
+        points = catalog.gpu(gpu_id).compute.gemm_efficiency[dtype].points
+        rows.append(ValidationRow("gemm_off_curve", f"{gpu_id} {dtype} {m}x{n}x{k}", measured,
+                                  gemm_efficiency(points, gemm_flops(m, n, k)), source))
+    return rows
+
+
+def training_rows(catalog=None) -> list[ValidationRow]:
+    """End-to-end training runs, checked only: step time / MFU, model vs published."""
+    return [*gpt3_rows(catalog), *llama3_405b_rows(catalog)]
+
+
+def training_error_summary(rows: list[ValidationRow]) -> tuple[float, float]:
+    """(mean, worst) absolute relative error of the step-time-like rows (step time; MFU as its inverse)."""
+    errors = [abs(row.error) for row in rows if row.quantity in ("step_time_s", "mfu")]
+    return sum(errors) / len(errors), max(errors)

@@ -23,7 +23,7 @@ from fabricplan.cost import Assumptions, FabricCost, cost_design
 from fabricplan.design import FabricDesign, resolve
 from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
-from fabricplan.perf.step import StepResult, achievable_fraction, step_time
+from fabricplan.perf.step import StepResult, step_time
 from fabricplan.plan.outcome import FabricOutcome, join_outcome
 from fabricplan.spec import ClusterSpec, FabricChoice
 
@@ -32,7 +32,7 @@ from fabricplan.spec import ClusterSpec, FabricChoice
 class Levers:
     """What-if adjustments applied on top of the spec and catalog (sensitivity analysis)."""
 
-    efficiency_multiplier: float = 1.0  # scales the GPU's achievable fraction of peak
+    efficiency_multiplier: float = 1.0  # scales compute speed (step_time compute_efficiency_multiplier)
 
 
 DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
@@ -46,15 +46,12 @@ def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, le
                    efficiency: EfficiencyModel) -> list[StepResult]:
     """Each job's step time on the design's network (the default performance step).
 
-    The efficiency lever scales the GPU's achievable fraction of peak (capped at 1), the one value
-    :func:`fabricplan.perf.step.achievable_fraction` gives, fallback included.
+    The efficiency lever scales compute speed (``step_time``'s ``compute_efficiency_multiplier``):
+    per-operation compute times are divided by it; a flat achievable fraction is multiplied
+    (capped at 1).
     """
-    network = design.network
-    if levers.efficiency_multiplier != 1.0:
-        gpu = network.gpu
-        scaled = min(1.0, achievable_fraction(gpu, catalog) * levers.efficiency_multiplier)
-        network = network.with_gpu(gpu.model_copy(update={"achievable_fraction_of_peak": scaled}))
-    return [step_time(job, network, catalog=catalog, efficiency_model=efficiency) for job in spec.jobs]
+    return [step_time(job, design.network, catalog=catalog, efficiency_model=efficiency,
+                      compute_efficiency_multiplier=levers.efficiency_multiplier) for job in spec.jobs]
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,9 @@ class JobSpec(BaseModel):
     seq_len_tokens: PositiveInt = Field(le=100_000_000, description="Tokens per sequence (at most 10^8)")
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     recompute: Literal["none", "selective", "full"] = "selective"
+    attention_kernel: Literal["flash", "unfused"] = Field(
+        default="flash", description="Attention core kernel timed by the step model: flash (FlashAttention) or "
+                                     "unfused (matmul + softmax, e.g. Megatron-LM before 2022)")
     sequence_parallel: bool = True
     dp_overlap: bool = Field(
         default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")

@@ -1,0 +1,224 @@
+"""Per-operation compute time of a transformer micro-batch on one GPU.
+
+The compute of one micro-batch is the sum of its operations, each timed from kernel
+microbenchmarks only (docs/reference/compute_microbench.md; never from end-to-end training runs,
+which validate the result, docs/validation.md). Bubble, exposed communication and overlap are
+added once, by the step model (``perf/step.py``).
+
+* GEMM (M x N x K): ``t = max(2 M N K / (peak x eta(2 M N K)), bytes(A + B + C) / HBM)``, where
+  ``eta`` is the GPU's measured GEMM efficiency curve (fraction of dense peak by GEMM FLOPs,
+  interpolated in log FLOPs, flat outside the measured range; catalog ``gpus.yaml``
+  ``compute.gemm_efficiency``, microbenchmark §2) and the second term is the roofline floor of
+  skinny GEMMs (§6). Backward = 2 GEMMs of the forward's FLOPs (data and weight gradients).
+* Attention core: FLOPs in the FlashAttention benchmark convention, forward
+  ``4 b (a/t) s_q s_k d`` (x 1/2 causal), backward 2.5 x forward (§3), at the measured kernel
+  rate for the sequence length (catalog ``compute.attention``: ``flash`` = FlashAttention-2
+  fwd+bwd causal, ``unfused`` = PyTorch's unfused attention, non-causal, full s^2).
+* Memory-bound operations (LayerNorm, bias-dropout-residual add, GeLU/SwiGLU, the optimizer step):
+  bytes moved / sustained HBM bandwidth (BabelStream Triad, §4), with bytes per element from the
+  catalog (``perf_defaults.yaml``, derived in §4).
+* Recomputation: full = the layer's forward once more; selective = the attention core's forward.
+* Compute-bound kernels (GEMM, attention) run ``1 / (1 - derate)`` slower: the slowest GPU of a
+  node is >= 5 % below the microbenchmarked one and synchronous training waits for it (catalog
+  ``compute_slowest_gpu_derate``, §2.3).
+
+Transformer GEMMs per layer and micro-batch on one tensor-parallel rank (``T`` tokens of the
+micro-batch on this context-parallel rank, ``t`` = tp, ``kv`` = h x kv_heads / heads, ``F`` FFN
+width, ``m`` = 3 gated else 2 matrices, ``E``/``k`` experts / experts per token, ``ep``)::
+
+    QKV                 T x (h + 2 kv)/t x h
+    attention output    T x h x h/t
+    FFN up (+gate)      T x (m - 1) F/t x h
+    FFN down            T x h x F/t
+    MoE: E/ep experts, each the FFN GEMMs above with T_e = T ep k / E rows (balanced routing)
+    logits (last stage) T x V/t x h
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from fabricplan.perf.latency import perf_parameter
+
+
+def gemm_flops(m: float, n: float, k: float) -> float:
+    """FLOPs of one GEMM: ``2 M N K`` (a multiply-add is 2 FLOPs)."""
+    return 2.0 * m * n * k
+
+
+def interpolate_log(points, x: float) -> float:
+    """y at ``x`` on ``points`` ((x, y), x ascending): linear in log(x) between points, flat outside."""
+    if x <= points[0][0]:
+        return float(points[0][1])
+    if x >= points[-1][0]:
+        return float(points[-1][1])
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= x <= x1:
+            w = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return float(y0 + w * (y1 - y0))
+    return float(points[-1][1])  # pragma: no cover - points are ascending
+
+
+def gemm_efficiency(points, flops: float) -> float:
+    """Measured fraction of dense peak of a GEMM of ``flops`` FLOPs (``points``: (FLOPs, fraction))."""
+    return interpolate_log(points, flops)
+
+
+def gemm_time_s(m: float, n: float, k: float, *, peak_tflops: float, points, hbm_tbytes_per_s: float,
+                element_bytes: float) -> float:
+    """Time of one M x N x K GEMM [s]: ``max(2MNK / (peak x eta), element_bytes (MK + KN + MN) / HBM)``."""
+    if m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    flops = gemm_flops(m, n, k)
+    compute = flops / (peak_tflops * 1e12 * gemm_efficiency(points, flops))
+    memory = element_bytes * (m * k + k * n + m * n) / (hbm_tbytes_per_s * 1e12)
+    return max(compute, memory)
+
+
+def attention_flops(batch: float, heads: float, seq_q: float, seq_k: float, head_dim: float,
+                    causal: bool) -> float:
+    """Forward FLOPs of the attention core, FlashAttention benchmark convention:
+    ``4 b a s_q s_k d``, halved when causal (mean visible key length)."""
+    return 4.0 * batch * heads * seq_q * seq_k * head_dim * (0.5 if causal else 1.0)
+
+
+#: Backward / forward FLOPs of the attention core (FlashAttention benchmark convention, §3).
+ATTENTION_BACKWARD_FACTOR = 2.5
+
+
+def attention_time_s(forward_flops: float, seq_tokens: float, points) -> tuple[float, float]:
+    """(forward, backward) time of the attention core [s]: fwd+bwd FLOPs (3.5 x forward) at the
+    kernel's measured fwd+bwd rate for ``seq_tokens`` (``points``: (sequence, TFLOP/s)), split
+    1 : 2.5 as the FLOPs are."""
+    rate = interpolate_log(points, seq_tokens) * 1e12
+    return forward_flops / rate, ATTENTION_BACKWARD_FACTOR * forward_flops / rate
+
+
+def memory_bound_time_s(elements: float, bytes_per_element: float, hbm_tbytes_per_s: float) -> float:
+    """Time of a memory-bound operation [s]: ``elements x bytes_per_element / HBM``."""
+    return elements * bytes_per_element / (hbm_tbytes_per_s * 1e12)
+
+
+def optimizer_step_time_s(parameters: float, bytes_per_parameter: float, hbm_tbytes_per_s: float) -> float:
+    """Adam(W) step over ``parameters`` local parameters [s]: ``parameters x bytes / HBM`` (§4:
+    ~30 B per parameter with fp32 master weights, moments and gradients)."""
+    return memory_bound_time_s(parameters, bytes_per_parameter, hbm_tbytes_per_s)
+
+
+def layer_gemm_shapes(dims, tokens: float, tp: int, ep: int = 1) -> list[tuple[str, float, float, float, int]]:
+    """The forward GEMMs of one layer on one TP rank: (name, M, N, K, count) (module docstring)."""
+    h = dims.hidden
+    kv = h * dims.kv_heads / dims.heads
+    f = dims.ffn_hidden
+    up = (dims.ffn_matrices - 1) * f / tp
+    shapes = [("qkv", tokens, (h + 2 * kv) / tp, h, 1), ("attention_output", tokens, h, h / tp, 1)]
+    if dims.experts > 1:
+        rows = tokens * ep * dims.experts_per_token / dims.experts
+        count = max(dims.experts // max(ep, 1), 1)
+        shapes += [("expert_up", rows, up, h, count), ("expert_down", rows, h, f / tp, count)]
+    else:
+        shapes += [("ffn_up", tokens, up, h, 1), ("ffn_down", tokens, h, f / tp, 1)]
+    return shapes
+
+
+def logits_gemm_shape(dims, tokens: float, tp: int) -> tuple[str, float, float, float, int]:
+    """The output-layer GEMM on one TP rank: (``logits``, T, V/t, h, 1)."""
+    return ("logits", tokens, dims.vocab / tp, dims.hidden, 1)
+
+
+@dataclass(frozen=True)
+class OpTimes:
+    """Forward, backward and recompute time of a group of operations [s]."""
+
+    forward_s: float = 0.0
+    backward_s: float = 0.0
+    recompute_s: float = 0.0
+
+    @property
+    def total_s(self) -> float:
+        return self.forward_s + self.backward_s + self.recompute_s
+
+    def __add__(self, other: OpTimes) -> OpTimes:
+        return OpTimes(self.forward_s + other.forward_s, self.backward_s + other.backward_s,
+                       self.recompute_s + other.recompute_s)
+
+    def scaled(self, factor: float) -> OpTimes:
+        return OpTimes(self.forward_s * factor, self.backward_s * factor, self.recompute_s * factor)
+
+
+@dataclass(frozen=True)
+class LayerCompute:
+    """One layer's (or the output layer's) compute by kind: gemm, attention, memory-bound."""
+
+    parts: dict[str, OpTimes] = field(default_factory=dict)
+
+    @property
+    def total(self) -> OpTimes:
+        out = OpTimes()
+        for value in self.parts.values():
+            out = out + value
+        return out
+
+
+def gemm_points(gpu_compute, precision: str):
+    """The GEMM efficiency curve for ``precision`` (fp16 uses bf16's; same tensor-core peak)."""
+    curves = gpu_compute.gemm_efficiency
+    curve = curves.get(precision) or (curves.get("bf16") if precision in ("fp16", "bf16") else None)
+    if curve is None:
+        from fabricplan.errors import InputError
+
+        raise InputError(f"the GPU's compute data has no {precision} GEMM efficiency curve; known: "
+                         f"{', '.join(curves)}", location="precision")
+    return curve.points
+
+
+def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
+                  seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
+                  attention_kernel: str = "flash", catalog=None) -> LayerCompute:
+    """One transformer layer's compute for one micro-batch on one GPU (module docstring)."""
+    points = gemm_points(gpu_compute, precision)
+    hbm = gpu_compute.hbm.tbytes_per_s
+    element = perf_parameter("activation_bytes_per_element", catalog)
+    tokens = micro_batch * seq_tokens / cp
+    gemm = sum(count * gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm,
+                                   element_bytes=element)
+               for _, m, n, k, count in layer_gemm_shapes(dims, tokens, tp, ep))
+    curve = gpu_compute.attention.get(attention_kernel)
+    if curve is None:
+        from fabricplan.errors import InputError
+
+        raise InputError(f"the GPU's compute data has no '{attention_kernel}' attention rate; known: "
+                         f"{', '.join(gpu_compute.attention)}", location="attention_kernel")
+    head_dim = dims.hidden / dims.heads
+    flops = attention_flops(micro_batch, dims.heads / tp, seq_tokens / cp, seq_tokens, head_dim,
+                            causal=curve.causal)
+    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points)
+    slowest = 1.0 / (1.0 - perf_parameter("compute_slowest_gpu_derate", catalog))
+    gemm, attn_fwd, attn_bwd = gemm * slowest, attn_fwd * slowest, attn_bwd * slowest
+    hidden = tokens * dims.hidden / (tp if sequence_parallel else 1)
+    ffn = tokens * dims.ffn_hidden * dims.experts_per_token / tp
+    act = "swiglu" if dims.gated_ffn else "gelu"
+    p = lambda name: perf_parameter(name, catalog)  # noqa: E731
+    mem_fwd = (memory_bound_time_s(hidden, 2 * p("layernorm_forward_bytes_per_element")
+                                   + 2 * p("residual_dropout_add_forward_bytes_per_element"), hbm)
+               + memory_bound_time_s(ffn, p(f"{act}_forward_bytes_per_element"), hbm))
+    mem_bwd = (memory_bound_time_s(hidden, 2 * p("layernorm_backward_bytes_per_element")
+                                   + 2 * p("residual_dropout_add_backward_bytes_per_element"), hbm)
+               + memory_bound_time_s(ffn, p(f"{act}_backward_bytes_per_element"), hbm))
+    full = recompute == "full"
+    return LayerCompute(parts={
+        "gemm": OpTimes(gemm, 2 * gemm, gemm if full else 0.0),
+        "attention": OpTimes(attn_fwd, attn_bwd, attn_fwd if recompute in ("full", "selective") else 0.0),
+        "memory_bound": OpTimes(mem_fwd, mem_bwd, mem_fwd if full else 0.0)})
+
+
+def logits_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
+                   seq_tokens: int, tp: int, cp: int, catalog=None) -> LayerCompute:
+    """The output layer's GEMM (forward + 2 x backward) for one micro-batch on one GPU."""
+    points = gemm_points(gpu_compute, precision)
+    _, m, n, k, _ = logits_gemm_shape(dims, micro_batch * seq_tokens / cp, tp)
+    t = gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=gpu_compute.hbm.tbytes_per_s,
+                    element_bytes=perf_parameter("activation_bytes_per_element", catalog))
+    t /= 1.0 - perf_parameter("compute_slowest_gpu_derate", catalog)
+    return LayerCompute(parts={"gemm": OpTimes(t, 2 * t, 0.0)})

@@ -1,0 +1,108 @@
+"""perf/compute.py: each per-operation function on small shapes (exact arithmetic), and the GEMM
+curves reproducing their microbenchmark points."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fabricplan.catalog.catalog import default_catalog
+from fabricplan.perf.compute import (
+    attention_flops, attention_time_s, gemm_efficiency, gemm_flops, gemm_time_s, interpolate_log,
+    layer_compute, layer_gemm_shapes, logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s,
+)
+from fabricplan.perf.flops import TransformerDims
+
+CATALOG = default_catalog()
+POINTS = [(1e9, 0.2), (1e11, 0.8)]
+
+
+def test_gemm_flops_and_log_interpolation():
+    assert gemm_flops(2, 3, 4) == 48
+    assert interpolate_log(POINTS, 1e10) == pytest.approx(0.5)  # halfway in log(FLOPs)
+    assert interpolate_log(POINTS, 1e8) == 0.2 and interpolate_log(POINTS, 1e13) == 0.8  # flat outside
+    assert gemm_efficiency(POINTS, 1e9) == 0.2
+
+
+def test_gemm_time_is_compute_or_roofline_bound():
+    # 1000 x 1000 x 50000 = 1e11 FLOPs at 0.8 x 100 TFLOP/s = 1.25 ms; bytes 2 x (5e7 + 5e7 + 1e6) at 1 TB/s = 0.202 ms.
+    t = gemm_time_s(1000, 1000, 50000, peak_tflops=100, points=POINTS, hbm_tbytes_per_s=1.0, element_bytes=2)
+    assert t == pytest.approx(1e11 / (100e12 * 0.8))
+    # Skinny: 1e6 x 10 x 10 = 2e8 FLOPs (eff 0.2: 10 us); bytes 2 x (1e7 + 100 + 1e7) = 40.0002 MB at 1 TB/s = 40 us.
+    skinny = gemm_time_s(1e6, 10, 10, peak_tflops=100, points=POINTS, hbm_tbytes_per_s=1.0, element_bytes=2)
+    assert skinny == pytest.approx(2 * (1e7 + 100 + 1e7) / 1e12)
+    assert gemm_time_s(0, 10, 10, peak_tflops=100, points=POINTS, hbm_tbytes_per_s=1.0, element_bytes=2) == 0
+
+
+def test_attention_flops_and_time():
+    # 4 b a s_q s_k d: b 2, 4 heads, s 8, d 16 -> 4 * 2 * 4 * 8 * 8 * 16 = 32768; causal half.
+    assert attention_flops(2, 4, 8, 8, 16, causal=False) == 32768
+    assert attention_flops(2, 4, 8, 8, 16, causal=True) == 16384
+    forward, backward = attention_time_s(3.5e12, 1024, [(512, 100.0), (2048, 300.0)])
+    # s = 1024: rate 200 TFLOP/s (log-halfway); fwd+bwd 3.5 x 3.5e12 FLOPs -> fwd 17.5 ms, bwd 43.75 ms.
+    assert forward == pytest.approx(3.5e12 / 200e12)
+    assert backward == pytest.approx(2.5 * 3.5e12 / 200e12)
+
+
+def test_memory_bound_and_optimizer():
+    assert memory_bound_time_s(1e9, 4, 2.0) == pytest.approx(2e-3)
+    assert optimizer_step_time_s(1e9, 30, 1.5) == pytest.approx(0.02)
+
+
+DIMS = TransformerDims(name="t", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=128, vocab=1000, gated_ffn=True)
+
+
+def test_layer_gemm_shapes_tp_sharded():
+    shapes = {name: (m, n, k, c) for name, m, n, k, c in layer_gemm_shapes(DIMS, 32, tp=2)}
+    assert shapes["qkv"] == (32, (64 + 2 * 32) / 2, 64, 1)        # GQA: kv = 64 x 2/4 = 32
+    assert shapes["attention_output"] == (32, 64, 32, 1)
+    assert shapes["ffn_up"] == (32, 2 * 128 / 2, 64, 1)           # gated: up + gate
+    assert shapes["ffn_down"] == (32, 64, 64, 1)
+    assert logits_gemm_shape(DIMS, 32, 2) == ("logits", 32, 500, 64, 1)
+    moe = TransformerDims(name="m", layers=2, hidden=64, heads=4, kv_heads=4, ffn_hidden=128, vocab=1000,
+                          experts=8, experts_per_token=2)
+    experts = {name: (m, n, k, c) for name, m, n, k, c in layer_gemm_shapes(moe, 32, tp=1, ep=4)}
+    # 32 tokens x ep 4 x k 2 / 8 experts = 32 rows per expert, 8 / 4 = 2 experts per rank.
+    assert experts["expert_up"] == (32, 128, 64, 2) and experts["expert_down"] == (32, 64, 128, 2)
+    # Same FLOPs per rank as a dense FFN of k experts' width.
+    flops = sum(c * gemm_flops(m, n, k) for name, m, n, k, c in layer_gemm_shapes(moe, 32, 1, 4) if "expert" in name)
+    assert flops == 2 * 32 * 2 * 128 * 64 * 2
+
+
+def test_layer_compute_backward_is_twice_forward_gemms_and_recompute_adds_a_forward():
+    compute = CATALOG.gpu("h100-sxm").compute
+    args = dict(peak_tflops=989, precision="bf16", micro_batch=1, seq_tokens=4096, tp=8, cp=1, ep=1,
+                sequence_parallel=True, catalog=CATALOG)
+    selective = layer_compute(DIMS, compute, recompute="selective", **args).parts
+    full = layer_compute(DIMS, compute, recompute="full", **args).parts
+    none = layer_compute(DIMS, compute, recompute="none", **args).parts
+    assert selective["gemm"].backward_s == pytest.approx(2 * selective["gemm"].forward_s)
+    assert selective["gemm"].recompute_s == 0 and full["gemm"].recompute_s == full["gemm"].forward_s
+    assert selective["attention"].recompute_s == selective["attention"].forward_s
+    assert none["attention"].recompute_s == 0
+    assert full["memory_bound"].recompute_s == full["memory_bound"].forward_s > 0
+    # Memory-bound forward: 2 norms (4 B) + 2 residual adds (7 B) over T h / t, SwiGLU (6 B) over T F / t.
+    hbm = compute.hbm.tbytes_per_s * 1e12
+    expected = (4096 * 64 / 8 * (2 * 4 + 2 * 7) + 4096 * 128 / 8 * 6) / hbm
+    assert selective["memory_bound"].forward_s == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("gpu", ["a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"])
+def test_gemm_curves_reproduce_their_microbenchmark_points(gpu):
+    for dtype, curve in CATALOG.gpu(gpu).compute.gemm_efficiency.items():
+        for flops, fraction in curve.points:
+            assert gemm_efficiency(curve.points, flops) == fraction
+        assert all(0 < y <= 1 for _, y in curve.points)
+
+
+def test_a100_curve_is_the_azure_cublaslt_sweep():
+    # docs/reference/compute_microbench.md §2.2: A100 FP16 1024^3 119.4, 2048^3 221.8, 4096^3 228.0,
+    # 8192^3 253.7 TFLOP/s of 312.
+    points = CATALOG.gpu("a100-sxm-80gb").compute.gemm_efficiency["bf16"].points
+    for n, tflops in ((1024, 119.4), (2048, 221.8), (4096, 228.0), (8192, 253.7)):
+        assert gemm_efficiency(points, gemm_flops(n, n, n)) * 312 == pytest.approx(tflops, abs=0.05)
+    # H100 BF16, XLA sm_90: 4096^3 783.3 TFLOP/s of 989.
+    h100 = CATALOG.gpu("h100-sxm").compute.gemm_efficiency["bf16"].points
+    assert gemm_efficiency(h100, gemm_flops(4096, 4096, 4096)) * 989 == pytest.approx(783.3, abs=0.1)
+    assert math.isclose(CATALOG.gpu("h100-sxm").compute.hbm.tbytes_per_s, 2.97)

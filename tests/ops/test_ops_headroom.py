@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from fabricplan.errors import InputError
@@ -68,8 +70,9 @@ def test_sonic_eight_lane_port_doubles_pipeline_latency():
 
 
 def test_sonic_needs_a_known_asic():
-    with pytest.raises(InputError, match="supported: spectrum, spectrum-2, spectrum-3, spectrum-4, spectrum-5, spectrum-6"):
-        headroom.sonic_headroom(100000, 5, 9100, 1024, "tomahawk")
+    with pytest.raises(InputError, match="supported: spectrum, spectrum-2, spectrum-3, spectrum-4, spectrum-5, spectrum-6, "
+                                         "tomahawk, tomahawk2, tomahawk3, tomahawk5, trident2, trident3"):
+        headroom.sonic_headroom(100000, 5, 9100, 1024, "jericho2")
     with pytest.raises(InputError, match="needs an ASIC"):
         headroom.sonic_headroom(100000, 5, 9100, 1024)
 
@@ -78,8 +81,8 @@ def test_asic_from_sku_and_platform():
     assert headroom.asic_for(sku="ACS-SN5600") == "spectrum-4"
     assert headroom.asic_for(sku="Mellanox-SN2700-D48C8") == "spectrum"
     assert headroom.asic_for(platform="x86_64-nvidia_sn6600_ld-r0") == "spectrum-6"
-    with pytest.raises(InputError, match="unknown SKU 'Force10-S6000'"):
-        headroom.asic_for(sku="Force10-S6000")
+    with pytest.raises(InputError, match="unknown SKU 'Force10-Z9264-X'"):
+        headroom.asic_for(sku="Force10-Z9264-X")
 
 
 # reference/pfc_headroom.md §1.1 table: MTU 9216 both sides, 5 ns/m, no D-Intf.
@@ -179,10 +182,10 @@ def test_cli_headroom_mlx5(cli):
     ("--speed", "fast", "--cable", "5m", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "far", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "cisco"),
-    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "jericho2"),
     ("--speed", "123G", "--cable", "5m", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic"),  # no ASIC: list the supported ones
-    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--sku", "Force10-S6000"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--sku", "Force10-Z9264-X"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "spectrum-2",
      "--small-packet-percentage", "120"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "generic", "--lanes", "8"),
@@ -216,4 +219,62 @@ def test_validation_script_within_tolerance():
     for r in gated:
         assert not r.failures, (r.sku, r.failures)
     assert results["Mellanox-SN5640-C512X2"].exact == 42
+    broadcom = {r.table: r for r in module.evaluate_broadcom()}
+    assert {r.asic for r in broadcom.values()} == {"trident2", "trident3", "tomahawk", "tomahawk2", "tomahawk3", "tomahawk5"}
+    for r in broadcom.values():
+        assert r.exact == r.rows and not r.failures, (r.table, r.failures)
+    assert {t for t, r in broadcom.items() if not r.gated} == {"th2-7260-d96c16", "th5-z9864f"}
+    assert min(broadcom["th-gen"].held_out) >= 0 and max(broadcom["th3-z9332f"].held_out) < 1
     assert module.main(["--check"]) == 0
+
+
+# --- Broadcom (cell-based tables) ---------------------------------------------------------------
+
+def test_broadcom_rows_are_the_vendor_rows():
+    # th/gen 100G 40m: size 1248 (6 cells, guaranteed minimum), xon 2288, xoff 177632, dynamic_th 0, xon_offset 2288
+    r = headroom.sonic_headroom(100000, 40, 9100, asic="tomahawk")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (1248, 2288, 177632)
+    assert r.inputs["dynamic_th"] == 0 and r.inputs["xon_offset_bytes"] == 2288 and r.inputs["table"] == "th-gen"
+    assert any("guaranteed minimum" in n for n in r.notes)
+    # Trident3 (DellEMC-S5232f): negative dynamic_th, 256 B cells
+    r = headroom.sonic_headroom(25000, 300, 9100, asic="trident3")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes, r.inputs["dynamic_th"]) == (1024, 2048, 92672, -3)
+
+
+def test_broadcom_cable_interpolation_and_cells():
+    # Tomahawk3 (Z9332f) 400G: 300 m 373888, 1000 m 836676 -> 500 m = 373888 + 200/700 * 462788 = 506113.1
+    r = headroom.broadcom_headroom(400000, 500, "tomahawk3")
+    assert r.xoff_bytes == 1993 * 254 and r.xoff_bytes % 254 == 0
+    assert sum(t.bytes for t in r.terms) == pytest.approx(r.xoff_bytes)
+    # below the shortest row: the shortest row; beyond the longest: the last slope
+    assert headroom.broadcom_headroom(100000, 1, "tomahawk").xoff_bytes == 165568
+    far = headroom.broadcom_headroom(100000, 560, "tomahawk").xoff_bytes
+    assert far == math.ceil((268736 + 260 * (268736 - 177632) / 260) / 208) * 208
+    # monotone in cable length
+    xs = [headroom.broadcom_headroom(50000, c, "tomahawk2").xoff_bytes for c in (5, 20, 40, 100, 300, 400)]
+    assert xs == sorted(xs)
+
+
+def test_broadcom_sku_uses_its_own_table():
+    # Force10-S6100 (th/6100) differs from th/gen at 50G 5m: 79872 against 90272
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk", sku="Force10-S6100").xoff_bytes == 79872
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk").xoff_bytes == 90272
+    assert headroom.asic_for(sku="Arista-7260CX3-D108C8") == "tomahawk2"
+    assert headroom.asic_for(platform="x86_64-dell_s6000_s1220-r0") == "trident2"
+
+
+def test_broadcom_speed_without_row_is_an_input_error():
+    with pytest.raises(InputError, match="no lossless profile for 400000 Mb/s") as info:
+        headroom.broadcom_headroom(400000, 5, "tomahawk")
+    assert "has 10000, 25000, 40000, 50000, 100000" in info.value.message and info.value.location == "speed"
+
+
+def test_cli_headroom_broadcom(cli):
+    result = cli("headroom", "--speed", "100G", "--cable", "40m", "--mtu", "9100", "--model", "sonic",
+                 "--sku", "Arista-7260CX3-C64", "--json")
+    assert result.code == 0
+    doc = result.json()
+    assert (doc["xoff_bytes"], doc["xon_bytes"], doc["size_bytes"]) == (59696, 1248, 1248)
+    assert doc["inputs"]["asic"] == "tomahawk2" and doc["inputs"]["table"] == "th2-7260"
+    bad = cli("headroom", "--speed", "400G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk")
+    assert bad.code == 2 and bad.err.count("\n") == 1 and "no lossless profile for 400000 Mb/s" in bad.err

@@ -58,8 +58,8 @@ def headroom_command(
     cable: str = typer.Option(..., "--cable", help="Cable length, e.g. 30m."),
     mtu: int = typer.Option(..., "--mtu", help="MTU [bytes] (port MTU for sonic, netdev MTU for mlx5)."),
     model: str = typer.Option("generic", "--model", help="generic (IEEE 802.1Qbb), sonic (Spectrum), or mlx5 (ConnectX)."),
-    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum, spectrum-2 … spectrum-6."),
-    sku: Optional[str] = typer.Option(None, "--sku", help="sonic model: SONiC HwSKU (e.g. ACS-SN5600); picks the ASIC."),
+    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum … spectrum-6, or Broadcom trident2, trident3, tomahawk … tomahawk5."),
+    sku: Optional[str] = typer.Option(None, "--sku", help="sonic model: SONiC HwSKU (e.g. ACS-SN5600, Force10-S6100); picks the ASIC (and a Broadcom SKU's own table)."),
     lossless_mtu: Optional[int] = typer.Option(None, "--lossless-mtu", help="sonic model: LOSSLESS_TRAFFIC_PATTERN mtu (default 1024)."),
     small_packet_percentage: Optional[float] = typer.Option(
         None, "--small-packet-percentage", help="sonic model: LOSSLESS_TRAFFIC_PATTERN small_packet_percentage (default 50)."),
@@ -94,7 +94,7 @@ def headroom_command(
             raise InputError("give --asic or --sku, not both", location="--sku")
         chosen = headroom.asic_for(asic, sku, location="--sku" if sku else "--asic", catalog=cat)
         options = {"asic": chosen, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool,
-                   "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8}
+                   "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8, "sku": sku}
     elif asic or sku or lossless_mtu or shared_headroom_pool or small_packet_percentage is not None or lanes != 4:
         raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes and --shared-headroom-pool "
                          "apply to --model sonic only", location="--model")

@@ -44,6 +44,7 @@ class SkuResult:
     exact: int
     xoff_errors: list[float]
     size_errors: list[float]
+    not_gated_reason: str = ""
 
     @property
     def failures(self) -> list[str]:
@@ -71,12 +72,14 @@ def evaluate(path: Path) -> SkuResult:
         result = headroom.sonic_headroom(
             speed, cable, inputs["port_mtu"], inputs["lossless_mtu"], doc["asic"],
             inputs["small_packet_percentage"], eight_lanes=speed in eight,
-            shared_headroom_pool=inputs["shared_headroom_pool"])
+            shared_headroom_pool=inputs["shared_headroom_pool"], sku=doc["sku"],
+            algorithm=inputs.get("algorithm", "current"))
         xoff_err.append((result.xoff_bytes / xoff - 1) * 100)
         size_err.append((result.size_bytes / size - 1) * 100)
         exact += (result.size_bytes, result.xon_bytes, result.xoff_bytes) == (size, xon, xoff)
     return SkuResult(doc["sku"], doc["asic"], doc["source"], bool(doc.get("gated")), inputs,
-                     doc.get("inputs_basis", ""), len(doc["rows"]), exact, xoff_err, size_err)
+                     doc.get("inputs_basis", ""), len(doc["rows"]), exact, xoff_err, size_err,
+                     doc.get("not_gated_reason", ""))
 
 
 #: Broadcom tables whose held-out cable rows are not gated, and why (shown in the section).
@@ -217,15 +220,15 @@ def render(results: list[SkuResult], broadcom: list[BroadcomResult] | None = Non
         "current Lua reproduces with a consistent set of SONiC inputs (listed); the other tables are shown with "
         "SONiC's default inputs and are not gated (see the notes under the table).",
         "",
-        "| SKU | ASIC | table commit (date) | inputs: port MTU / lossless MTU / small % / SHP | rows | exact | "
+        "| SKU | ASIC | table commit (date) | algorithm | inputs: port MTU / lossless MTU / small % / SHP | rows | exact | "
         "XOFF median | XOFF worst | XOFF range | size median | size range | status |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         i = r.inputs
         status = ("ok" if not r.failures else "FAIL: " + "; ".join(r.failures)) if r.gated else "not gated"
         lines.append(
-            f"| {r.sku} | {r.asic} | {r.source['commit'][:10]} ({r.source['commit_date']}) | "
+            f"| {r.sku} | {r.asic} | {r.source['commit'][:10]} ({r.source['commit_date']}) | {i.get('algorithm', 'current')} | "
             f"{i['port_mtu']} / {i['lossless_mtu']} / {i['small_packet_percentage']} / "
             f"{'yes' if i['shared_headroom_pool'] else 'no'} | {r.rows} | {r.exact} | "
             f"{_pct(statistics.median(r.xoff_errors))} | {_pct(_worst(r.xoff_errors))} | "
@@ -236,14 +239,19 @@ def render(results: list[SkuResult], broadcom: list[BroadcomResult] | None = Non
         "Notes:",
         "",
         "* The gated inputs are what the table needs, found by searching SONiC's documented values "
-        "(port MTU 9100/9216, lossless MTU 1024/4096, small-packet share 0-100 %); the SHP column follows the "
-        "table (size = xon means a shared headroom pool). 800G rows whose xon is twice the pipeline latency are "
-        "computed as 8-lane ports.",
-        "* Not gated: the 2021 tables (Spectrum-1/2/3 `ACS-*`) predate the 2021-11 pause-quanta peer response and "
-        "the 2024 algorithm; the current Lua with today's defaults differs from them by the amounts shown, in both "
-        "directions. The Spectrum-3/4 SHP tables of 2024 and the Spectrum-6 table of 2026 are not reproduced by "
-        "any input set tried (Spectrum-6: the table's XOFF grows less with speed than the Lua's propagation "
-        "term). Lint therefore takes the vendor's own profile as the reference when a config carries it "
+        "(port MTU 9100/9216, lossless MTU 1024/4096, small-packet share 0-100 %) under each algorithm version "
+        "(`--algorithm`); the SHP column follows the table (size = xon means a shared headroom pool). 800G rows "
+        "whose xon is twice the pipeline latency, and the ACS-MSN4700 400G rows, are computed as 8-lane ports.",
+        "* `2020` is the accounting of NVIDIA's static tables of 2020-07 (the ACS-MSN* files were last changed in "
+        "0db7e88313; 5356244e53 only added a copyright header): the 2020-12 Lua's terms (fixed 3.8 KB peer "
+        "response, unrounded worst-case factor, small-packet share in packets, 8-lane pipeline twice less 1 KB) "
+        "with exact cable and gearbox terms (bytes = 2 x L x speed / c / 8 and speed x delay / 8000; the Lua "
+        "divided both by 8 x 1024). With it and SONiC's 2020 default of 100 % small packets the four tables "
+        "are exact on every row, ACS-MSN3800 with the 400 gearbox delay of `peripheral_table.j2`. `2024` is "
+        "sonic-swss 3943093d without the 2026 compensations.",
+        "* Not gated, and why:",
+        *[f"  * {r.sku}: {r.not_gated_reason}" for r in results if not r.gated and r.not_gated_reason],
+        "* Lint takes the vendor's own profile as the reference when a config carries it "
         "(docs/network-engineers.md).",
         "",
         f"Gated SKUs past tolerance: {len(failed)}",

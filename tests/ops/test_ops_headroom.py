@@ -215,7 +215,12 @@ def test_validation_script_within_tolerance():
     assert {r.asic for r in results.values()} >= {"spectrum", "spectrum-2", "spectrum-3", "spectrum-4",
                                                   "spectrum-5", "spectrum-6"}
     gated = [r for r in results.values() if r.gated]
-    assert {r.sku for r in gated} == {"ACS-SN5600", "Mellanox-SN5640-C512X2"}
+    assert {r.sku for r in gated} == {"ACS-SN5600", "Mellanox-SN5640-C512X2", "ACS-MSN2700", "ACS-MSN3700",
+                                      "ACS-MSN3800", "ACS-MSN4700"}
+    for sku in ("ACS-MSN2700", "ACS-MSN3700", "ACS-MSN3800", "ACS-MSN4700"):
+        assert results[sku].exact == results[sku].rows and results[sku].inputs["algorithm"] == "2020"
+    for r in results.values():
+        assert r.gated or r.not_gated_reason, r.sku
     for r in gated:
         assert not r.failures, (r.sku, r.failures)
     assert results["Mellanox-SN5640-C512X2"].exact == 42
@@ -278,3 +283,46 @@ def test_cli_headroom_broadcom(cli):
     assert doc["inputs"]["asic"] == "tomahawk2" and doc["inputs"]["table"] == "th2-7260"
     bad = cli("headroom", "--speed", "400G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk")
     assert bad.code == 2 and bad.err.count("\n") == 1 and "no lossless profile for 400000 Mb/s" in bad.err
+
+
+# --- algorithm versions (--algorithm) -----------------------------------------------------------
+
+def test_algorithm_2020_reproduces_nvidia_static_tables():
+    # ACS-MSN2700 100G 300m: size 123904, xon 19456, xoff 104448 (port MTU 9216, 100 % small packets)
+    r = headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", algorithm="2020")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (123904, 19456, 104448)
+    assert r.inputs["small_packet_percentage"] == 100  # the 2020 default share
+    # the current Lua asks for less on the same inputs (quanta peer response, rounded factor, byte share)
+    assert headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", 100).xoff_bytes != 104448
+    # ACS-MSN4700 400G 5m is an 8-lane port: xon = 2 x 19 KB - 1 KB, size = xoff + xon + port MTU
+    r = headroom.sonic_headroom(400000, 5, 9216, 1024, "spectrum-3", algorithm="2020", eight_lanes=True)
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (86016, 37888, 38912)
+
+
+def test_sn3800_gearbox_from_the_sku():
+    # ACS-MSN3800 100G 5m: 56320 with the platform's 400 gearbox delay, 33792 (as ACS-MSN3700) without
+    r = headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (75776, 19456, 56320)
+    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020").xoff_bytes == 33792
+    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800",
+                                   gearbox_delay=0).xoff_bytes == 33792
+
+
+def test_algorithm_2024_has_no_2026_compensations():
+    cur = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50)
+    old = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50, algorithm="2024")
+    assert old.xoff_bytes == 101376  # ACS-SN6600_LD's 400G 40m row
+    assert cur.xoff_bytes - old.xoff_bytes in (18432, 18432 + 2048)
+    with pytest.raises(InputError, match="applies to Spectrum"):
+        headroom.sonic_headroom(100000, 5, asic="tomahawk", algorithm="2020")
+
+
+def test_cli_algorithm_flag(cli):
+    ok = cli("headroom", "--speed", "100G", "--cable", "300m", "--mtu", "9216", "--model", "sonic",
+             "--sku", "ACS-MSN2700", "--algorithm", "2020", "--json")
+    assert ok.code == 0 and (ok.json()["xoff_bytes"], ok.json()["size_bytes"]) == (104448, 123904)
+    bad = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "spectrum",
+              "--algorithm", "2019")
+    assert bad.code == 2 and "--algorithm" in bad.err and "2020, 2024, current" in bad.err
+    bad = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--algorithm", "2020")
+    assert bad.code == 2 and "apply to --model sonic only" in bad.err

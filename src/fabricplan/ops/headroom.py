@@ -253,11 +253,12 @@ def sonic_headroom(
     lossless_mtu_bytes: int | None = None,
     asic: str | None = None,
     small_packet_percentage: float | None = None,
-    gearbox_delay: float = 0.0,
+    gearbox_delay: float | None = None,
     eight_lanes: bool = False,
     shared_headroom_pool: bool = False,
     catalog: Catalog | None = None,
     sku: str | None = None,
+    algorithm: str = "current",
 ) -> HeadroomResult:
     """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
@@ -293,7 +294,8 @@ def sonic_headroom(
         (SONiC's default since 2024-12; it was 100 before).
     gearbox_delay : float
         ``PERIPHERAL_TABLE`` gearbox delay, in SONiC's unit (the plugin adds
-        ``speed_mbps * gearbox_delay / 8192`` bytes per crossing); 0 = no gearbox.
+        ``speed_mbps * gearbox_delay / 8192`` bytes per crossing; ``/ 8000`` with ``algorithm="2020"``);
+        0 = no gearbox; default: the SKU's platform value (``headroom.sonic.sku_gearbox_delay``, 400 on SN3800), else 0.
     eight_lanes : bool
         8-lane port (``PORT.lanes`` lists 8 lanes): pipeline latency doubled, one port MTU of
         speed overhead in the size.
@@ -301,6 +303,11 @@ def sonic_headroom(
         ``BUFFER_POOL|ingress_lossless_pool.xoff`` != 0 or ``over_subscribe_ratio`` != 0.
     sku : str, optional
         ``DEVICE_METADATA.hwsku``; for a Broadcom ASIC the SKU's own bundled table is used.
+    algorithm : str
+        ``current`` (default), ``2024`` (sonic-swss 3943093d: no reduced-share and no Spectrum-6
+        compensation) or ``2020`` (the accounting of NVIDIA's static 2020 tables: peer response =
+        the ASIC's ``peer_response_time``, unrounded worst-case factor, small-packet share counted in
+        packets, no tile or compensation terms, default share 100 %); ``headroom.sonic.algorithm``.
 
     A Broadcom ASIC (:func:`broadcom_asics`) is sized by :func:`broadcom_headroom` instead.
 
@@ -316,16 +323,24 @@ def sonic_headroom(
     .. [2] sonic-net/sonic-buildimage ``platform/mellanox/asic_table.j2`` (commit fb4dee11): ASIC constants.
     .. [3] sonic-net/sonic-buildimage ``files/build_templates/buffers_config.j2``: LOSSLESS_TRAFFIC_PATTERN.
     """
+    versions = defaults.group("headroom.sonic.algorithm", catalog)
+    if algorithm not in versions:
+        raise InputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(sorted(versions))}", location="algorithm")
+    alg = versions[algorithm]["value"]
     port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)
     lossless_mtu = defaults.number("headroom.sonic.lossless_mtu_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1], integer=True) if lossless_mtu_bytes is None else lossless_mtu_bytes
-    small_pct = defaults.number("headroom.sonic.small_packet_percentage", catalog, lo=0, hi=100) if small_packet_percentage is None else small_packet_percentage
+    small_pct = (defaults.number("headroom.sonic.small_packet_percentage", catalog, lo=0, hi=100)
+                 if algorithm == "current" else alg["default_small_packet_percentage"]) \
+        if small_packet_percentage is None else small_packet_percentage
     if not 0 <= small_pct <= 100:
         raise InputError(f"small packet percentage must be in 0..100, got {small_pct:g}", location="small_packet_percentage")
     if not lossless_mtu > 0:
         raise InputError(f"lossless MTU must be positive, got {lossless_mtu}", location="lossless_mtu")
     asic_name = asic_for(asic, catalog=catalog)
     if asic_name in broadcom_asics(catalog):
+        if algorithm != "current":
+            raise InputError(f"--algorithm {algorithm} applies to Spectrum ASICs, not {asic_name}", location="algorithm")
         return broadcom_headroom(speed_mbps, cable_m, asic_name, sku=sku, port_mtu_bytes=port_mtu, catalog=catalog)
     entry_ = defaults.group("headroom.sonic.asic", catalog)[asic_name]
     constants = _asic_constants(asic_name, entry_["value"], catalog)
@@ -339,7 +354,7 @@ def sonic_headroom(
     cell = constants["cell_size_bytes"]
     pipeline_latency = constants["pipeline_latency_kb"] * kb
     mac_phy_delay = constants["mac_phy_delay_kb"] * kb
-    quanta = pause_quanta(speed_mbps, catalog)
+    quanta = pause_quanta(speed_mbps, catalog) if alg["peer_response"] == "quanta" else None
     if quanta is not None:
         peer_response = quanta * bits_per_quantum / 8
         peer_detail = f"{quanta} pause quanta x {bits_per_quantum} bits"
@@ -348,17 +363,22 @@ def sonic_headroom(
         peer_detail = f"ASIC peer_response_time {constants['peer_response_time_kb']} KB"
     speed_overhead = 0
     if eight_lanes:
-        pipeline_latency = pipeline_latency * 2
+        pipeline_latency = pipeline_latency * 2 - alg.get("eight_lane_pipeline_less_kb", 0) * kb
         speed_overhead = port_mtu
 
     raw_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
-    worst_case_factor = math.ceil(raw_factor - 1e-12)
-    small_by_byte = 100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
+    worst_case_factor = math.ceil(raw_factor - 1e-12) if alg["round_worst_case_factor"] else raw_factor
+    small_by_byte = (100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
+                     if alg["small_packet_share"] == "bytes" else small_pct)
     cell_occupancy = (100 - small_by_byte + small_by_byte * worst_case_factor) / 100
-    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / (8 * kb)
+    if gearbox_delay is None:
+        gearbox_delay = defaults.value("headroom.sonic.sku_gearbox_delay", catalog).get(sku, 0) if sku else 0
+        defaults.check_number(gearbox_delay, defaults.where("headroom.sonic.sku_gearbox_delay", catalog) + f".{sku}", 0, 1e6)
+    gearbox_divisor = 8000 if alg.get("gearbox_term") == "exact" else 8 * kb
+    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / gearbox_divisor
     # Round trip: 2 * L / c seconds at speed Mb/s = 2 * L * speed * 1e6 / c bits (Lua: *1e9 / (8*1000)).
     bytes_on_cable = 2 * cable_m * speed_mbps * 1e6 / light / 8
-    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0)
+    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0) if alg["tile_term"] else 0
 
     propagation_terms = (
         HeadroomTerm("port_mtu", port_mtu, "frame in flight (PORT.mtu)"),
@@ -371,13 +391,13 @@ def sonic_headroom(
     propagation = sum(t.bytes for t in propagation_terms)
     scaled = propagation * cell_occupancy
     xoff = _ceil(lossless_mtu + scaled, step)
-    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb
+    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb if alg["asic_compensation"] else 0
     xoff += asic_compensation
-    notes = [f"worst-case factor ceil({raw_factor:.4g}) = {worst_case_factor} cells per small packet; "
+    notes = [f"worst-case factor {'ceil(' if alg['round_worst_case_factor'] else '('}{raw_factor:.4g}) = {worst_case_factor:.4g} cells per small packet; "
              f"{small_pct:g} % small packets = {small_by_byte:.3g} % of bytes",
              f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up"]
     small_compensation = 0
-    if not shared_headroom_pool and small_pct != 100:
+    if alg["reduced_share_compensation"] and not shared_headroom_pool and small_pct != 100:
         full = _ceil(lossless_mtu + propagation * worst_case_factor, step)
         if xoff + compensation < full:
             small_compensation = compensation
@@ -404,7 +424,7 @@ def sonic_headroom(
         inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "port_mtu_bytes": port_mtu,
                 "lossless_mtu_bytes": lossless_mtu, "asic": asic_name,
                 "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
-                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool},
+                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool, "algorithm": algorithm},
         notes=tuple(notes),
         references=(defaults.source("headroom.sonic.speed_of_light_m_per_s", catalog), entry_["source"]),
     )

@@ -21,11 +21,11 @@ lossless PG for it.
 Passing::
 
     ACS-MSN3800 (Spectrum-2), Ethernet0 100G, CABLE_LENGTH 5m, mtu 9100, shared headroom pool
-    -> need xoff 46080, size 19456; pg_lossless_100000_5m_profile xoff 81920, size 100352
+    -> need xoff 57344 (with the SN3800 gearbox), size 19456; pg_lossless_100000_5m_profile xoff 81920, size 100352
 
 Failing::
 
-    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 92160 > 81920: drops before the pause lands
+    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 103424 (with the SN3800 gearbox) > 81920: drops before the pause lands
 """
 
 from __future__ import annotations

@@ -176,3 +176,16 @@ def test_map_ranges_follow_sonic_yang(tmp_path, table, key, value, ok):
 def test_port_without_qos_is_not_a_cls001_finding(cli, azure_lint):
     _, doc = _lint(cli, CFGGEN / "nvidia-sn4600c-t0" / "config_db.json", azure_lint)
     assert not [f for f in doc["findings"] if f["link"].endswith(":Ethernet12")]
+
+
+def test_missing_pair_on_a_spectrum_sku(cli, azure_lint, tmp_path):
+    # ACS-MSN4600C uses ACS-MSN4700's table (5m, 40m, 300m); 30m with the traditional model -> no lossless PG
+    db = json.loads((CFGGEN / "nvidia-sn4600c-t0" / "config_db.json").read_text())
+    db["CABLE_LENGTH"]["AZURE"]["Ethernet8"] = "30m"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
+    items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
+    assert result.code == 1 and len(items) == 1
+    assert "ACS-MSN4700" in items[0]["message"] and "100000 Mb/s, 30 m" in items[0]["message"]
+    assert '"CABLE_LENGTH|AZURE" Ethernet8 "40m"' in items[0]["fix"]

@@ -94,7 +94,7 @@ def headroom_command(
     options: dict = {}
     versions = sorted(defaults_group("headroom.sonic.algorithm", cat))
     if algorithm not in versions:
-        raise InputError(f"must be one of {', '.join(versions)}, got {algorithm!r}", location="--algorithm")
+        raise InputError(f"must be one of {', '.join(versions)}, got {algorithm[:30]!r}", location="--algorithm")
     if model == "sonic":
         if asic and sku:
             raise InputError("give --asic or --sku, not both", location="--sku")

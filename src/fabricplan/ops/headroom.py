@@ -325,7 +325,7 @@ def sonic_headroom(
     """
     versions = defaults.group("headroom.sonic.algorithm", catalog)
     if algorithm not in versions:
-        raise InputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(sorted(versions))}", location="algorithm")
+        raise InputError(f"unknown algorithm {str(algorithm)[:30]!r}; choose one of {', '.join(sorted(versions))}", location="algorithm")
     alg = versions[algorithm]["value"]
     port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)

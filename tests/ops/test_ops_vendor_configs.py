@@ -189,3 +189,16 @@ def test_missing_pair_on_a_spectrum_sku(cli, azure_lint, tmp_path):
     assert result.code == 1 and len(items) == 1
     assert "ACS-MSN4700" in items[0]["message"] and "100000 Mb/s, 30 m" in items[0]["message"]
     assert '"CABLE_LENGTH|AZURE" Ethernet8 "40m"' in items[0]["fix"]
+
+
+def test_broadcom_profile_at_a_speed_without_row_is_info(cli, azure_lint, tmp_path):
+    # an explicit lossless profile on a 200G port of a Force10-S6100 (table up to 100G): not sized, one info each
+    db = json.loads((CFGGEN / "dell-s6100-t0" / "config_db.json").read_text())
+    db["PORT"]["Ethernet4"]["speed"] = "200000"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
+    items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
+    assert result.code == 0 and len(items) == 1 and items[0]["severity"] == "info"
+    assert "no lossless profile for 200000 Mb/s" in items[0]["message"]
+    assert items[0]["location"].endswith("$.PORT.Ethernet4.speed")

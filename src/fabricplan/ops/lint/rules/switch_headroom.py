@@ -114,10 +114,22 @@ def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[
                               evidence={"switch": {"platform": port.platform, "hwsku": port.hwsku}},
                               reason="the Spectrum model must not size other ASICs")
                 return
-            need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
-                                           port.small_packet_percentage, eight_lanes=port.lanes == 8,
-                                           shared_headroom_pool=port.shared_headroom_pool, catalog=catalog,
-                                           sku=port.hwsku)
+            if asic in headroom.broadcom_asics(catalog):
+                try:
+                    need = headroom.broadcom_headroom(port.speed_mbps, cable, asic, sku=port.hwsku,
+                                                      port_mtu_bytes=mtu, catalog=catalog)
+                except InputError as exc:  # the SKU's table has no row for the speed: nothing to size against
+                    yield Finding(rule_id=ID, link=link.name, location=port.where("speed"), max_severity="info",
+                                  message=f"PG headroom not checked: {exc.message}",
+                                  fix="add the speed to the SKU's pg_profile_lookup.ini, or size the profile by hand",
+                                  evidence={"switch": {"hwsku": port.hwsku, "speed_mbps": port.speed_mbps}},
+                                  reason="the Broadcom model has no row to compare with")
+                    return
+            else:
+                need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
+                                               port.small_packet_percentage, eight_lanes=port.lanes == 8,
+                                               shared_headroom_pool=port.shared_headroom_pool, catalog=catalog,
+                                               sku=port.hwsku)
     except InputError as exc:  # e.g. a speed without a pause-quanta entry for the generic model
         raise InputError(exc.message, location=port.where("speed")) from None
     for name, profile in sorted(profiles.items()):

@@ -174,6 +174,13 @@ HEADROOM_CASES = {
     "small_packet_nan": (["--model", "sonic", "--asic", "spectrum-2", "--small-packet-percentage", "nan"],
                          "--small-packet-percentage", "must be in 0..100"),
     "mlx5_cable_huge": (["--model", "mlx5", "--cable", "5" + "0" * 400 + "m"], "--cable", "is not like 30m"),
+    "algorithm_unknown": (["--model", "sonic", "--asic", "spectrum-2", "--algorithm", BIG], "--algorithm",
+                          "must be one of 2020, 2024, current"),
+    "algorithm_generic": (["--algorithm", "2020"], "--model", "apply to --model sonic only"),
+    "broadcom_speed_missing": (["--model", "sonic", "--asic", "tomahawk", "--speed", "400G"], "speed",
+                               "no lossless profile for 400000 Mb/s"),
+    "broadcom_algorithm": (["--model", "sonic", "--asic", "trident3", "--algorithm", "2020"], "algorithm",
+                           "applies to Spectrum ASICs"),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from fabricplan.errors import InputError
@@ -68,8 +70,9 @@ def test_sonic_eight_lane_port_doubles_pipeline_latency():
 
 
 def test_sonic_needs_a_known_asic():
-    with pytest.raises(InputError, match="supported: spectrum, spectrum-2, spectrum-3, spectrum-4, spectrum-5, spectrum-6"):
-        headroom.sonic_headroom(100000, 5, 9100, 1024, "tomahawk")
+    with pytest.raises(InputError, match="supported: spectrum, spectrum-2, spectrum-3, spectrum-4, spectrum-5, spectrum-6, "
+                                         "tomahawk, tomahawk2, tomahawk3, tomahawk5, trident2, trident3"):
+        headroom.sonic_headroom(100000, 5, 9100, 1024, "jericho2")
     with pytest.raises(InputError, match="needs an ASIC"):
         headroom.sonic_headroom(100000, 5, 9100, 1024)
 
@@ -78,8 +81,8 @@ def test_asic_from_sku_and_platform():
     assert headroom.asic_for(sku="ACS-SN5600") == "spectrum-4"
     assert headroom.asic_for(sku="Mellanox-SN2700-D48C8") == "spectrum"
     assert headroom.asic_for(platform="x86_64-nvidia_sn6600_ld-r0") == "spectrum-6"
-    with pytest.raises(InputError, match="unknown SKU 'Force10-S6000'"):
-        headroom.asic_for(sku="Force10-S6000")
+    with pytest.raises(InputError, match="unknown SKU 'Force10-Z9264-X'"):
+        headroom.asic_for(sku="Force10-Z9264-X")
 
 
 # reference/pfc_headroom.md §1.1 table: MTU 9216 both sides, 5 ns/m, no D-Intf.
@@ -179,10 +182,10 @@ def test_cli_headroom_mlx5(cli):
     ("--speed", "fast", "--cable", "5m", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "far", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "cisco"),
-    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "jericho2"),
     ("--speed", "123G", "--cable", "5m", "--mtu", "9100"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic"),  # no ASIC: list the supported ones
-    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--sku", "Force10-S6000"),
+    ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--sku", "Force10-Z9264-X"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "spectrum-2",
      "--small-packet-percentage", "120"),
     ("--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "generic", "--lanes", "8"),
@@ -212,8 +215,114 @@ def test_validation_script_within_tolerance():
     assert {r.asic for r in results.values()} >= {"spectrum", "spectrum-2", "spectrum-3", "spectrum-4",
                                                   "spectrum-5", "spectrum-6"}
     gated = [r for r in results.values() if r.gated]
-    assert {r.sku for r in gated} == {"ACS-SN5600", "Mellanox-SN5640-C512X2"}
+    assert {r.sku for r in gated} == {"ACS-SN5600", "Mellanox-SN5640-C512X2", "ACS-MSN2700", "ACS-MSN3700",
+                                      "ACS-MSN3800", "ACS-MSN4700"}
+    for sku in ("ACS-MSN2700", "ACS-MSN3700", "ACS-MSN3800", "ACS-MSN4700"):
+        assert results[sku].exact == results[sku].rows and results[sku].inputs["algorithm"] == "2020"
+    for r in results.values():
+        assert r.gated or r.not_gated_reason, r.sku
     for r in gated:
         assert not r.failures, (r.sku, r.failures)
     assert results["Mellanox-SN5640-C512X2"].exact == 42
+    broadcom = {r.table: r for r in module.evaluate_broadcom()}
+    assert {r.asic for r in broadcom.values()} == {"trident2", "trident3", "tomahawk", "tomahawk2", "tomahawk3", "tomahawk5"}
+    for r in broadcom.values():
+        assert r.exact == r.rows and not r.failures, (r.table, r.failures)
+    assert {t for t, r in broadcom.items() if not r.gated} == {"th2-7260-d96c16", "th5-z9864f"}
+    assert min(broadcom["th-gen"].held_out) >= 0 and max(broadcom["th3-z9332f"].held_out) < 1
     assert module.main(["--check"]) == 0
+
+
+# --- Broadcom (cell-based tables) ---------------------------------------------------------------
+
+def test_broadcom_rows_are_the_vendor_rows():
+    # th/gen 100G 40m: size 1248 (6 cells, guaranteed minimum), xon 2288, xoff 177632, dynamic_th 0, xon_offset 2288
+    r = headroom.sonic_headroom(100000, 40, 9100, asic="tomahawk")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (1248, 2288, 177632)
+    assert r.inputs["dynamic_th"] == 0 and r.inputs["xon_offset_bytes"] == 2288 and r.inputs["table"] == "th-gen"
+    assert any("guaranteed minimum" in n for n in r.notes)
+    # Trident3 (DellEMC-S5232f): negative dynamic_th, 256 B cells
+    r = headroom.sonic_headroom(25000, 300, 9100, asic="trident3")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes, r.inputs["dynamic_th"]) == (1024, 2048, 92672, -3)
+
+
+def test_broadcom_cable_interpolation_and_cells():
+    # Tomahawk3 (Z9332f) 400G: 300 m 373888, 1000 m 836676 -> 500 m = 373888 + 200/700 * 462788 = 506113.1
+    r = headroom.broadcom_headroom(400000, 500, "tomahawk3")
+    assert r.xoff_bytes == 1993 * 254 and r.xoff_bytes % 254 == 0
+    assert sum(t.bytes for t in r.terms) == pytest.approx(r.xoff_bytes)
+    # below the shortest row: the shortest row; beyond the longest: the last slope
+    assert headroom.broadcom_headroom(100000, 1, "tomahawk").xoff_bytes == 165568
+    far = headroom.broadcom_headroom(100000, 560, "tomahawk").xoff_bytes
+    assert far == math.ceil((268736 + 260 * (268736 - 177632) / 260) / 208) * 208
+    # monotone in cable length
+    xs = [headroom.broadcom_headroom(50000, c, "tomahawk2").xoff_bytes for c in (5, 20, 40, 100, 300, 400)]
+    assert xs == sorted(xs)
+
+
+def test_broadcom_sku_uses_its_own_table():
+    # Force10-S6100 (th/6100) differs from th/gen at 50G 5m: 79872 against 90272
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk", sku="Force10-S6100").xoff_bytes == 79872
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk").xoff_bytes == 90272
+    assert headroom.asic_for(sku="Arista-7260CX3-D108C8") == "tomahawk2"
+    assert headroom.asic_for(platform="x86_64-dell_s6000_s1220-r0") == "trident2"
+
+
+def test_broadcom_speed_without_row_is_an_input_error():
+    with pytest.raises(InputError, match="no lossless profile for 400000 Mb/s") as info:
+        headroom.broadcom_headroom(400000, 5, "tomahawk")
+    assert "has 10000, 25000, 40000, 50000, 100000" in info.value.message and info.value.location == "speed"
+
+
+def test_cli_headroom_broadcom(cli):
+    result = cli("headroom", "--speed", "100G", "--cable", "40m", "--mtu", "9100", "--model", "sonic",
+                 "--sku", "Arista-7260CX3-C64", "--json")
+    assert result.code == 0
+    doc = result.json()
+    assert (doc["xoff_bytes"], doc["xon_bytes"], doc["size_bytes"]) == (59696, 1248, 1248)
+    assert doc["inputs"]["asic"] == "tomahawk2" and doc["inputs"]["table"] == "th2-7260"
+    bad = cli("headroom", "--speed", "400G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "tomahawk")
+    assert bad.code == 2 and bad.err.count("\n") == 1 and "no lossless profile for 400000 Mb/s" in bad.err
+
+
+# --- algorithm versions (--algorithm) -----------------------------------------------------------
+
+def test_algorithm_2020_reproduces_nvidia_static_tables():
+    # ACS-MSN2700 100G 300m: size 123904, xon 19456, xoff 104448 (port MTU 9216, 100 % small packets)
+    r = headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", algorithm="2020")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (123904, 19456, 104448)
+    assert r.inputs["small_packet_percentage"] == 100  # the 2020 default share
+    # the current Lua asks for less on the same inputs (quanta peer response, rounded factor, byte share)
+    assert headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", 100).xoff_bytes != 104448
+    # ACS-MSN4700 400G 5m is an 8-lane port: xon = 2 x 19 KB - 1 KB, size = xoff + xon + port MTU
+    r = headroom.sonic_headroom(400000, 5, 9216, 1024, "spectrum-3", algorithm="2020", eight_lanes=True)
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (86016, 37888, 38912)
+
+
+def test_sn3800_gearbox_from_the_sku():
+    # ACS-MSN3800 100G 5m: 56320 with the platform's 400 gearbox delay, 33792 (as ACS-MSN3700) without
+    r = headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800")
+    assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (75776, 19456, 56320)
+    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020").xoff_bytes == 33792
+    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800",
+                                   gearbox_delay=0).xoff_bytes == 33792
+
+
+def test_algorithm_2024_has_no_2026_compensations():
+    cur = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50)
+    old = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50, algorithm="2024")
+    assert old.xoff_bytes == 101376  # ACS-SN6600_LD's 400G 40m row
+    assert cur.xoff_bytes - old.xoff_bytes in (18432, 18432 + 2048)
+    with pytest.raises(InputError, match="applies to Spectrum"):
+        headroom.sonic_headroom(100000, 5, asic="tomahawk", algorithm="2020")
+
+
+def test_cli_algorithm_flag(cli):
+    ok = cli("headroom", "--speed", "100G", "--cable", "300m", "--mtu", "9216", "--model", "sonic",
+             "--sku", "ACS-MSN2700", "--algorithm", "2020", "--json")
+    assert ok.code == 0 and (ok.json()["xoff_bytes"], ok.json()["size_bytes"]) == (104448, 123904)
+    bad = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic", "spectrum",
+              "--algorithm", "2019")
+    assert bad.code == 2 and "--algorithm" in bad.err and "2020, 2024, current" in bad.err
+    bad = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--algorithm", "2020")
+    assert bad.code == 2 and "apply to --model sonic only" in bad.err

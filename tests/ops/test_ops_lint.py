@@ -56,10 +56,11 @@ def test_switch_headroom_numbers(cli):
     (item,) = _findings(cli, "headroom_cable_300m")
     # ACS-MSN3800 = Spectrum-2; ingress_lossless_pool has xoff (shared headroom pool), so the PG size
     # only needs xon (19 KB). 300 m at 100G, 50 % small packets: propagation 9100 + 37878.8 (cable)
-    # + 819.2 + 25216 = 73014 B x occupancy 1.23529 + 1024 -> 92160 (was 163840 with the 2021 formula).
-    assert item["evidence"]["required"] == {"xoff": 92160, "size": 19456, "model": "sonic"}
+    # + 819.2 + 25216 = 73014 B, plus the SN3800 gearbox (PERIPHERAL_TABLE gearbox_delay 400:
+    # 2 x 100000 x 400 / 8192 = 9765.6 B) = 82779.6 B x occupancy 1.23529 + 1024 -> 103424.
+    assert item["evidence"]["required"] == {"xoff": 103424, "size": 19456, "model": "sonic"}
     assert item["evidence"]["switch"]["xoff"] == 81920
-    assert ('HSET "BUFFER_PROFILE|pg_lossless_100000_300m_profile" pool "ingress_lossless_pool" xoff "92160" '
+    assert ('HSET "BUFFER_PROFILE|pg_lossless_100000_300m_profile" pool "ingress_lossless_pool" xoff "103424" '
             'xon "19456" size "19456" dynamic_th "0"') in item["fix"]
     assert 'HSET "BUFFER_PG|Ethernet0|3" profile "pg_lossless_100000_300m_profile"' in item["fix"]
 

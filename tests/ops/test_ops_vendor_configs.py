@@ -77,16 +77,59 @@ def test_vendor_profile_is_the_reference(cli, azure_lint, tmp_path):
     result, doc = _lint(cli, path, azure_lint)
     items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
     assert len(items) == 3 and result.code == 1
-    assert items[0]["evidence"]["required"] == {"xoff": 46080, "size": 19456, "model": "sonic"}
+    # SN3800 carries a gearbox (peripheral_table.j2 gearbox_delay 400): 46080 without it, 57344 with it
+    assert items[0]["evidence"]["required"] == {"xoff": 57344, "size": 19456, "model": "sonic"}
 
 
-def test_broadcom_switch_gets_no_spectrum_numbers(cli, azure_lint):
+def test_broadcom_switch_is_sized_with_its_sku_table(cli, azure_lint, tmp_path):
+    # Force10-S6100 (Tomahawk): its pg_lossless_40000_5m_profile is th/6100's row (xoff 66560): no finding.
     _, doc = _lint(cli, CFGGEN / "dell-s6100-t0" / "config_db.json", azure_lint)
+    assert [f for f in doc["findings"] if f["rule"] == "HDRM001"] == []
+    db = json.loads((CFGGEN / "dell-s6100-t0" / "config_db.json").read_text())
+    db["BUFFER_PROFILE"]["pg_lossless_40000_5m_profile"]["xoff"] = "49920"  # 240 cells, below the table's 320
+    db["CABLE_LENGTH"]["AZURE"]["Ethernet0"] = "100m"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
+    items = {f["link"].split(":")[-1]: f for f in doc["findings"] if f["rule"] == "HDRM001"}
+    assert result.code == 1 and len(items) == 4
+    assert items["Ethernet4"]["evidence"]["required"] == {"xoff": 66560, "size": 1248, "model": "sonic"}
+    # 100 m lies between the 40 m (71552) and 300 m (108160) rows: 71552 + 60/260 * 36608 = 79999.4 -> 385 cells
+    assert items["Ethernet0"]["evidence"]["required"]["xoff"] == 385 * 208
+    assert "--asic tomahawk" in items["Ethernet0"]["fix"]
+
+
+def test_broadcom_missing_speed_cable_pair_fires(cli, azure_lint, tmp_path):
+    # Arista-7260CX3 (th2/7260) has 5m, 40m and 300m rows for 100G; with the traditional buffer model and no
+    # lossless profile in CONFIG_DB, 100m gives no lossless PG at all.
+    db = json.loads((CFGGEN / "arista-7260-dualtor" / "config_db.json").read_text())
+    db["CABLE_LENGTH"]["AZURE"]["Ethernet8"] = "100m"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
     items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
-    assert len(items) == 4
-    for item in items:
-        assert item["severity"] == "info" and "no headroom model for hwsku Force10-S6100" in item["message"]
-        assert "spectrum-6" in item["message"] and item["location"].endswith("$.DEVICE_METADATA.localhost.hwsku")
+    assert result.code == 1 and len(items) == 1 and items[0]["severity"] == "error"
+    assert "no row for 100000 Mb/s, 100 m" in items[0]["message"] and "th2-7260" in items[0]["message"]
+    assert items[0]["evidence"]["table"]["cables_for_speed_m"] == [5, 40, 300]
+    assert '"CABLE_LENGTH|AZURE" Ethernet8 "300m"' in items[0]["fix"]
+    assert items[0]["location"].endswith("$.CABLE_LENGTH.AZURE.Ethernet8")
+    # the dynamic buffer model computes the PG instead: no finding
+    db["DEVICE_METADATA"]["localhost"]["buffer_model"] = "dynamic"
+    path.write_text(json.dumps(db))
+    _, doc = _lint(cli, path, azure_lint)
+    assert [f for f in doc["findings"] if f["rule"] == "HDRM001"] == []
+
+
+def test_missing_speed_in_the_sku_table_fires(cli, azure_lint, tmp_path):
+    db = json.loads((CFGGEN / "dell-s6100-t0" / "config_db.json").read_text())
+    for port in ("Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"):
+        db["BUFFER_PG"].pop(f"{port}|3-4", None)
+    db["PORT"]["Ethernet4"]["speed"] = "200000"  # not a speed of th/6100
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    _, doc = _lint(cli, path, azure_lint)
+    items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
+    assert len(items) == 1 and "no row for 200000 Mb/s (speeds 10000, 25000, 40000, 50000, 100000)" in items[0]["message"]
 
 
 def test_platform_picks_the_asic_and_lanes_are_read(tmp_path):
@@ -133,3 +176,29 @@ def test_map_ranges_follow_sonic_yang(tmp_path, table, key, value, ok):
 def test_port_without_qos_is_not_a_cls001_finding(cli, azure_lint):
     _, doc = _lint(cli, CFGGEN / "nvidia-sn4600c-t0" / "config_db.json", azure_lint)
     assert not [f for f in doc["findings"] if f["link"].endswith(":Ethernet12")]
+
+
+def test_missing_pair_on_a_spectrum_sku(cli, azure_lint, tmp_path):
+    # ACS-MSN4600C uses ACS-MSN4700's table (5m, 40m, 300m); 30m with the traditional model -> no lossless PG
+    db = json.loads((CFGGEN / "nvidia-sn4600c-t0" / "config_db.json").read_text())
+    db["CABLE_LENGTH"]["AZURE"]["Ethernet8"] = "30m"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
+    items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
+    assert result.code == 1 and len(items) == 1
+    assert "ACS-MSN4700" in items[0]["message"] and "100000 Mb/s, 30 m" in items[0]["message"]
+    assert '"CABLE_LENGTH|AZURE" Ethernet8 "40m"' in items[0]["fix"]
+
+
+def test_broadcom_profile_at_a_speed_without_row_is_info(cli, azure_lint, tmp_path):
+    # an explicit lossless profile on a 200G port of a Force10-S6100 (table up to 100G): not sized, one info each
+    db = json.loads((CFGGEN / "dell-s6100-t0" / "config_db.json").read_text())
+    db["PORT"]["Ethernet4"]["speed"] = "200000"
+    path = tmp_path / "config_db.json"
+    path.write_text(json.dumps(db))
+    result, doc = _lint(cli, path, azure_lint)
+    items = [f for f in doc["findings"] if f["rule"] == "HDRM001"]
+    assert result.code == 0 and len(items) == 1 and items[0]["severity"] == "info"
+    assert "no lossless profile for 200000 Mb/s" in items[0]["message"]
+    assert items[0]["location"].endswith("$.PORT.Ethernet4.speed")

@@ -58,19 +58,22 @@ def headroom_command(
     cable: str = typer.Option(..., "--cable", help="Cable length, e.g. 30m."),
     mtu: int = typer.Option(..., "--mtu", help="MTU [bytes] (port MTU for sonic, netdev MTU for mlx5)."),
     model: str = typer.Option("generic", "--model", help="generic (IEEE 802.1Qbb), sonic (Spectrum), or mlx5 (ConnectX)."),
-    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum, spectrum-2 … spectrum-6."),
-    sku: Optional[str] = typer.Option(None, "--sku", help="sonic model: SONiC HwSKU (e.g. ACS-SN5600); picks the ASIC."),
+    asic: Optional[str] = typer.Option(None, "--asic", help="sonic model: spectrum … spectrum-6, or Broadcom trident2, trident3, tomahawk … tomahawk5."),
+    sku: Optional[str] = typer.Option(None, "--sku", help="sonic model: SONiC HwSKU (e.g. ACS-SN5600, Force10-S6100); picks the ASIC (and a Broadcom SKU's own table)."),
     lossless_mtu: Optional[int] = typer.Option(None, "--lossless-mtu", help="sonic model: LOSSLESS_TRAFFIC_PATTERN mtu (default 1024)."),
     small_packet_percentage: Optional[float] = typer.Option(
         None, "--small-packet-percentage", help="sonic model: LOSSLESS_TRAFFIC_PATTERN small_packet_percentage (default 50)."),
     lanes: int = typer.Option(4, "--lanes", help="sonic model: lanes of the port (8 doubles the pipeline latency)."),
     shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
+    algorithm: str = typer.Option("current", "--algorithm",
+                                  help="sonic model, Spectrum: current, 2024 (sonic-swss 3943093d) or 2020 (NVIDIA's 2020 static tables)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     catalog: CatalogOption = None,
 ) -> None:
     """PFC headroom: XOFF/XON/size for a speed, cable length and MTU, with every term shown."""
     from fabricplan.catalog import load_catalog
     from fabricplan.ops import headroom
+    from fabricplan.ops.defaults import group as defaults_group
     from fabricplan.ops.defaults import show, span
     from fabricplan.ops.limits import MTU_RANGE_BYTES
 
@@ -89,14 +92,19 @@ def headroom_command(
         raise InputError(f"must be 1, 2, 4 or 8, got {lanes}", location="--lanes")
     cat = load_catalog(catalog or [])
     options: dict = {}
+    versions = sorted(defaults_group("headroom.sonic.algorithm", cat))
+    if algorithm not in versions:
+        raise InputError(f"must be one of {', '.join(versions)}, got {algorithm[:30]!r}", location="--algorithm")
     if model == "sonic":
         if asic and sku:
             raise InputError("give --asic or --sku, not both", location="--sku")
         chosen = headroom.asic_for(asic, sku, location="--sku" if sku else "--asic", catalog=cat)
         options = {"asic": chosen, "lossless_mtu_bytes": lossless_mtu, "shared_headroom_pool": shared_headroom_pool,
-                   "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8}
-    elif asic or sku or lossless_mtu or shared_headroom_pool or small_packet_percentage is not None or lanes != 4:
-        raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes and --shared-headroom-pool "
+                   "small_packet_percentage": small_packet_percentage, "eight_lanes": lanes == 8, "sku": sku,
+                   "algorithm": algorithm}
+    elif (asic or sku or lossless_mtu or shared_headroom_pool or small_packet_percentage is not None or lanes != 4
+          or algorithm != "current"):
+        raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes, --algorithm and --shared-headroom-pool "
                          "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables

@@ -178,8 +178,33 @@ def generic_headroom(
 
 
 def supported_asics(catalog: Catalog | None = None) -> list[str]:
-    """Names of the ASICs the ``sonic`` model has constants for (``headroom.sonic.asic``)."""
-    return sorted(defaults.group("headroom.sonic.asic", catalog))
+    """Names of the ASICs the ``sonic`` model has constants for: Spectrum (``headroom.sonic.asic``)
+    and Broadcom Trident/Tomahawk (``headroom.broadcom.asic``)."""
+    return sorted(defaults.group("headroom.sonic.asic", catalog)) + broadcom_asics(catalog)
+
+
+def broadcom_asics(catalog: Catalog | None = None) -> list[str]:
+    """Broadcom ASICs with a reference lossless table (``headroom.broadcom.asic``)."""
+    return sorted(defaults.group("headroom.broadcom.asic", catalog))
+
+
+def broadcom_table(asic: str | None = None, sku: str | None = None, platform: str | None = None,
+                   catalog: Catalog | None = None) -> tuple[str, dict[str, Any]] | None:
+    """The bundled Broadcom ``pg_profile_lookup.ini`` for a SKU (its own), else for a platform, else
+    the ASIC's reference table; ``None`` when none applies. Returns (table name, entry)."""
+    tables = defaults.group("headroom.broadcom.tables", catalog)
+    for key, field_ in ((sku, "skus"), (platform, "platforms")):
+        if key:
+            for name, entry in tables.items():
+                if key in entry["value"].get(field_, []) and (asic is None or entry["value"]["asic"] == asic):
+                    return name, entry
+    if asic and asic in broadcom_asics(catalog):
+        ref = defaults.value(f"headroom.broadcom.asic.{asic}", catalog)["reference_table"]
+        if ref not in tables:
+            raise CatalogError(f"reference_table {ref!r} is not in headroom.broadcom.tables",
+                               location=defaults.where(f"headroom.broadcom.asic.{asic}", catalog))
+        return ref, tables[ref]
+    return None
 
 
 def asic_for(asic: str | None = None, sku: str | None = None, platform: str | None = None,
@@ -202,6 +227,9 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
         table = defaults.value("headroom.sonic.sku_asic", catalog)
         if sku in table:
             return table[sku]
+        found = broadcom_table(sku=sku, catalog=catalog)
+        if found:
+            return found[1]["value"]["asic"]
         raise InputError(f"unknown SKU {sku!r}: no ASIC known for it; supported ASICs: {', '.join(supported)} "
                          f"(give --asic, or one of the {len(table)} SKUs in ops_defaults.yaml headroom.sonic.sku_asic)",
                          location=location)
@@ -209,6 +237,9 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
         table = defaults.value("headroom.sonic.platform_asic", catalog)
         if platform in table:
             return table[platform]
+        found = broadcom_table(platform=platform, catalog=catalog)
+        if found:
+            return found[1]["value"]["asic"]
         raise InputError(f"no headroom model for platform {platform!r}; supported ASICs: {', '.join(supported)}",
                          location=location)
     raise InputError(f"the sonic model needs an ASIC (--asic or --sku); supported: {', '.join(supported)}",
@@ -222,10 +253,12 @@ def sonic_headroom(
     lossless_mtu_bytes: int | None = None,
     asic: str | None = None,
     small_packet_percentage: float | None = None,
-    gearbox_delay: float = 0.0,
+    gearbox_delay: float | None = None,
     eight_lanes: bool = False,
     shared_headroom_pool: bool = False,
     catalog: Catalog | None = None,
+    sku: str | None = None,
+    algorithm: str = "current",
 ) -> HeadroomResult:
     """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
@@ -261,12 +294,22 @@ def sonic_headroom(
         (SONiC's default since 2024-12; it was 100 before).
     gearbox_delay : float
         ``PERIPHERAL_TABLE`` gearbox delay, in SONiC's unit (the plugin adds
-        ``speed_mbps * gearbox_delay / 8192`` bytes per crossing); 0 = no gearbox.
+        ``speed_mbps * gearbox_delay / 8192`` bytes per crossing; ``/ 8000`` with ``algorithm="2020"``);
+        0 = no gearbox; default: the SKU's platform value (``headroom.sonic.sku_gearbox_delay``, 400 on SN3800), else 0.
     eight_lanes : bool
         8-lane port (``PORT.lanes`` lists 8 lanes): pipeline latency doubled, one port MTU of
         speed overhead in the size.
     shared_headroom_pool : bool
         ``BUFFER_POOL|ingress_lossless_pool.xoff`` != 0 or ``over_subscribe_ratio`` != 0.
+    sku : str, optional
+        ``DEVICE_METADATA.hwsku``; for a Broadcom ASIC the SKU's own bundled table is used.
+    algorithm : str
+        ``current`` (default), ``2024`` (sonic-swss 3943093d: no reduced-share and no Spectrum-6
+        compensation) or ``2020`` (the accounting of NVIDIA's static 2020 tables: peer response =
+        the ASIC's ``peer_response_time``, unrounded worst-case factor, small-packet share counted in
+        packets, no tile or compensation terms, default share 100 %); ``headroom.sonic.algorithm``.
+
+    A Broadcom ASIC (:func:`broadcom_asics`) is sized by :func:`broadcom_headroom` instead.
 
     Returns
     -------
@@ -280,15 +323,25 @@ def sonic_headroom(
     .. [2] sonic-net/sonic-buildimage ``platform/mellanox/asic_table.j2`` (commit fb4dee11): ASIC constants.
     .. [3] sonic-net/sonic-buildimage ``files/build_templates/buffers_config.j2``: LOSSLESS_TRAFFIC_PATTERN.
     """
+    versions = defaults.group("headroom.sonic.algorithm", catalog)
+    if algorithm not in versions:
+        raise InputError(f"unknown algorithm {str(algorithm)[:30]!r}; choose one of {', '.join(sorted(versions))}", location="algorithm")
+    alg = versions[algorithm]["value"]
     port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)
     lossless_mtu = defaults.number("headroom.sonic.lossless_mtu_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1], integer=True) if lossless_mtu_bytes is None else lossless_mtu_bytes
-    small_pct = defaults.number("headroom.sonic.small_packet_percentage", catalog, lo=0, hi=100) if small_packet_percentage is None else small_packet_percentage
+    small_pct = (defaults.number("headroom.sonic.small_packet_percentage", catalog, lo=0, hi=100)
+                 if algorithm == "current" else alg["default_small_packet_percentage"]) \
+        if small_packet_percentage is None else small_packet_percentage
     if not 0 <= small_pct <= 100:
         raise InputError(f"small packet percentage must be in 0..100, got {small_pct:g}", location="small_packet_percentage")
     if not lossless_mtu > 0:
         raise InputError(f"lossless MTU must be positive, got {lossless_mtu}", location="lossless_mtu")
     asic_name = asic_for(asic, catalog=catalog)
+    if asic_name in broadcom_asics(catalog):
+        if algorithm != "current":
+            raise InputError(f"--algorithm {algorithm} applies to Spectrum ASICs, not {asic_name}", location="algorithm")
+        return broadcom_headroom(speed_mbps, cable_m, asic_name, sku=sku, port_mtu_bytes=port_mtu, catalog=catalog)
     entry_ = defaults.group("headroom.sonic.asic", catalog)[asic_name]
     constants = _asic_constants(asic_name, entry_["value"], catalog)
     kb = defaults.number("headroom.sonic.kb_bytes", catalog, lo=1, hi=1e6, integer=True)
@@ -301,7 +354,7 @@ def sonic_headroom(
     cell = constants["cell_size_bytes"]
     pipeline_latency = constants["pipeline_latency_kb"] * kb
     mac_phy_delay = constants["mac_phy_delay_kb"] * kb
-    quanta = pause_quanta(speed_mbps, catalog)
+    quanta = pause_quanta(speed_mbps, catalog) if alg["peer_response"] == "quanta" else None
     if quanta is not None:
         peer_response = quanta * bits_per_quantum / 8
         peer_detail = f"{quanta} pause quanta x {bits_per_quantum} bits"
@@ -310,17 +363,22 @@ def sonic_headroom(
         peer_detail = f"ASIC peer_response_time {constants['peer_response_time_kb']} KB"
     speed_overhead = 0
     if eight_lanes:
-        pipeline_latency = pipeline_latency * 2
+        pipeline_latency = pipeline_latency * 2 - alg.get("eight_lane_pipeline_less_kb", 0) * kb
         speed_overhead = port_mtu
 
     raw_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
-    worst_case_factor = math.ceil(raw_factor - 1e-12)
-    small_by_byte = 100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
+    worst_case_factor = math.ceil(raw_factor - 1e-12) if alg["round_worst_case_factor"] else raw_factor
+    small_by_byte = (100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
+                     if alg["small_packet_share"] == "bytes" else small_pct)
     cell_occupancy = (100 - small_by_byte + small_by_byte * worst_case_factor) / 100
-    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / (8 * kb)
+    if gearbox_delay is None:
+        gearbox_delay = defaults.value("headroom.sonic.sku_gearbox_delay", catalog).get(sku, 0) if sku else 0
+        defaults.check_number(gearbox_delay, defaults.where("headroom.sonic.sku_gearbox_delay", catalog) + f".{sku}", 0, 1e6)
+    gearbox_divisor = 8000 if alg.get("gearbox_term") == "exact" else 8 * kb
+    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / gearbox_divisor
     # Round trip: 2 * L / c seconds at speed Mb/s = 2 * L * speed * 1e6 / c bits (Lua: *1e9 / (8*1000)).
     bytes_on_cable = 2 * cable_m * speed_mbps * 1e6 / light / 8
-    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0)
+    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0) if alg["tile_term"] else 0
 
     propagation_terms = (
         HeadroomTerm("port_mtu", port_mtu, "frame in flight (PORT.mtu)"),
@@ -333,13 +391,13 @@ def sonic_headroom(
     propagation = sum(t.bytes for t in propagation_terms)
     scaled = propagation * cell_occupancy
     xoff = _ceil(lossless_mtu + scaled, step)
-    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb
+    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb if alg["asic_compensation"] else 0
     xoff += asic_compensation
-    notes = [f"worst-case factor ceil({raw_factor:.4g}) = {worst_case_factor} cells per small packet; "
+    notes = [f"worst-case factor {'ceil(' if alg['round_worst_case_factor'] else '('}{raw_factor:.4g}) = {worst_case_factor:.4g} cells per small packet; "
              f"{small_pct:g} % small packets = {small_by_byte:.3g} % of bytes",
              f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up"]
     small_compensation = 0
-    if not shared_headroom_pool and small_pct != 100:
+    if alg["reduced_share_compensation"] and not shared_headroom_pool and small_pct != 100:
         full = _ceil(lossless_mtu + propagation * worst_case_factor, step)
         if xoff + compensation < full:
             small_compensation = compensation
@@ -366,10 +424,112 @@ def sonic_headroom(
         inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "port_mtu_bytes": port_mtu,
                 "lossless_mtu_bytes": lossless_mtu, "asic": asic_name,
                 "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
-                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool},
+                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool, "algorithm": algorithm},
         notes=tuple(notes),
         references=(defaults.source("headroom.sonic.speed_of_light_m_per_s", catalog), entry_["source"]),
     )
+
+
+def broadcom_headroom(speed_mbps: int, cable_m: float, asic: str, sku: str | None = None,
+                      port_mtu_bytes: int | None = None, catalog: Catalog | None = None) -> HeadroomResult:
+    """Lossless PG of a Broadcom Trident/Tomahawk switch as SONiC configures it (cell-based accounting).
+
+    SONiC computes no headroom for Broadcom: buffermgrd (traditional buffer model) takes the
+    ``(speed, cable)`` row of the SKU's ``pg_profile_lookup.ini``; SKUs share one table per ASIC
+    generation (``device/common/profiles/<gen>/.../BALANCED``). This model uses the SKU's own
+    bundled table (``sku``), else the ASIC's reference table, and for a cable length between two rows
+    of the speed interpolates ``xoff`` linearly in cable length (the tables are linear in it), beyond
+    the longest extrapolates with the last segment's slope, below the shortest takes the shortest::
+
+        xoff = cell * ceil(xoff_interp(cable) / cell)
+        size, xon, dynamic_th, xon_offset = the row's (size is the PG's guaranteed minimum when
+                                            size < xoff: xoff is taken from the pool's shared headroom)
+
+    Parameters
+    ----------
+    speed_mbps : int
+        ``PORT.speed`` [Mb/s]; must be a speed of the table (else SONiC configures no lossless PG).
+    cable_m : float
+        ``CABLE_LENGTH`` [m].
+    asic : str
+        One of :func:`broadcom_asics`.
+    sku : str, optional
+        ``DEVICE_METADATA.hwsku``: its own table when bundled.
+    port_mtu_bytes : int, optional
+        Not an input of the vendor tables (they assume jumbo frames); recorded only.
+
+    Raises
+    ------
+    InputError
+        The table has no row for the speed (lists the speeds it has).
+
+    References
+    ----------
+    .. [1] sonic-net/sonic-buildimage ``device/common/profiles/{td2,th,th2}/*/BALANCED/pg_profile_lookup.ini``
+       and the Dell/Arista SKU tables, each with commit in ``ops_defaults.yaml`` ``headroom.broadcom.tables``.
+    .. [2] sonic-net/sonic-swss ``cfgmgr/buffermgr.cpp``: the traditional model reads ``pg_profile_lookup.ini``.
+    """
+    _check_common(speed_mbps, cable_m, port_mtu_bytes or 9100)
+    found = broadcom_table(asic, sku=sku, catalog=catalog)
+    if found is None:
+        raise InputError(f"no Broadcom headroom model for ASIC {asic!r}; supported: {', '.join(broadcom_asics(catalog))}",
+                         location="asic")
+    name, entry = found
+    constants = defaults.value(f"headroom.broadcom.asic.{asic}", catalog)
+    cell = constants.get("cell_size_bytes") if isinstance(constants, dict) else None
+    defaults.check_number(cell, defaults.where(f"headroom.broadcom.asic.{asic}", catalog) + ".cell_size_bytes", 1, 1e6, True)
+    rows = sorted((r for r in entry["value"]["rows"] if r[0] == speed_mbps), key=lambda r: r[1])
+    if not rows:
+        speeds = sorted({r[0] for r in entry["value"]["rows"]})
+        raise InputError(f"{name} (pg_profile_lookup.ini of {asic}) has no lossless profile for {speed_mbps} Mb/s "
+                         f"(has {', '.join(str(s) for s in speeds)}): SONiC configures no lossless PG for such a port",
+                         location="speed")
+    raw, lower, base_row, how = broadcom_xoff(rows, cable_m)
+    xoff = _ceil(raw, cell)
+    size, xon, threshold, xon_offset = base_row[2], base_row[3], base_row[5], base_row[6]
+    if size >= base_row[4]:  # size holds the headroom (Trident2: xoff + guaranteed minimum): it moves with xoff
+        size = xoff + size - base_row[4]
+    terms = (
+        HeadroomTerm("table_xoff", float(lower[1]), f"{name}: {speed_mbps} Mb/s, {lower[0]} m row"),
+        HeadroomTerm("cable_term", raw - lower[1], how),
+        HeadroomTerm("cell_rounding", xoff - raw, f"rounded up to a whole {cell} B cell"),
+    )
+    notes = [f"Broadcom {asic}: table {name} ({'SKU ' + sku if sku and sku in entry['value']['skus'] else 'ASIC reference'})",
+             f"size {size} B = {size // cell} cells " + ("guaranteed minimum; xoff from the shared headroom pool"
+                                                        if size < xoff else "includes the headroom"),
+             f"dynamic_th {threshold} (alpha 2^{threshold}), xon_offset {xon_offset} B"]
+    return HeadroomResult(
+        model="sonic",
+        xoff_bytes=xoff,
+        xon_bytes=xon,
+        size_bytes=size,
+        terms=terms,
+        inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "port_mtu_bytes": port_mtu_bytes, "asic": asic,
+                "table": name, "dynamic_th": threshold, "xon_offset_bytes": xon_offset, "cell_size_bytes": cell},
+        notes=tuple(notes),
+        references=(entry["source"], defaults.source("headroom.broadcom.cable_interpolation", catalog)),
+    )
+
+
+def broadcom_xoff(rows: list[list[int]], cable_m: float) -> tuple[float, tuple[int, int], list[int], str]:
+    """XOFF of one speed's rows of a Broadcom table at a cable length, before cell rounding.
+
+    ``rows`` are ``[speed, cable_m, size, xon, xoff, dynamic_th, xon_offset]`` of one speed.
+    Linear in cable length between two rows; beyond the longest, the last segment's slope; at or
+    below the shortest, the shortest row. Returns (xoff [bytes], (cable, xoff) of the row at or
+    below the cable, the row whose size/xon/threshold/xon_offset apply, how it was obtained).
+    """
+    rows = sorted(rows, key=lambda r: r[1])
+    points = [(r[1], r[4]) for r in rows]
+    if cable_m <= points[0][0] or len(points) == 1:
+        how = f"{points[0][0]} m row" + ("" if cable_m <= points[0][0] else " (one cable length: no cable term)")
+        return float(points[0][1]), points[0], rows[0], how
+    i = next((k for k in range(1, len(points)) if cable_m <= points[k][0]), len(points) - 1)
+    (c0, x0), (c1, x1) = points[i - 1], points[i]
+    raw = x0 + (x1 - x0) * (cable_m - c0) / (c1 - c0)
+    how = f"interpolated between {c0} m and {c1} m" if cable_m <= c1 else f"extrapolated from {c0} m and {c1} m"
+    lower = max((p for p in points if p[0] <= cable_m), default=points[0])
+    return raw, lower, rows[i], how
 
 
 # Constants of one ASIC in ``headroom.sonic.asic`` (optional ones default to 0) and their bounds.

@@ -7,20 +7,25 @@ IEEE 802.1Qbb lower bound instead) from ``PORT.speed``, ``PORT.lanes`` (8 lanes)
 ``LOSSLESS_TRAFFIC_PATTERN``, and compares it with ``BUFFER_PROFILE.xoff`` and ``size``.
 
 The ASIC comes from the option ``asic`` if set, else from ``DEVICE_METADATA.hwsku`` /
-``platform`` (``ops_defaults.yaml`` ``headroom.sonic.sku_asic`` / ``platform_asic``). A switch
-whose ASIC has no model (e.g. Broadcom) is not sized with the Spectrum numbers: it gets one
+``platform`` (``ops_defaults.yaml`` ``headroom.sonic.sku_asic`` / ``platform_asic``, and the SKUs
+and platforms of ``headroom.broadcom.tables``). A Broadcom Trident/Tomahawk switch is sized with
+its SKU's table (``ops.headroom.broadcom_headroom``: xoff at the cable length, size = guaranteed
+minimum). A switch whose ASIC has no model is not sized with another ASIC's numbers: it gets one
 ``info`` finding naming the key, unless its profile is the vendor's own. A profile equal to the
 SKU's row of the vendor's ``pg_profile_lookup.ini`` (``headroom.vendor_pg_profiles``) is the
-vendor's reference and passes. A lossless port without ``CABLE_LENGTH`` is reported.
+vendor's reference and passes. A lossless port without ``CABLE_LENGTH`` is reported, and so is,
+with the traditional buffer model, a port without a lossless profile in CONFIG_DB whose (speed,
+``CABLE_LENGTH``) pair is not a row of its SKU's bundled table: buffermgrd then configures no
+lossless PG for it.
 
 Passing::
 
     ACS-MSN3800 (Spectrum-2), Ethernet0 100G, CABLE_LENGTH 5m, mtu 9100, shared headroom pool
-    -> need xoff 46080, size 19456; pg_lossless_100000_5m_profile xoff 81920, size 100352
+    -> need xoff 57344 (with the SN3800 gearbox), size 19456; pg_lossless_100000_5m_profile xoff 81920, size 100352
 
 Failing::
 
-    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 92160 > 81920: drops before the pause lands
+    CABLE_LENGTH Ethernet0 = "300m" -> need xoff 103424 (with the SN3800 gearbox) > 81920: drops before the pause lands
 """
 
 from __future__ import annotations
@@ -70,6 +75,9 @@ def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[
     if port is None or not port.pfc_enable:
         return
     profiles = {p.name: p for p in port.buffer_pg.values() if p.lossless and not p.computed}
+    missing = None if profiles else _missing_pair(link, port, catalog)
+    if missing is not None:
+        yield missing
     if not profiles and not port.buffer_pg:
         return
     if port.cable_length_m is None:
@@ -106,9 +114,22 @@ def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[
                               evidence={"switch": {"platform": port.platform, "hwsku": port.hwsku}},
                               reason="the Spectrum model must not size other ASICs")
                 return
-            need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
-                                           port.small_packet_percentage, eight_lanes=port.lanes == 8,
-                                           shared_headroom_pool=port.shared_headroom_pool, catalog=catalog)
+            if asic in headroom.broadcom_asics(catalog):
+                try:
+                    need = headroom.broadcom_headroom(port.speed_mbps, cable, asic, sku=port.hwsku,
+                                                      port_mtu_bytes=mtu, catalog=catalog)
+                except InputError as exc:  # the SKU's table has no row for the speed: nothing to size against
+                    yield Finding(rule_id=ID, link=link.name, location=port.where("speed"), max_severity="info",
+                                  message=f"PG headroom not checked: {exc.message}",
+                                  fix="add the speed to the SKU's pg_profile_lookup.ini, or size the profile by hand",
+                                  evidence={"switch": {"hwsku": port.hwsku, "speed_mbps": port.speed_mbps}},
+                                  reason="the Broadcom model has no row to compare with")
+                    return
+            else:
+                need = headroom.sonic_headroom(port.speed_mbps, cable, mtu, port.lossless_mtu, asic,
+                                               port.small_packet_percentage, eight_lanes=port.lanes == 8,
+                                               shared_headroom_pool=port.shared_headroom_pool, catalog=catalog,
+                                               sku=port.hwsku)
     except InputError as exc:  # e.g. a speed without a pause-quanta entry for the generic model
         raise InputError(exc.message, location=port.where("speed")) from None
     for name, profile in sorted(profiles.items()):
@@ -130,6 +151,44 @@ def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[
                       port.locations.get(f"pg{pgs[0]}", port.source) if pgs else port.source)
 
 
+def sku_table(port: SwitchPortQos, catalog: Any = None) -> tuple[str, list[list[int]]] | None:
+    """(table name, rows) of the SKU's bundled ``pg_profile_lookup.ini`` (NVIDIA or Broadcom), if any."""
+    if port.hwsku:
+        for name, entry in ops_defaults.group("headroom.vendor_pg_profiles", catalog).items():
+            if port.hwsku in entry["value"]["skus"]:
+                return name, entry["value"]["rows"]
+    found = headroom.broadcom_table(sku=port.hwsku, catalog=catalog) if port.hwsku else None
+    return (found[0], found[1]["value"]["rows"]) if found else None
+
+
+def _missing_pair(link: Link, port: SwitchPortQos, catalog: Any = None) -> Finding | None:
+    """With the traditional buffer model and no lossless profile in CONFIG_DB, buffermgrd configures
+    the lossless PG only for a (speed, cable) pair in the SKU's ``pg_profile_lookup.ini``
+    (``doSpeedUpdateTask``: "No PG profile configured for speed ... and cable length ..."); a PFC port
+    whose pair is missing gets none."""
+    if port.buffer_model == "dynamic" or port.speed_mbps is None or port.cable_length_m is None:
+        return None
+    table = sku_table(port, catalog)
+    if table is None:
+        return None
+    name, rows = table
+    if any(r[0] == port.speed_mbps and r[1] == port.cable_length_m for r in rows):
+        return None
+    pairs = sorted({(r[0], r[1]) for r in rows})
+    cables = sorted({c for s, c in pairs if s == port.speed_mbps})
+    have = (f"for {port.speed_mbps} Mb/s it has {', '.join(f'{c:g}m' for c in cables)}" if cables
+            else f"it has no row for {port.speed_mbps} Mb/s (speeds {', '.join(str(s) for s in sorted({s for s, _ in pairs}))})")
+    fix = (hset("CABLE_LENGTH|AZURE", port.port, f"{min((c for c in cables if c >= port.cable_length_m), default=cables[-1]):g}m")
+           + " (the next listed length at or above the real cable)") if cables else         "add a row for this speed to the SKU's pg_profile_lookup.ini, or configure BUFFER_PG with an explicit lossless profile"
+    return finding(ID, link,
+                   f"SKU {port.hwsku}'s pg_profile_lookup.ini ({name}) has no row for {port.speed_mbps} Mb/s, "
+                   f"{port.cable_length_m:g} m: buffermgrd configures no lossless PG on {port.port} ({have})",
+                   fix, {"switch": {"hwsku": port.hwsku, "speed_mbps": port.speed_mbps,
+                                    "cable_length_m": port.cable_length_m, "buffer_model": port.buffer_model or "traditional"},
+                         "table": {"name": name, "cables_for_speed_m": cables}},
+                   port.where("cable_length"))
+
+
 def _asic(port: SwitchPortQos, options: dict[str, Any], catalog: Any = None) -> str | None:
     """The option, else the ASIC of DEVICE_METADATA hwsku / platform; None when neither has a model."""
     if options.get("asic"):
@@ -138,7 +197,8 @@ def _asic(port: SwitchPortQos, options: dict[str, Any], catalog: Any = None) -> 
         return headroom.asic_for(sku=port.hwsku, catalog=catalog)
     if port.platform and port.platform in ops_defaults.value("headroom.sonic.platform_asic", catalog):
         return headroom.asic_for(platform=port.platform, catalog=catalog)
-    return None
+    found = headroom.broadcom_table(sku=port.hwsku, platform=port.platform, catalog=catalog)
+    return found[1]["value"]["asic"] if found else None
 
 
 def _fix(port: str, pgs: list[int], profile: BufferProfile, need: headroom.HeadroomResult, cable: float) -> str:
@@ -154,4 +214,4 @@ def _fix(port: str, pgs: list[int], profile: BufferProfile, need: headroom.Headr
     first, *rest = fields.items()
     steps = [hset(f"BUFFER_PROFILE|{new}", first[0], first[1], **dict(rest))]
     steps += [hset(f"BUFFER_PG|{port}|{pg}", "profile", new) for pg in pgs]
-    return "; ".join(steps) + f" (from: fabricplan headroom --speed {speed} --cable {cable:g}m --mtu {need.inputs.get('port_mtu_bytes', need.inputs.get('mtu_bytes'))} --model {need.model})"
+    return "; ".join(steps) + f" (from: fabricplan headroom --speed {speed} --cable {cable:g}m --mtu {need.inputs.get('port_mtu_bytes', need.inputs.get('mtu_bytes'))} --model {need.model}" + (f" --asic {need.inputs['asic']}" if need.inputs.get("asic") else "") + ")"

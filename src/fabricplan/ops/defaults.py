@@ -16,8 +16,30 @@ from fabricplan.errors import CatalogError
 DEFAULTS_FILE = "ops_defaults.yaml"
 
 
+# Look-ups by (ops_defaults section, path). The section is an immutable pydantic model, so what a
+# path gives never changes; the model is kept beside its results so its id cannot be reused.
+_CACHE: dict[int, tuple[Any, dict[tuple[str, str], Any]]] = {}
+_CACHED_SECTIONS = 8
+
+
+def _cached(section: Any, key: tuple[str, str], compute: Any) -> Any:
+    slot = _CACHE.get(id(section))
+    if slot is None or slot[0] is not section:
+        if len(_CACHE) >= _CACHED_SECTIONS:
+            _CACHE.clear()
+        slot = _CACHE[id(section)] = (section, {})
+    results = slot[1]
+    if key not in results:
+        results[key] = compute()
+    return results[key]
+
+
 def _node(path: str, catalog, what: str) -> Any:
-    node: Any = (catalog or default_catalog()).ops_defaults
+    section = (catalog or default_catalog()).ops_defaults
+    return _cached(section, ("node", path), lambda: _walk(section, path, what))
+
+
+def _walk(node: Any, path: str, what: str) -> Any:
     for part in path.split("."):
         children = node.root if isinstance(node, OpsGroup) else (
             {name: getattr(node, name) for name in type(node).model_fields} if not isinstance(node, OpsEntry)
@@ -51,12 +73,16 @@ def source(path: str, catalog=None) -> str:
 
 
 def group(path: str, catalog=None) -> dict[str, dict[str, Any]]:
-    """A group of entries (e.g. ``"headroom.sonic.asic"``): name -> entry (as plain mappings)."""
+    """A group of entries (e.g. ``"headroom.sonic.asic"``): name -> entry (as plain mappings, dumped
+    once per catalog and shared: treat as read-only)."""
     node = _node(path, catalog, "default group")
     if isinstance(node, OpsEntry):
         raise CatalogError(f"{path!r} is not a group of entries", location=DEFAULTS_FILE)
-    return {name: child.model_dump(exclude_none=True) if isinstance(child, OpsEntry) else child.model_dump()
-            for name, child in node.root.items()}
+    section = (catalog or default_catalog()).ops_defaults
+    dumped = _cached(section, ("group", path), lambda: {
+        name: child.model_dump(exclude_none=True) if isinstance(child, OpsEntry) else child.model_dump()
+        for name, child in node.root.items()})
+    return dumped  # shared between callers: treat as read-only, as every caller does
 
 
 def where(path: str, catalog=None) -> str:

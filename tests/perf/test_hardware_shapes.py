@@ -135,3 +135,41 @@ def test_cli_collective_reads_nics_beyond_one_per_gpu(cli):
     assert doubled["channels"] == 16 and single["channels"] == 8
     # EDR: 16 x 11.75 GB/s per node instead of 8 x 11.75 (NVLink 370.8 is far above either)
     assert doubled["busbw_gbytes_per_s"] == pytest.approx(2 * single["busbw_gbytes_per_s"], rel=0.01)
+
+
+SPEC = """name: nic-speed
+cluster:
+  gpu: h100-sxm
+  gpus: 128
+  gpus_per_node: 8
+  nics_per_node: 8
+  nic_speed_gbps: {speed}
+fabrics: [{fabric}]
+jobs:
+  - name: llama3-8b
+    model: llama3-8b
+    tp: 1
+    pp: 1
+    zero_stage: 3
+    global_batch_sequences: 256
+    micro_batch_sequences: 2
+    seq_len_tokens: 8192
+"""
+
+
+def test_cluster_nic_speed_reaches_step(cli, tmp_path):
+    # cluster.nic_speed_gbps -> design.effective_profile (per-NIC bandwidth x speed / link rate) -> step.
+    import json
+
+    def dp_seconds(speed, fabric="roce-v2"):
+        path = tmp_path / f"s{speed}.yaml"
+        path.write_text(SPEC.format(speed=speed, fabric=fabric))
+        out = cli("step", str(path), "--json")
+        assert out.code == 0, out.err
+        return json.loads(out.out)["results"][0]["total_comm_s"]["dp"]
+
+    at_200, at_400 = dp_seconds(200), dp_seconds(400)
+    assert at_400 == pytest.approx(at_200 / 2, rel=0.02)  # 23 -> 46 GB/s per NIC: the ZeRO-3 ring halves
+    # 800G (ConnectX-8): 8 x 92 GB/s per node exceeds NVLink (370.8 GB/s), so the ring is NVLink-bound
+    at_800 = dp_seconds(800, "{profile: roce-v2, nic: nic_cx8_800}")
+    assert at_800 < at_400 and at_800 == pytest.approx(at_400 * 46.0 / 46.35, rel=2e-3)

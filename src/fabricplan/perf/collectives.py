@@ -177,7 +177,8 @@ def nvls_data_path_efficiency(compute_capability: int, catalog=None) -> float:
     """NVLS data-path efficiency of the GPU's NVSwitch generation: the newest bundled NCCL release's
     ``nvlsEfficiency`` (tuning.cc, 2.30.7: Hopper 0.85), a property of the hardware that older releases'
     tuners did not model, so every release's achieved NVLS time uses it; 1.0 if no release has one."""
-    table = nccl_tuner.tuner_constants(None, catalog).get("nvls_efficiency") or {}
+    tuner = (catalog or default_catalog()).nccl_tuner
+    table = tuner.versions[tuner.default_version].nvls_efficiency or {}
     return float(table.get(nccl_tuner.architecture(compute_capability), 1.0) or 1.0)
 
 

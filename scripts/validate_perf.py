@@ -110,7 +110,7 @@ def _efa_section(catalog=None) -> tuple[list[str], int]:
            "Profile `aws-efa` (`fabrics.yaml`): 100 Gb/s per EFA card at the NDR NIC efficiency (11.75 GB/s), "
            "packet spraying modelled as adaptive routing, no in-network reduction; NCCL 2.19.3 constants. p5 "
            "has 32 cards for 8 GPUs: NCCL drives 4 NICs per GPU, one per channel (32 channels; "
-           "`collectives.communicator_nics`), bounded by the GPU's PCIe link; before several NICs per GPU "
+           "`collectives.communicator_nics`; NCCL counts a GPU's NICs until they reach its PCIe link: 4 × 12.5 ≥ 48 GB/s); before several NICs per GPU "
            "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). Time compares "
            "with the out-of-place column.", ""]
     failures = 0

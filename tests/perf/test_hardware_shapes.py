@@ -55,11 +55,20 @@ def test_one_nic_per_gpu_is_unchanged_bit_for_bit():
         assert default == explicit
 
 
-def test_several_nics_on_one_gpu_share_its_pcie_link():
-    # 8 NDR NICs for one GPU: 8 x 47 GB/s of NIC, but GPUDirect RDMA shares the GPU's PCIe Gen5 x16 (48).
-    comm = build_communicator(2, 1, H100, NDR, nics_per_node=8, nics_per_gpu=8, catalog=CATALOG)
-    assert comm.extra["node_nic_gbytes_per_s"]["ring"] == pytest.approx(48.0, rel=1e-12)
-    assert comm.graphs["ring"].n_channels * comm.graphs["ring"].bw_inter_gbytes_per_s == pytest.approx(48.0)
+def test_nics_per_gpu_counted_by_bandwidth_as_nccl_does():
+    from fabricplan.perf.collectives import nics_per_gpu_by_bandwidth
+
+    # NCCL adds local NICs until their speed reaches the GPU's PCIe link (H100 Gen5: 48 GB/s, A100 Gen4: 24).
+    assert nics_per_gpu_by_bandwidth(4, 100, 90, CATALOG) == 4   # 12.5, 25, 37.5, 50: AWS p5
+    assert nics_per_gpu_by_bandwidth(8, 100, 90, CATALOG) == 4
+    assert nics_per_gpu_by_bandwidth(2, 400, 90, CATALOG) == 1   # 50 >= 48 after the first NDR NIC
+    assert nics_per_gpu_by_bandwidth(2, 200, 80, CATALOG) == 1   # 25 >= 24 on A100
+    assert nics_per_gpu_by_bandwidth(2, 100, 80, CATALOG) == 2
+    assert nics_per_gpu_by_bandwidth(1, 400, 90, CATALOG) == 1
+    # so a second 400G NIC per H100 adds nothing, bit for bit
+    kw = dict(nics_per_node=16, algorithm="ring", catalog=CATALOG)
+    assert collective_time("all_reduce", GiB, 16, 8, "infiniband-ndr", H100, nics_per_gpu=2, **kw) == \
+        collective_time("all_reduce", GiB, 16, 8, "infiniband-ndr", H100, nics_per_gpu=1, **kw)
 
 
 def test_channels_are_capped_at_maxchannels_per_release():

@@ -184,22 +184,39 @@ def nvls_data_path_efficiency(compute_capability: int, catalog=None) -> float:
 
 def gpu_pcie_gbytes_per_s(compute_capability: int, catalog=None) -> float:
     """The GPU's x16 PCIe link as NCCL models it [GB/s per direction] (``perf_defaults``
-    ``pcie_x16_gbytes_per_s``: Gen4 24 for A100, Gen5 48 for H100). NCCL's graph search subtracts
-    every channel's bandwidth from each link of its GPU -> NIC path (``followPath``, search.cc), so
-    the channels of one GPU through several NICs share this link."""
+    ``pcie_x16_gbytes_per_s``: Gen4 24 for A100, Gen5 48 for H100)."""
     table = {int(k): float(v) for k, v in perf_table("pcie_x16_gbytes_per_s", catalog).items()}
     eligible = [cc for cc in table if cc <= compute_capability]
     return table[max(eligible)] if eligible else table[min(table)]
 
 
+def nics_per_gpu_by_bandwidth(nics_per_gpu: int, link_rate_gbps: float, compute_capability: int,
+                              catalog=None) -> int:
+    """NICs one GPU uses: its share of the node's NICs, but no more than NCCL counts by bandwidth.
+
+    NCCL adds the GPU's local NICs one by one until their bandwidth reaches the GPU's own link
+    (``getLocalNetCountByBw`` / ``ncclTopoGetLocalNetCountByBw``, src/graph/topo.cc: ``for (l = 0;
+    l < localNetCount && totalNetBw < gpuBw; l++) totalNetBw += path bw``), and spreads channels over
+    that many (``ncclTopoGetLocalNet``: ``net += channelId % netsPerGpu``). So
+    ``min(nics_per_gpu, ceil(PCIe x16 / NIC speed))``: 4 x 100G EFA per H100 (Gen5, 48 GB/s: 12.5,
+    25, 37.5, 50) are all used, a second NDR NIC on one H100 is not (50 >= 48 after the first).
+    One NIC per GPU or fewer: unchanged."""
+    if nics_per_gpu <= 1:
+        return max(nics_per_gpu, 1)
+    nic_gbytes = link_rate_gbps / 8.0
+    if nic_gbytes <= 0:
+        return nics_per_gpu
+    return max(1, min(nics_per_gpu, math.ceil(gpu_pcie_gbytes_per_s(compute_capability, catalog) / nic_gbytes)))
+
+
 def communicator_nics(nics_per_node: int, ranks_per_node: int, nics_per_gpu: int = 1) -> int:
     """NICs one communicator's ranks on a node drive: ``min(nics_per_node, ranks_per_node x nics_per_gpu)``.
 
-    ``nics_per_gpu`` = ``nics_per_node // GPUs per node`` (at least 1): NCCL's topology search lets
-    a GPU use every NIC it reaches at full bandwidth, one NIC per channel (``ncclTopoSearchRecNet``
-    and ``ncclTopoGetLocalNet`` pick the NIC per channel among the GPU's closest NICs; the
-    nccl-tests busbw of a node with 32 x 100G EFA for 8 H100 reaches 487 GB/s, above 8 x 12.5 GB/s
-    by far: docs/reference/nccl_tests.md T4). With one NIC per GPU or fewer this is
+    ``nics_per_gpu`` = ``nics_per_node // GPUs per node`` (at least 1) held to what NCCL counts by
+    bandwidth (:func:`nics_per_gpu_by_bandwidth`): NCCL spreads a GPU's channels over its own NICs,
+    one NIC per channel (``ncclTopoGetLocalNet``, src/graph/topo.cc: ``net += channelId %
+    netsPerGpu``); the nccl-tests busbw of a node with 32 x 100G EFA for 8 H100 reaches 487 GB/s,
+    far above 8 x 12.5 GB/s (docs/reference/nccl_tests.md T4). With one NIC per GPU or fewer this is
     ``min(nics_per_node, ranks_per_node)``, the rule before several NICs per GPU were expressible.
     """
     return min(nics_per_node, ranks_per_node * max(nics_per_gpu, 1))
@@ -218,8 +235,8 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     Inter-node: ``k`` = :func:`communicator_nics` NICs, ``c = min(max(k, 2), MAXCHANNELS)``
     channels (``max_channels``, the release's ``MAXCHANNELS``; a channel crosses the network
     through one NIC, so at most ``min(k, c)`` NICs carry traffic), per channel
-    ``bwInter = min(k, c) x B_nic x efficiency / c``; with several NICs per GPU the node's NIC
-    bandwidth is also held to ``ranks x max(B_nic, PCIe x16)`` (:func:`gpu_pcie_gbytes_per_s`). NCCL's graph search only ever raises a
+    ``bwInter = min(k, c) x B_nic x efficiency / c`` (``collective_time`` holds ``nics_per_gpu`` to
+    what NCCL counts by bandwidth, :func:`nics_per_gpu_by_bandwidth`). NCCL's graph search only ever raises a
     tree/CollNet/NVLS graph's intra speed above its inter speed (search.cc: bwIntra up to 2 x
     bwInter), and the channels' intra speeds share the GPU's NVLink, so ``bwInter <= bwIntra <=
     NVLink / c`` for every graph: a rack of 72 GPUs with one NIC each cannot have 72 tree channels
@@ -250,8 +267,6 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
             channels = min(channels, int(max_channels))
         used = min(nics, channels)
         node_nic = used * nic
-        if nics_per_gpu > 1:  # several NICs per GPU: GPUDirect RDMA shares the GPU's PCIe link
-            node_nic = min(node_nic, ranks_per_node * max(nic, gpu_pcie_gbytes_per_s(cc, catalog)))
 
         def graph_for(pattern: str, intra_multiplier: float) -> Graph:
             inter = node_nic * efficiency(pattern).value / channels
@@ -424,6 +439,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         nics_per_gpu = 1 if bare else max(network.nics_per_node // max(network.gpus_per_node, 1), 1)
     if nics_per_gpu < 1:
         raise InputError(f"NICs per GPU must be >= 1, got {nics_per_gpu}", location="nics-per-gpu")
+    nics_per_gpu = nics_per_gpu_by_bandwidth(nics_per_gpu, profile.link_rate_gbps, gpu_compute_capability(gpu, catalog),
+                                             catalog)
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog, nics_per_gpu=nics_per_gpu,
                  max_channels=constants.get("max_channels"))

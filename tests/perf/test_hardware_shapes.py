@@ -182,3 +182,17 @@ def test_cluster_nic_speed_reaches_step(cli, tmp_path):
     # 800G (ConnectX-8): 8 x 92 GB/s per node exceeds NVLink (370.8 GB/s), so the ring is NVLink-bound
     at_800 = dp_seconds(800, "{profile: roce-v2, nic: nic_cx8_800}")
     assert at_800 < at_400 and at_800 == pytest.approx(at_400 * 46.0 / 46.35, rel=2e-3)
+
+
+def test_nccl_217_nvls_is_single_node_only():
+    # 2.17.1's NVLS bandwidth is bwIntra, one node only (multi-node NVLS came with NVLSTree/CollNet in
+    # later releases); before, 20 NVL72-style racks on 2.17.1 chose NVLS at 4,634 GB/s busbw.
+    one = collective_time("all_reduce", GiB, 72, 72, "infiniband-ndr", B200, nccl_version="2.17.1", catalog=CATALOG)
+    assert one.algorithm == "nvls"
+    racks = collective_time("all_reduce", GiB, 1440, 72, "infiniband-ndr", B200, nccl_version="2.17.1",
+                            catalog=CATALOG)
+    assert racks.algorithm != "nvls"
+    assert racks.algbw_gbytes_per_s <= one.algbw_gbytes_per_s
+    with pytest.raises(Exception, match="not available"):
+        collective_time("all_reduce", GiB, 128, 8, "infiniband-ndr", H100, nccl_version="2.17.1", algorithm="nvls",
+                        catalog=CATALOG)

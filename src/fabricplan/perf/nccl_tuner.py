@@ -242,6 +242,8 @@ def supports(constants: dict, comm: Communicator, collective: str, algorithm: st
             return False
         if algorithm == "nvls" and comm.n_nodes > 1 and not comm.collnet_enabled:
             return False
+        if comm.n_nodes > 1 and constants.get("nvls_rule") == "2.17":
+            return False  # 2.17's NVLS is one node only (its tuner: bw = bwIntra, nvls_tuner.yaml nvls_rule)
     if protocol == "ll128":
         if comm.intra_link != "nvlink" or comm.compute_capability not in constants["ll128_compute_capabilities"]:
             return False

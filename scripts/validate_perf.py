@@ -14,14 +14,14 @@ from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.validation import (
     LLAMA3_405B_VIRTUAL_STAGES, RAMP_BYTES, TOLERANCES, TRAINING_REASON, azure_allreduce_rows, compute_microbench_rows,
-    gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, nic_ceiling_rows, nvls_single_node_rows, socket_transport_rows,
-    training_error_summary, training_rows,
+    efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, nic_ceiling_rows, nvls_single_node_rows,
+    socket_transport_rows, training_error_summary, training_rows,
 )
 
 
 def _tolerance(row) -> float | None:
     """The stated tolerance of a row (None: reported, not checked)."""
-    if row.case == "socket":
+    if row.case in ("socket", "efa"):
         return row.tolerance
     if row.case == "azure_ndv4":
         size = int(row.quantity.split("@")[1])
@@ -104,6 +104,33 @@ def _socket_section(catalog=None) -> tuple[list[str], int]:
     return out, failures
 
 
+def _efa_section(catalog=None) -> tuple[list[str], int]:
+    """AWS EFA (SRD) rows: 2 x p5 (32 x 100G EFA for 8 H100, four NICs per GPU) and 2 x p4de (4 x 100G
+    for 8 A100), split into the one calibrated row and the checked ones."""
+    rows = efa_rows(catalog)
+    out = ["## AWS EFA (SRD), 2 × 8 GPUs, all-reduce (nccl-tests T3, T4)", "",
+           "Profile `aws-efa` (`fabrics.yaml`): 100 Gb/s per EFA card at the NDR NIC efficiency (11.75 GB/s), "
+           "packet spraying modelled as adaptive routing, no in-network reduction; NCCL 2.19.3 constants. p5 "
+           "has 32 cards for 8 GPUs: NCCL drives 4 NICs per GPU, one per channel (32 channels; "
+           "`collectives.communicator_nics`; NCCL counts a GPU's NICs until they reach its PCIe link: 4 × 12.5 ≥ 48 GB/s); before several NICs per GPU "
+           "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). Time compares "
+           "with the out-of-place column.", ""]
+    failures = 0
+    for group, title, note in (
+            ("calibrated", "Calibrated on", "The EFA host-stack latency (22.6 µs one way, "
+             "`perf/validation.py` `calibrated_efa_host_stack_us`) was set from this row."),
+            ("checked", "Checked only", "No constant was fitted to these rows.")):
+        selected = [row for row in rows if row.group == group]
+        lines, failed = _table(selected)
+        failures += failed
+        out += [f"### {title}", "", note, "", *lines, "", "Tolerances and reasons:", ""]
+        out += [f"* `{row.quantity}`: " + (f"±{row.tolerance:.0%} — " if row.tolerance is not None else "")
+                + row.reason.removeprefix(f"±{row.tolerance:.0%}: " if row.tolerance is not None else "")
+                for row in selected]
+        out += [""]
+    return out, failures
+
+
 def render() -> tuple[str, int]:
     """The report text and the number of rows outside their tolerance."""
     out = ["# Validation of the performance models", "",
@@ -112,8 +139,8 @@ def render() -> tuple[str, int]:
     failures = 0
     sections = [
         ("Azure NDm A100 v4, 2 × 8 A100, 8 × HDR per node, all-reduce (nccl-tests T1)",
-         "NCCL 2.17.1 constants (the release in the container), AMD CPU, HDR per-NIC bandwidth "
-         "derived from the NDR efficiency (0.94 × 25 GB/s). Time compares with the out-of-place "
+         "NCCL 2.17.1 constants (the release in the container), AMD CPU, the catalog's `infiniband-hdr` "
+         "profile without SHARP (per-NIC bandwidth from the NDR efficiency, 0.94 × 25 GB/s). Time compares with the out-of-place "
          "column; busbw recomputed from it. Times include NCCL's small-message launch shape (channels "
          "dropped while bytes < channels × threads × threadThreshold, enqueue.cc) and the "
          "store-and-forward of LL/LL128 steps at the network hop (NCCL's proxy sends a step once the "
@@ -123,7 +150,8 @@ def render() -> tuple[str, int]:
          "system (docs/performance.md).",
          azure_allreduce_rows()),
         ("Per-NIC ceilings (2 nodes × 8 H100, 8 NICs, Ring forced, 8 GiB)",
-         "Model busbw / 8 NICs; EDR and HDR use the NDR-derived NIC efficiency.", nic_ceiling_rows()),
+         "Model busbw / 8 NICs; the catalog's EDR (Switch-IB 2, ConnectX-5) and HDR (Quantum, ConnectX-6) "
+         "profiles take their per-NIC bandwidth from the NDR NIC efficiency (0.94).", nic_ceiling_rows()),
         ("Per-operation compute: calibrated on (kernel microbenchmarks)",
          "The GEMM efficiency curves (fraction of dense peak by GEMM FLOPs 2·M·N·K) and attention "
          "rates (fwd+bwd TFLOP/s by sequence) of `gpus.yaml` `compute` pass through their measured points "
@@ -163,6 +191,9 @@ def render() -> tuple[str, int]:
     socket_lines, socket_failures = _socket_section()
     failures += socket_failures
     out += socket_lines
+    efa_lines, efa_failures = _efa_section()
+    failures += efa_failures
+    out += efa_lines
     out += ["## Point-to-point latency vs the seed claim", "",
             "One-way, 8-byte message: host stack + switch port-to-port × switches + propagation + "
             "serialisation (`perf/latency.py`); on the socket transport the host stack is the calibrated "

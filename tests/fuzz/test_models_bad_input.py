@@ -242,3 +242,23 @@ def test_sizing_errors_name_the_spec_field(cli, tmp_path):
     spec = _spec(tmp_path, lambda d: d.update(topology={"tiers": 1}, jobs=[]) or d["cluster"].update(gpus=1024))
     for command in (("topology",), ("cost",), ("compare", "--quick", "--quiet")):
         _one_line(cli(command[0], spec, *command[1:]), f"error: {spec}: topology.tiers: 1 tier(s) hold at most")
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_nics_per_gpu_below_one_is_an_input_error(bad):
+    from fabricplan.perf.collectives import collective_time
+
+    catalog = load_catalog()
+    with pytest.raises(InputError, match="NICs per GPU must be >= 1") as info:
+        collective_time("all_reduce", 2**20, 16, 8, "infiniband-ndr", catalog.gpu("h100-sxm"), nics_per_gpu=bad,
+                        catalog=catalog)
+    assert info.value.location == "nics-per-gpu"
+
+
+def test_more_nics_than_gpus_per_node_on_the_command_line(cli):
+    # 32 NICs for 8 GPUs (AWS p5 shape) on EFA runs; 2,000 NICs is past the program limit.
+    out = cli("collective", "--fabric", "aws-efa", "--gpus", "16", "--gpus-per-node", "8", "--nics-per-node", "32",
+              "--size", "1GiB")
+    assert out.code == 0, out.err
+    out = cli("collective", "--gpus", "16", "--gpus-per-node", "8", "--nics-per-node", "2000", "--size", "1GiB")
+    assert out.code == 2 and out.err.count("\n") == 1 and "nics-per-node" in out.err

@@ -2,6 +2,8 @@
 
 import pytest
 
+from fabricplan.catalog import load_catalog
+
 from fabricplan.perf.collectives import bus_bandwidth_factor
 from fabricplan.perf.validation import (
     compute_microbench_rows, training_error_summary, training_rows,
@@ -133,3 +135,45 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     monkeypatch.setattr(script, "socket_transport_rows", lambda catalog=None: off)
     _text, failures = script.render()
     assert failures == 5  # every gated socket row, 50 % off
+
+
+# --- issue 12 item 6: catalog EDR/HDR profiles and AWS EFA -----------------------------------------
+
+def test_edr_hdr_rows_use_catalog_profiles_with_real_switches():
+    from fabricplan.perf.validation import rdma_fabric
+
+    catalog = load_catalog()
+    for rate, fabric_id, switch in ((100, "infiniband-edr", "sw_ib_sb7800"), (200, "infiniband-hdr", "sw_ib_qm8700")):
+        profile = rdma_fabric(rate, catalog=catalog)
+        assert profile.id == fabric_id and not profile.in_network_reduction
+        assert catalog.switch(profile.hardware.switch).id == switch
+        assert catalog.switch(switch).radix_at(rate) is not None
+        assert catalog.nic(profile.hardware.nic).speed_gbps == rate
+        assert profile.effective_bandwidth_gbytes_per_s == pytest.approx(rate / 8 * 0.94, rel=1e-12)
+
+
+def test_efa_rows_within_tolerance_and_calibration_exact():
+    from fabricplan.perf.validation import calibrated_efa_host_stack_us, efa_rows
+
+    rows = efa_rows()
+    assert [r for r in rows if r.tolerance is not None and abs(r.error) > r.tolerance] == []
+    assert calibrated_efa_host_stack_us() == pytest.approx(load_catalog().fabric("aws-efa").host_stack_latency_us,
+                                                           abs=0.05)
+    assert sum(r.tolerance is not None for r in rows) >= 6
+
+
+def test_p5_needs_four_nics_per_gpu():
+    # With one NIC per GPU (8 of the 32 EFA cards) the 2 x p5 ring would be bound at 8 x 11.75 GB/s.
+    from fabricplan.design import bare_network
+    from fabricplan.perf.collectives import collective_time
+
+    catalog = load_catalog()
+    gpu = catalog.gpu("h100-sxm")
+    network = bare_network(catalog, "aws-efa", gpu, gpus=16, gpus_per_node=8, nics_per_node=32)
+    kw = dict(network=network, nccl_version="2.19.3", catalog=catalog, algorithm="ring")
+    four = collective_time("all_reduce", 8 * 2**30, 16, 8, **kw)
+    one = collective_time("all_reduce", 8 * 2**30, 16, 8, nics_per_gpu=1, **kw)
+    assert four.channels == 32 and one.channels == 8
+    assert one.busbw_gbytes_per_s == pytest.approx(8 * 11.75, rel=0.01)
+    # 32 x 11.75 = 376 GB/s of EFA: the ring is now bound by NVLink (18 x 20.6 = 370.8), 4x the old figure
+    assert four.busbw_gbytes_per_s == pytest.approx(min(32 * 11.75, 18 * 20.6), rel=0.02)

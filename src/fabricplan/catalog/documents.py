@@ -171,6 +171,7 @@ class TunerVersion(Strict):
     tree_algbw_ratio: float = Field(gt=0)
     tree_ll128_cap_multiplier: float | None = Field(default=None, gt=0)
     ll128_compute_capabilities: list[int]
+    max_channels: int = Field(default=32, gt=0, le=1024, description="MAXCHANNELS (src/include/device.h)")
     launch: Launch
 
 

@@ -34,8 +34,10 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
         sizes = [parse_size(size)]
     else:
         raise InputError("give --size or --sweep-sizes")
+    # On the command line --gpus-per-node is the server, so NICs beyond one per GPU are the GPUs' own.
+    nics_per_gpu = max(nics_per_node // gpus_per_node, 1) if nics_per_node and gpus_per_node > 0 else None
     results = [collective_time(op, s, gpus, gpus_per_node, fabric, gpu_entry, nics_per_node=nics_per_node,
-                               algorithm=algo, protocol=protocol, nccl_version=nccl_version,
+                               nics_per_gpu=nics_per_gpu, algorithm=algo, protocol=protocol, nccl_version=nccl_version,
                                cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model)
                for s in sizes]
     if as_json:

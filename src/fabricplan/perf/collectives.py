@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from fabricplan.catalog.catalog import default_catalog
 from fabricplan.design import FabricTopology, NetworkPlacement, NetworkView, bare_network
@@ -172,31 +173,103 @@ def _full_bandwidth(_pattern: str) -> Efficiency:
     return Efficiency(1.0, 1.0, "none")
 
 
+def nvls_data_path_efficiency(compute_capability: int, catalog=None) -> float:
+    """NVLS data-path efficiency of the GPU's NVSwitch generation: the newest bundled NCCL release's
+    ``nvlsEfficiency`` (tuning.cc, 2.30.7: Hopper 0.85), a property of the hardware that older releases'
+    tuners did not model, so every release's achieved NVLS time uses it; 1.0 if no release has one."""
+    tuner = (catalog or default_catalog()).nccl_tuner
+    table = tuner.versions[tuner.default_version].nvls_efficiency or {}
+    return float(table.get(nccl_tuner.architecture(compute_capability), 1.0) or 1.0)
+
+
+def gpu_pcie_gbytes_per_s(compute_capability: int, catalog=None) -> float:
+    """The GPU's x16 PCIe link as NCCL models it [GB/s per direction] (``perf_defaults``
+    ``pcie_x16_gbytes_per_s``: Gen4 24 for A100, Gen5 48 for H100)."""
+    table = {int(k): float(v) for k, v in perf_table("pcie_x16_gbytes_per_s", catalog).items()}
+    eligible = [cc for cc in table if cc <= compute_capability]
+    return table[max(eligible)] if eligible else table[min(table)]
+
+
+def nics_per_gpu_by_bandwidth(nics_per_gpu: int, link_rate_gbps: float, compute_capability: int,
+                              catalog=None) -> int:
+    """NICs one GPU uses: its share of the node's NICs, but no more than NCCL counts by bandwidth.
+
+    NCCL adds the GPU's local NICs one by one until their bandwidth reaches the GPU's own link
+    (``getLocalNetCountByBw`` / ``ncclTopoGetLocalNetCountByBw``, src/graph/topo.cc: ``for (l = 0;
+    l < localNetCount && totalNetBw < gpuBw; l++) totalNetBw += path bw``), and spreads channels over
+    that many (``ncclTopoGetLocalNet``: ``net += channelId % netsPerGpu``). So
+    ``min(nics_per_gpu, ceil(PCIe x16 / NIC speed))``: 4 x 100G EFA per H100 (Gen5, 48 GB/s: 12.5,
+    25, 37.5, 50) are all used, a second NDR NIC on one H100 is not (50 >= 48 after the first).
+    One NIC per GPU or fewer: unchanged."""
+    if nics_per_gpu <= 1:
+        return max(nics_per_gpu, 1)
+    nic_gbytes = link_rate_gbps / 8.0
+    if nic_gbytes <= 0:
+        return nics_per_gpu
+    return max(1, min(nics_per_gpu, math.ceil(gpu_pcie_gbytes_per_s(compute_capability, catalog) / nic_gbytes)))
+
+
+def communicator_nics(nics_per_node: int, ranks_per_node: int, nics_per_gpu: int = 1) -> int:
+    """NICs one communicator's ranks on a node drive: ``min(nics_per_node, ranks_per_node x nics_per_gpu)``.
+
+    ``nics_per_gpu`` = ``nics_per_node // GPUs per node`` (at least 1) held to what NCCL counts by
+    bandwidth (:func:`nics_per_gpu_by_bandwidth`): NCCL spreads a GPU's channels over its own NICs,
+    one NIC per channel (``ncclTopoGetLocalNet``, src/graph/topo.cc: ``net += channelId %
+    netsPerGpu``); the nccl-tests busbw of a node with 32 x 100G EFA for 8 H100 reaches 487 GB/s,
+    far above 8 x 12.5 GB/s (docs/reference/nccl_tests.md T4). With one NIC per GPU or fewer this is
+    ``min(nics_per_node, ranks_per_node)``, the rule before several NICs per GPU were expressible.
+    """
+    return min(nics_per_node, ranks_per_node * max(nics_per_gpu, 1))
+
+
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
-                       cpu_vendor: str = "intel", catalog=None) -> Communicator:
+                       cpu_vendor: str = "intel", catalog=None, nics_per_gpu: int = 1,
+                       max_channels: int | None = None) -> Communicator:
     """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
 
     ``efficiency(pattern)`` gives the share of the per-NIC bandwidth each graph's traffic pattern
     gets (an efficiency model applied to the communicator's placement; default: all of it).
+
+    Inter-node: ``k`` = :func:`communicator_nics` NICs, ``c = min(max(k, 2), MAXCHANNELS)``
+    channels (``max_channels``, the release's ``MAXCHANNELS``; a channel crosses the network
+    through one NIC, so at most ``min(k, c)`` NICs carry traffic), per channel
+    ``bwInter = min(k, c) x B_nic x efficiency / c`` (``collective_time`` holds ``nics_per_gpu`` to
+    what NCCL counts by bandwidth, :func:`nics_per_gpu_by_bandwidth`). NCCL's graph search only ever raises a
+    tree/CollNet/NVLS graph's intra speed above its inter speed (search.cc: bwIntra up to 2 x
+    bwInter), and the channels' intra speeds share the GPU's NVLink, so ``bwInter <= bwIntra <=
+    NVLink / c`` for every graph: a rack of 72 GPUs with one NIC each cannot have 72 tree channels
+    at the NIC's 47 GB/s when its NVLink gives each channel 10 GB/s. The graphs keep ``bwInter``
+    as the NICs give it (so 8-GPU numbers stay as they were); the tuner reads
+    ``min(bwInter, bwIntra)`` where NCCL reads ``bwInter`` (:func:`fabricplan.perf.nccl_tuner.
+    algorithm_bandwidth_gbytes_per_s`), a no-op for any graph NCCL's search can produce.
+    The GPU's NVLink bandwidth and the node's NIC bandwidth go into ``Communicator.extra``
+    (``nvlink_gbytes_per_s``, ``node_nic_gbytes_per_s``) for the data-path bounds of
+    :func:`fabricplan.perf.nccl_tuner.physical_algbw_bound_gbytes_per_s`.
     """
     if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
         raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
     n_nodes = n_ranks // ranks_per_node
     cc = gpu_compute_capability(gpu, catalog)
     nvlink = _intra_node_bandwidth_gbytes_per_s(gpu, catalog) if ranks_per_node > 1 else 0.0
+    extra: dict[str, Any] = {"nvlink_gbytes_per_s": nvlink,
+                             "nvls_data_path_efficiency": nvls_data_path_efficiency(cc, catalog)}
     if n_nodes == 1:
         links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)), 2)
         graph = Graph(links, nvlink / links, nvlink / links)
         graphs = {"ring": graph, "tree": graph, "nvls": graph, "collnet": graph}
     else:
         nic = per_nic_bandwidth_gbytes_per_s or fabric.effective_bandwidth_gbytes_per_s
-        nics = min(nics_per_node, ranks_per_node)
+        nics = communicator_nics(nics_per_node, ranks_per_node, nics_per_gpu)
         channels = max(nics, 2)
+        if max_channels:
+            channels = min(channels, int(max_channels))
+        used = min(nics, channels)
+        node_nic = used * nic
 
         def graph_for(pattern: str, intra_multiplier: float) -> Graph:
-            inter = nics * nic * efficiency(pattern).value / channels
+            inter = node_nic * efficiency(pattern).value / channels
             if ranks_per_node == 1:
                 return Graph(channels, inter, inter)
             if intra_multiplier == 1.0:  # rings run one speed through NVLink and the NIC
@@ -205,9 +278,11 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
 
         graphs = {key: graph_for(GRAPH_TRAFFIC_PATTERN[key], 1.0 if key == "ring" else 2.0)
                   for key in ("ring", "tree", "nvls", "collnet")}
+        extra["node_nic_gbytes_per_s"] = {key: node_nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
+                                          for key in ("ring", "tree", "nvls", "collnet")}
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
-                        collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4)
+                        collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4, extra=extra)
 
 
 @dataclass(frozen=True)
@@ -316,7 +391,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                     per_nic_bandwidth_gbytes_per_s: float | None = None,
                     placement: NetworkPlacement | None = None,
                     topology: FabricTopology | None = None, network: NetworkView | None = None,
-                    efficiency_model: str | EfficiencyModel | None = None) -> CollectiveResult:
+                    efficiency_model: str | EfficiencyModel | None = None,
+                    nics_per_gpu: int | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -332,10 +408,15 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     nccl_version : tuner constants to use (default: newest bundled).
     placement : overrides where the communicator sits.
     efficiency_model : name or model (:mod:`fabricplan.perf.efficiency`; default ``analytic``).
+    nics_per_gpu : NICs each GPU drives (:func:`communicator_nics`). Default: from a ``network``,
+        its NICs per node // GPUs per node (e.g. 2 for 16 x 100G on 8 GPUs); without one, 1, because
+        ``gpus_per_node`` is then the communicator's ranks per node, not the server's GPUs (a
+        1-rank-per-node communicator on an 8-NIC node still drives one NIC).
     """
     _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
     catalog = catalog or default_catalog()
     ranks_per_node = min(gpus_per_node, n_gpus)
+    bare = network is None
     if network is None:
         if fabric is None or gpu is None:
             raise InputError("give a network (a resolved design) or a fabric and a GPU", location="fabric")
@@ -354,8 +435,15 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     extra = network_latency_inter_us(network, placement, catalog, constants["version"])
     nic = per_nic_bandwidth_gbytes_per_s or per_nic_bandwidth(profile, operation, size_bytes, n_gpus, ranks_per_node,
                                                               nics, gpu, catalog)
+    if nics_per_gpu is None:
+        nics_per_gpu = 1 if bare else max(network.nics_per_node // max(network.gpus_per_node, 1), 1)
+    if nics_per_gpu < 1:
+        raise InputError(f"NICs per GPU must be >= 1, got {nics_per_gpu}", location="nics-per-gpu")
+    nics_per_gpu = nics_per_gpu_by_bandwidth(nics_per_gpu, profile.link_rate_gbps, gpu_compute_capability(gpu, catalog),
+                                             catalog)
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
-                 latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog)
+                 latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog, nics_per_gpu=nics_per_gpu,
+                 max_channels=constants.get("max_channels"))
     hops = 0  # network hops whose fabric latency NCCL's Broadcast/Reduce estimate leaves out
     if operation in nccl_tuner.TUNED_COLLECTIVES:
         comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
@@ -413,7 +501,7 @@ def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, buil
             perf_parameter("socket_syscall_us", catalog))
     remote = size_bytes * (n_gpus - ranks_per_node) / n_gpus
     local = size_bytes * (ranks_per_node - 1) / n_gpus
-    nics = min(build["nics_per_node"], ranks_per_node)
+    nics = communicator_nics(build["nics_per_node"], ranks_per_node, build.get("nics_per_gpu", 1))
     efficiency = build["efficiency"]("all_to_all").value
     nic_share = nics * build["per_nic_bandwidth_gbytes_per_s"] * efficiency / ranks_per_node
     transfer = max(remote / (nic_share * 1000.0) if remote else 0.0,

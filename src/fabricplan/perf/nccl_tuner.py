@@ -242,6 +242,8 @@ def supports(constants: dict, comm: Communicator, collective: str, algorithm: st
             return False
         if algorithm == "nvls" and comm.n_nodes > 1 and not comm.collnet_enabled:
             return False
+        if comm.n_nodes > 1 and constants.get("nvls_rule") == "2.17":
+            return False  # 2.17's NVLS is one node only (its tuner: bw = bwIntra, nvls_tuner.yaml nvls_rule)
     if protocol == "ll128":
         if comm.intra_link != "nvlink" or comm.compute_capability not in constants["ll128_compute_capabilities"]:
             return False
@@ -356,7 +358,11 @@ def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collec
     graph = comm.graph(algorithm)
     n_nodes, n_ranks, ppn, n_ch = comm.n_nodes, comm.n_ranks, comm.ranks_per_node, graph.n_channels
     collnet = algorithm.startswith("collnet")
-    bw = graph.bw_intra_gbytes_per_s if (n_nodes <= 2 or collnet) else graph.bw_inter_gbytes_per_s
+    # NCCL reads bwInter on > 2 nodes; its graph search guarantees bwInter <= bwIntra (search.cc raises
+    # only the intra speed, up to 2 x bwInter), which a graph built from NIC counts need not: min() keeps
+    # a 72-GPU NVLink domain's trees at its NVLink share per channel.
+    bw = graph.bw_intra_gbytes_per_s if (n_nodes <= 2 or collnet) else min(graph.bw_inter_gbytes_per_s,
+                                                                          graph.bw_intra_gbytes_per_s)
     if algorithm in ("nvls", "nvls_tree"):
         bw = _nvls_bandwidth(constants, comm, collective, algorithm, graph, bw)
     bus_bw = n_ch * bw
@@ -627,6 +633,44 @@ def nvls_single_node_algbw_gbytes_per_s(constants: dict, comm: Communicator) -> 
     return graph.n_channels * graph.bw_intra_gbytes_per_s * eta * n / (n + 1)
 
 
+def physical_algbw_bound_gbytes_per_s(comm: Communicator, collective: str, algorithm: str) -> float | None:
+    """The most algbw [GB/s] the hardware carries for a multi-node AllReduce, whatever a release's
+    tuner constants say; None where it does not apply (one node, other collectives, no bandwidths).
+
+    * **NICs** (every algorithm): each node must send and receive at least ``2 S (N-1)/N`` through its
+      NICs without in-network reduction (the bandwidth lower bound of all-reduce, Patarasuk & Yuan,
+      J. Parallel Distrib. Comput. 69(2), 2009, §3), and ``S`` with it (CollNet, and NVLS across nodes,
+      which needs CollNet/SHARP: the switch returns the reduced data). So
+      ``algbw <= B_node x N / (2 (N-1))`` or ``algbw <= B_node``, with ``B_node`` the NIC bandwidth the
+      communicator's ranks on a node drive (``Communicator.extra['node_nic_gbytes_per_s']``, per graph,
+      after routing efficiency). Rings and trees with NCCL's caps stay below it; the 2-node NVLSTree
+      estimate (2.30: inter bandwidth x 2 on <= 2 nodes) can exceed it by ~7 %.
+    * **NVLink** (NVLS and NVLSTree): inside each node the data moves as in one-node NVLS, ``S (n+1)/n``
+      per direction per GPU for ``n`` ranks per node (sjeaugey, NVIDIA/nccl-tests PR #239), so
+      ``algbw <= B_nvlink x nvlsEfficiency x n/(n+1)`` (``extra['nvlink_gbytes_per_s']``,
+      ``extra['nvls_data_path_efficiency']``): a multi-node NVLS collective is never faster than the
+      same NVLS inside one node. NCCL 2.19's NVLS estimate (``min(bwIntra, bwInter)`` per channel x
+      5/6) has no such term and gives 606 GB/s busbw on 16 x 8 H100 at 1 GiB; bounded, 550 GB/s (algbw 277)
+      (one-node NVLS on H100 measures ~480 busbw, algbw ~275, NVIDIA/nccl-tests#212, #290).
+
+    Applied to the achieved time only (NCCL chooses with its own estimate).
+    """
+    if collective != "all_reduce" or comm.n_nodes < 2:
+        return None
+    bounds = []
+    nic = (comm.extra.get("node_nic_gbytes_per_s") or {}).get(GRAPH_OF_ALGORITHM.get(algorithm, algorithm)
+                                                              if algorithm != "pat" else "ring")
+    if nic:
+        reducing = algorithm.startswith("collnet") or algorithm == "nvls"
+        n = comm.n_nodes
+        bounds.append(nic if reducing else nic * n / (2.0 * (n - 1)))
+    nvlink = comm.extra.get("nvlink_gbytes_per_s") or 0.0
+    if algorithm in ("nvls", "nvls_tree") and nvlink > 0:
+        ppn = comm.ranks_per_node
+        bounds.append(nvlink * float(comm.extra.get("nvls_data_path_efficiency", 1.0)) * ppn / (ppn + 1))
+    return min(bounds) if bounds else None
+
+
 def predicted_time_us(constants: dict, comm: Communicator, collective: str, algorithm: str, protocol: str,
                       size_bytes: int) -> AlgorithmChoice | None:
     """NCCL's ``ncclTopoGetAlgoTime``: ``lat + nBytes / (1000 * bw)`` [us], or None if unusable.
@@ -667,6 +711,9 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     launched *= nt / nt_max
     if algorithm == "nvls" and collective == "all_reduce":
         launched = nvls_single_node_algbw_gbytes_per_s(constants, comm) or launched
+    bound = physical_algbw_bound_gbytes_per_s(comm, collective, algorithm)
+    if bound is not None and launched > bound:
+        launched = bound
     delay = network_step_delay_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants)
     launch_time = latency + size_bytes / (1000.0 * launched) + delay if launched > 0 else math.inf
     return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time, delay)

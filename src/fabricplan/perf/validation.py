@@ -4,9 +4,10 @@ Each function returns rows of (input, published, model, relative error) for one 
 in ``catalog/data/published_perf.yaml``; ``scripts/validate_perf.py`` writes them all to
 ``docs/validation.md`` and ``tests/perf/test_validation.py`` asserts the tolerances.
 
-Per-NIC ceilings for link rates without a catalog profile (EDR, HDR) come from the RDMA NIC
-efficiency observed on NDR (47 of 50 GB/s, ``perf_defaults.yaml``), so the EDR/HDR rows are a
-genuine check of that transfer, not a restatement of their own numbers.
+The EDR and HDR profiles (``fabrics.yaml``) take their per-NIC bandwidth from the RDMA NIC
+efficiency observed on NDR (47 of 50 GB/s), so the EDR/HDR rows are a genuine check of that
+transfer, not a restatement of their own numbers. The AWS EFA rows calibrate one constant (the
+EFA host stack, on the 2 x p5 8-byte row) and check the rest.
 """
 
 from __future__ import annotations
@@ -48,13 +49,22 @@ class ValidationRow:
         return self.model / self.published - 1.0
 
 
-def rdma_fabric(link_rate_gbps: int, fabric_id: str = "infiniband-ndr", catalog=None):
-    """An InfiniBand profile at another link rate, per-NIC bandwidth = line rate x NIC efficiency."""
+#: The catalog's InfiniBand profile per link rate (fabrics.yaml: switches and NICs with those ports).
+INFINIBAND_BY_LINK_RATE = {100: "infiniband-edr", 200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
+
+
+def rdma_fabric(link_rate_gbps: int, fabric_id: str | None = None, catalog=None):
+    """The catalog's InfiniBand profile at ``link_rate_gbps`` (EDR, HDR, NDR, XDR: its own switch, NIC
+    and per-NIC bandwidth = line rate x the NDR NIC efficiency), without in-network reduction: the
+    published runs it is compared with used no SHARP plugin. A rate without a profile: ``fabric_id``
+    (default NDR) at that rate, per-NIC bandwidth = line rate x ``rdma_nic_bandwidth_efficiency``."""
     catalog = catalog or default_catalog()
-    base = catalog.fabric(fabric_id)
+    known = INFINIBAND_BY_LINK_RATE.get(link_rate_gbps)
+    if known is not None and fabric_id is None:
+        return catalog.fabric(known).model_copy(update={"in_network_reduction": False})
+    base = catalog.fabric(fabric_id or "infiniband-ndr")
     effective = link_rate_gbps / 8.0 * perf_parameter("rdma_nic_bandwidth_efficiency", catalog)
-    name = {100: "edr", 200: "hdr", 400: "ndr", 800: "xdr"}.get(link_rate_gbps, f"{link_rate_gbps}g")
-    return base.model_copy(update={"id": f"infiniband-{name}", "link_rate_gbps": link_rate_gbps,
+    return base.model_copy(update={"id": f"infiniband-{link_rate_gbps}g", "link_rate_gbps": link_rate_gbps,
                                    "effective_bandwidth_gbytes_per_s": effective, "in_network_reduction": False})
 
 
@@ -83,12 +93,8 @@ def nic_ceiling_rows(catalog=None) -> list[ValidationRow]:
     gpu = catalog.gpu("h100-sxm")
     rows = []
     for entry in load_data_file("published_perf.yaml")["per_nic_ceilings"]:
-        fabric = rdma_fabric(entry["link_rate_gbps"], catalog=catalog)
-        # 2 nodes x 8 NICs sit on one switch of any radix; the catalog has no EDR switch, so the
-        # profile's switch stands in at its largest port count (the sizing then has a radix).
-        switch = catalog.switch(fabric.hardware.switch)
-        network = bare_network(catalog, fabric, gpu, gpus=16, gpus_per_node=8, nics_per_node=8,
-                               radix=max(switch.ports_by_speed_gbps.values()))
+        fabric = rdma_fabric(entry["link_rate_gbps"], catalog=catalog)  # its own EDR/HDR/NDR switch
+        network = bare_network(catalog, fabric, gpu, gpus=16, gpus_per_node=8, nics_per_node=8)
         result = collective_time("all_reduce", 8 * 2**30, 16, 8, algorithm="ring", catalog=catalog, network=network)
         published = (entry["low_gbytes_per_s"] + entry["high_gbytes_per_s"]) / 2
         rows.append(ValidationRow("nic_ceiling", f"{entry['generation']} GB/s per NIC", published,
@@ -303,3 +309,41 @@ def training_error_summary(rows: list[ValidationRow]) -> tuple[float, float]:
     """(mean, worst) absolute relative error of the step-time-like rows (step time; MFU as its inverse)."""
     errors = [abs(row.error) for row in rows if row.quantity in ("step_time_s", "mfu")]
     return sum(errors) / len(errors), max(errors)
+
+# --- AWS EFA (SRD): several NICs per GPU (p5) and fewer NICs than GPUs (p4de) ----------------------
+
+def efa_rows(catalog=None, host_stack_latency_us: float | None = None) -> list[SocketValidationRow]:
+    """The 2-node EFA all-reduce rows of ``published_perf.yaml`` ``aws_efa_allreduce``: time, model vs
+    published, with group (calibrated / checked), tolerance and reason (``SocketValidationRow``)."""
+    catalog = catalog or default_catalog()
+    table = load_data_file("published_perf.yaml")["aws_efa_allreduce"]
+    profile = catalog.fabric(table["fabric"])
+    if host_stack_latency_us is not None:
+        profile = profile.model_copy(update={"host_stack_latency_us": host_stack_latency_us})
+    rows = []
+    for system, size, published, group, tolerance, reason in table["rows"]:
+        shape = table["systems"][system]
+        gpu = catalog.gpu(shape["gpu"])
+        network = bare_network(catalog, profile, gpu, gpus=table["gpus"], gpus_per_node=table["gpus_per_node"],
+                               nics_per_node=shape["nics_per_node"])
+        result = collective_time("all_reduce", int(size), table["gpus"], table["gpus_per_node"], catalog=catalog,
+                                 network=network, nccl_version=table["nccl_version"])
+        detail = (f"{system}, {shape['nics_per_node']} × 100G EFA, {result.algorithm}/{result.protocol}, "
+                  f"{result.channels} ch, busbw {result.busbw_gbytes_per_s:.1f} GB/s")
+        rows.append(SocketValidationRow("efa", f"{system}: time_us@{size}", float(published), float(result.time_us),
+                                        detail, group=group, tolerance=tolerance, reason=reason))
+    return rows
+
+
+def calibrated_efa_host_stack_us(catalog=None) -> float:
+    """The EFA host-stack latency that makes the calibration row (2 x p5, 8 B) exact [us]: the 8-byte
+    Tree/LL time is linear in it (two network hops), so two evaluations give the line."""
+    catalog = catalog or default_catalog()
+    base = catalog.fabric("aws-efa").host_stack_latency_us
+
+    def calibration_row(value):
+        return next(r for r in efa_rows(catalog, value) if r.group == "calibrated")
+
+    low, high = calibration_row(base), calibration_row(base + 1.0)
+    slope = high.model - low.model
+    return base + (low.published - low.model) / slope

@@ -54,3 +54,23 @@ def test_cost_and_design_are_packages_and_api_functions():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(SRC)}, cwd=SRC.parent)
     assert result.returncode == 0, result.stderr
+
+
+def test_command_modules_cover_every_command():
+    # `run` builds only the invoked command's module (COMMAND_MODULES); every registered command
+    # must be listed, under the module that registers it.
+    from fabricplan.cli.app import COMMAND_MODULES, app
+
+    names = {info.name or info.callback.__name__ for info in app.registered_commands}
+    names |= {group.name for group in app.registered_groups}
+    assert names == set(COMMAND_MODULES)
+    import importlib
+
+    import typer
+
+    for name, module in COMMAND_MODULES.items():
+        small = typer.Typer()
+        importlib.import_module(f"fabricplan.cli.{module}").register(small)
+        registered = {i.name or i.callback.__name__ for i in small.registered_commands}
+        registered |= {g.name for g in small.registered_groups}
+        assert name in registered, (name, module)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -38,19 +39,23 @@ Tflops = Annotated[float, Field(ge=MIN_PEAK_TFLOPS, le=MAX_PEAK_TFLOPS,
 PeakTflops = dict[str, Tflops | None]
 
 
-_DATE_FORMATS = {4: "%Y", 7: "%Y-%m", 10: "%Y-%m-%d"}
+_DATE_TEXT = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 
 def check_date_text(value: str) -> str:
     """A real date written YYYY, YYYY-MM or YYYY-MM-DD (years 1900..2100); ValueError otherwise."""
-    fmt = _DATE_FORMATS.get(len(value.strip())) if isinstance(value, str) else None
-    try:
-        parsed = dt.datetime.strptime(value.strip(), fmt) if fmt else None
-    except ValueError:
-        parsed = None
-    if parsed is None or not 1900 <= parsed.year <= 2100:
+    text = value.strip() if isinstance(value, str) else ""
+    match = _DATE_TEXT.fullmatch(text)
+    valid = False
+    if match:
+        year, month, day = (int(part) if part else 1 for part in match.groups())
+        try:
+            valid = 1900 <= dt.date(year, month, day).year <= 2100
+        except ValueError:  # month 13, 31 April, ...
+            valid = False
+    if not valid:
         raise ValueError(f"date must be a real date written YYYY, YYYY-MM or YYYY-MM-DD (1900-2100), got {value!r}")
-    return value.strip()
+    return text
 
 
 class Strict(BaseModel):

@@ -25,35 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fabricplan.catalog.catalog import default_catalog
-from fabricplan.errors import CatalogError, InputError
+from fabricplan.errors import InputError
+from fabricplan.perf.params import perf_parameter, perf_table, perf_value  # noqa: F401 - re-exported
+from fabricplan.perf.socket_transport import socket_inline_bytes, socket_message_latency_us
 
 HopClass = Literal["same_leaf", "same_pod", "cross_core"]
 SWITCHES_BY_HOP_CLASS: dict[str, int] = {"same_leaf": 1, "same_pod": 3, "cross_core": 5}
-
-
-def perf_value(name: str, catalog=None) -> float | dict | str:
-    """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id).
-
-    ``catalog`` is a :class:`~fabricplan.catalog.Catalog` (overlays apply); ``None`` means the
-    bundled default catalog. Unit and source sit alongside in ``perf_defaults.yaml``.
-    """
-    parameters = (catalog or default_catalog()).perf_defaults.parameters
-    entry = parameters.get(name)
-    if entry is None:
-        raise CatalogError(f"no perf parameter '{name}'; known: {', '.join(parameters)}",
-                           location="perf_defaults.parameters")
-    return entry.value
-
-
-def perf_parameter(name: str, catalog=None) -> float:
-    """A number from ``perf_defaults`` (``catalog=None``: the bundled default catalog)."""
-    return float(perf_value(name, catalog))  # type: ignore[arg-type]
-
-
-def perf_table(name: str, catalog=None) -> dict:
-    """A mapping-valued ``perf_defaults`` entry, as a new dict (``catalog=None``: bundled default)."""
-    return dict(perf_value(name, catalog))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -91,8 +68,6 @@ def host_stack_us(fabric, message_bytes: int = 8, *, nccl_version: str | None = 
     """
     if getattr(fabric, "socket", None) is None:
         return fabric.host_stack_latency_us
-    from fabricplan.perf.socket_transport import socket_inline_bytes, socket_message_latency_us
-
     return socket_message_latency_us(fabric.host_stack_latency_us, perf_parameter("socket_syscall_us", catalog),
                                      message_bytes, socket_inline_bytes(fabric, nccl_version, catalog))
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fabricplan.perf.latency import perf_parameter, perf_table
+from fabricplan.perf.params import perf_parameter, perf_table
 
 
 def auto_threads_and_sockets(nic_vendor: str, catalog=None) -> tuple[int, int]:

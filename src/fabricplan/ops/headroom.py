@@ -188,6 +188,16 @@ def broadcom_asics(catalog: Catalog | None = None) -> list[str]:
     return sorted(defaults.group("headroom.broadcom.asic", catalog))
 
 
+def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog: Catalog | None) -> str | None:
+    """The ASIC of a SKU or platform: NVIDIA's map (``spectrum_map`` in ops_defaults), else the
+    Broadcom table that lists it (``broadcom_key``: ``{"sku": ...}`` or ``{"platform": ...}``)."""
+    table = defaults.value(spectrum_map, catalog)
+    if name in table:
+        return table[name]
+    found = broadcom_table(**broadcom_key, catalog=catalog)
+    return found[1]["value"]["asic"] if found else None
+
+
 def broadcom_table(asic: str | None = None, sku: str | None = None, platform: str | None = None,
                    catalog: Catalog | None = None) -> tuple[str, dict[str, Any]] | None:
     """The bundled Broadcom ``pg_profile_lookup.ini`` for a SKU (its own), else for a platform, else
@@ -224,22 +234,17 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
             return name
         raise InputError(f"no headroom model for ASIC {asic!r}; supported: {', '.join(supported)}", location=location)
     if sku:
-        table = defaults.value("headroom.sonic.sku_asic", catalog)
-        if sku in table:
-            return table[sku]
-        found = broadcom_table(sku=sku, catalog=catalog)
+        found = _asic_of(sku, "headroom.sonic.sku_asic", {"sku": sku}, catalog)
         if found:
-            return found[1]["value"]["asic"]
+            return found
+        table = defaults.value("headroom.sonic.sku_asic", catalog)
         raise InputError(f"unknown SKU {sku!r}: no ASIC known for it; supported ASICs: {', '.join(supported)} "
                          f"(give --asic, or one of the {len(table)} SKUs in ops_defaults.yaml headroom.sonic.sku_asic)",
                          location=location)
     if platform:
-        table = defaults.value("headroom.sonic.platform_asic", catalog)
-        if platform in table:
-            return table[platform]
-        found = broadcom_table(platform=platform, catalog=catalog)
+        found = _asic_of(platform, "headroom.sonic.platform_asic", {"platform": platform}, catalog)
         if found:
-            return found[1]["value"]["asic"]
+            return found
         raise InputError(f"no headroom model for platform {platform!r}; supported ASICs: {', '.join(supported)}",
                          location=location)
     raise InputError(f"the sonic model needs an ASIC (--asic or --sku); supported: {', '.join(supported)}",

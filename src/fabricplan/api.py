@@ -160,4 +160,8 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
 
     speed_mbps = models.parse_speed_mbps(speed if isinstance(speed, str) else str(speed), "speed")
     cable_m = models.parse_length_m(cable if isinstance(cable, str) else str(cable), "cable")
-    return models.compute(model, speed_mbps, cable_m, mtu, catalog=_catalog(catalog), **options)
+    cat = _catalog(catalog)
+    result = models.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
+    if model == "sonic":  # a SKU with a bundled vendor table: its row beside the model, warned if larger
+        result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat)
+    return result

@@ -326,3 +326,22 @@ def test_cli_algorithm_flag(cli):
     assert bad.code == 2 and "--algorithm" in bad.err and "2020, 2024, current" in bad.err
     bad = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--algorithm", "2020")
     assert bad.code == 2 and "apply to --model sonic only" in bad.err
+
+
+def test_sku_with_a_bundled_vendor_table_is_checked_against_it(cli):
+    # ACS-SN5600 at 400G / 300 m: the vendor's pg_profile_lookup row asks for 677,888 B of XOFF; with
+    # the CLI's default inputs the model asks for far less, so the output warns and carries the
+    # vendor's numbers; a speed/cable pair the table lacks gets no vendor note.
+    args = ("headroom", "--speed", "400G", "--cable", "300m", "--mtu", "9216", "--model", "sonic",
+            "--sku", "ACS-SN5600", "--json")
+    result = cli(*args)
+    assert result.code == 0, result.err
+    document = result.json()
+    assert document["inputs"]["vendor_table"] == "ACS-SN5600"
+    assert document["inputs"]["vendor_xoff_bytes"] == 677888
+    assert document["xoff_bytes"] < 677888
+    assert any(note.startswith("WARNING: the vendor's table ACS-SN5600") for note in document["notes"])
+    other = cli("headroom", "--speed", "400G", "--cable", "7m", "--mtu", "9216", "--model", "sonic",
+                "--sku", "ACS-SN5600", "--json").json()
+    assert "vendor_table" not in other["inputs"]
+    assert not any("vendor's table" in note for note in other["notes"])

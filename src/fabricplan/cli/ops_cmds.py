@@ -107,6 +107,8 @@ def headroom_command(
         raise InputError("--asic, --sku, --lossless-mtu, --small-packet-percentage, --lanes, --algorithm and --shared-headroom-pool "
                          "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
+    if model == "sonic":
+        result = headroom.with_vendor_check(result, sku, speed_mbps, cable_m, cat)
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 
     if json_out:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fabricplan.errors import CatalogError, InputError
@@ -196,6 +196,42 @@ def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog
         return table[name]
     found = broadcom_table(**broadcom_key, catalog=catalog)
     return found[1]["value"]["asic"] if found else None
+
+
+def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
+                     catalog: Catalog | None = None) -> tuple[str, list[int]] | None:
+    """(table name, [speed, cable, size, xon, xoff]) of the SKU's bundled lossless lookup table
+    (NVIDIA ``headroom.vendor_pg_profiles`` or Broadcom ``headroom.broadcom.tables``) at exactly
+    this speed and cable length; ``None`` when the SKU has no bundled table or no such row."""
+    tables = list(defaults.group("headroom.vendor_pg_profiles", catalog).items())
+    tables += list(defaults.group("headroom.broadcom.tables", catalog).items())
+    for name, entry in tables:
+        if sku in entry["value"].get("skus", []):
+            for row in entry["value"]["rows"]:
+                if row[0] == speed_mbps and float(row[1]) == float(cable_m):
+                    return name, list(row)
+            return None
+    return None
+
+
+def with_vendor_check(result: HeadroomResult, sku: str | None, speed_mbps: int, cable_m: float,
+                      catalog: Catalog | None = None) -> HeadroomResult:
+    """The result with the SKU's own vendor table row beside it, when one exists: a note, and a
+    warning when the vendor asks for more XOFF than the model (configuring the model's value would
+    leave the lossless class short of headroom; the vendor's table is the reference then)."""
+    found = vendor_table_row(sku, speed_mbps, cable_m, catalog) if sku else None
+    if found is None:
+        return result
+    name, row = found
+    vendor_xoff = int(row[4])
+    inputs = {**result.inputs, "vendor_table": name, "vendor_xoff_bytes": vendor_xoff, "vendor_size_bytes": int(row[2])}
+    if vendor_xoff > result.xoff_bytes:
+        note = (f"WARNING: the vendor's table {name} asks for XOFF {vendor_xoff:,} B at this speed and cable, "
+                f"{vendor_xoff / result.xoff_bytes - 1:.0%} more than this model; configure at least the vendor's "
+                "value (docs/validation.md, headroom section, says which tables the model does not reproduce)")
+    else:
+        note = f"the vendor's table {name} gives XOFF {vendor_xoff:,} B at this speed and cable"
+    return replace(result, inputs=inputs, notes=(*result.notes, note))
 
 
 def broadcom_table(asic: str | None = None, sku: str | None = None, platform: str | None = None,

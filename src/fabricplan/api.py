@@ -161,6 +161,12 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
     speed_mbps = models.parse_speed_mbps(speed if isinstance(speed, str) else str(speed), "speed")
     cable_m = models.parse_length_m(cable if isinstance(cable, str) else str(cable), "cable")
     cat = _catalog(catalog)
+    sku_inputs = models.sku_model_inputs(options.get("sku"), cat) if model == "sonic" else None
+    if sku_inputs:  # as the CLI: the inputs that reproduce the SKU's own table, unless given
+        options.setdefault("lossless_mtu_bytes", sku_inputs["lossless_mtu"])
+        options.setdefault("small_packet_percentage", sku_inputs["small_packet_percentage"])
+        options.setdefault("shared_headroom_pool", sku_inputs["shared_headroom_pool"])
+        options.setdefault("algorithm", str(sku_inputs["algorithm"]))
     result = models.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     if model == "sonic":  # a SKU with a bundled vendor table: its row beside the model, warned if larger
         result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat)

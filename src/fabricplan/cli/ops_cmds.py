@@ -65,8 +65,8 @@ def headroom_command(
         None, "--small-packet-percentage", help="sonic model: LOSSLESS_TRAFFIC_PATTERN small_packet_percentage (default 50)."),
     lanes: int = typer.Option(4, "--lanes", help="sonic model: lanes of the port (8 doubles the pipeline latency)."),
     shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
-    algorithm: str = typer.Option("current", "--algorithm",
-                                  help="sonic model, Spectrum: current, 2024 (sonic-swss 3943093d) or 2020 (NVIDIA's 2020 static tables)."),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm",
+                                            help="sonic model, Spectrum: current (default), 2024 (sonic-swss 3943093d) or 2020 (NVIDIA's 2020 static tables); with --sku, the version that reproduces the SKU's table."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     catalog: CatalogOption = None,
 ) -> None:
@@ -92,6 +92,18 @@ def headroom_command(
         raise InputError(f"must be 1, 2, 4 or 8, got {lanes}", location="--lanes")
     cat = load_catalog(catalog or [])
     options: dict = {}
+    sku_inputs = headroom.sku_model_inputs(sku, cat) if model == "sonic" else None
+    chosen_from_sku: list[str] = []
+    if sku_inputs:  # the SKU's own table was generated with these: they are the defaults for it
+        if lossless_mtu is None:
+            lossless_mtu, _ = sku_inputs["lossless_mtu"], chosen_from_sku.append("lossless MTU")
+        if small_packet_percentage is None:
+            small_packet_percentage, _ = sku_inputs["small_packet_percentage"], chosen_from_sku.append("small-packet share")
+        if not shared_headroom_pool and sku_inputs["shared_headroom_pool"]:
+            shared_headroom_pool, _ = True, chosen_from_sku.append("shared headroom pool")
+        if algorithm is None:
+            algorithm, _ = str(sku_inputs["algorithm"]), chosen_from_sku.append("algorithm")
+    algorithm = algorithm or "current"
     versions = sorted(defaults_group("headroom.sonic.algorithm", cat))
     if algorithm not in versions:
         raise InputError(f"must be one of {', '.join(versions)}, got {algorithm[:30]!r}", location="--algorithm")
@@ -109,6 +121,11 @@ def headroom_command(
     result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     if model == "sonic":
         result = headroom.with_vendor_check(result, sku, speed_mbps, cable_m, cat)
+        if chosen_from_sku:
+            from dataclasses import replace
+
+            result = replace(result, notes=(*result.notes, f"{', '.join(chosen_from_sku)} from the inputs that reproduce "
+                                                          f"{sku}'s vendor table (override with the flags)"))
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 
     if json_out:

@@ -198,6 +198,18 @@ def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog
     return found[1]["value"]["asic"] if found else None
 
 
+def sku_model_inputs(sku: str | None, catalog: Catalog | None = None) -> dict[str, Any] | None:
+    """The LOSSLESS_TRAFFIC_PATTERN inputs and algorithm version under which the sonic model
+    reproduces the SKU's own vendor table (``model_inputs`` of ``headroom.vendor_pg_profiles``:
+    lossless_mtu, small_packet_percentage, shared_headroom_pool, algorithm), or None."""
+    if not sku:
+        return None
+    for entry in defaults.group("headroom.vendor_pg_profiles", catalog).values():
+        if sku in entry["value"].get("skus", []):
+            return entry["value"].get("model_inputs")
+    return None
+
+
 def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
                      catalog: Catalog | None = None) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the SKU's bundled lossless lookup table

@@ -161,6 +161,8 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
     speed_mbps = models.parse_speed_mbps(speed if isinstance(speed, str) else str(speed), "speed")
     cable_m = models.parse_length_m(cable if isinstance(cable, str) else str(cable), "cable")
     cat = _catalog(catalog)
+    if model == "sonic" and options.get("sku") and not options.get("asic"):
+        options["asic"] = models.asic_for(None, options["sku"], location="sku", catalog=cat)
     sku_inputs = models.sku_model_inputs(options.get("sku"), cat) if model == "sonic" else None
     if sku_inputs:  # as the CLI: the inputs that reproduce the SKU's own table, unless given
         options.setdefault("lossless_mtu_bytes", sku_inputs["lossless_mtu"])

@@ -349,3 +349,13 @@ def test_sku_with_a_bundled_vendor_table_is_checked_against_it(cli):
                 "--sku", "ACS-SN5600", "--json").json()
     assert "vendor_table" not in other["inputs"]
     assert not any("vendor's table " in note and "gives" in note for note in other["notes"])
+
+
+def test_api_headroom_with_a_sku_matches_the_cli():
+    # fp.headroom(..., sku=...) resolves the ASIC and the SKU's reproducing inputs as the CLI does.
+    import fabricplan as fp
+
+    result = fp.headroom("400G", "300m", 9216, model="sonic", sku="ACS-SN5600")
+    assert result.xoff_bytes == result.inputs["vendor_xoff_bytes"] == 677888
+    plain = fp.headroom("400G", "300m", 9216, model="sonic", asic="spectrum-4")
+    assert plain.xoff_bytes < result.xoff_bytes  # SONiC's newer defaults (small-packet share 50 %)

@@ -87,19 +87,27 @@ def _socket_section(catalog=None) -> tuple[list[str], int]:
            "used: NVIDIA/nccl#1447 (~60 Gb/s, one of several 100 GbE NICs carrying all flows: a routing "
            "mistake, GPU and NCCL not stated) and uccl-project/uccl PR #638 (NCCL Socket send/recv, 18 GB/s "
            "at 100 MB, NIC speed not stated).", ""]
+    return _grouped(rows, (
+        ("calibrated", "Calibrated on", "A model constant was set from this row (the kernel-TCP host-stack "
+         "latency of `ethernet-tcp`, 20.1 µs; `perf/validation.py` `calibrated_tcp_host_stack_us`)."),
+        ("checked", "Checked only", "No constant was fitted to these rows; the socket mechanisms use "
+         "NCCL's code, NIC/PCIe arithmetic and the per-core figure of Cai et al. (SIGCOMM'21).")),
+        out, label=lambda row: row.quantity.split(":")[0])
+
+
+def _grouped(rows, groups, out: list[str], label) -> tuple[list[str], int]:
+    """``out`` followed by one table per (group, title, note): the rows calibrated on, then the rows
+    only checked, each with its tolerance and reason; and the number of rows outside tolerance."""
     failures = 0
-    for group, title, note in (
-            ("calibrated", "Calibrated on", "A model constant was set from this row (the kernel-TCP host-stack "
-             "latency of `ethernet-tcp`, 20.1 µs; `perf/validation.py` `calibrated_tcp_host_stack_us`)."),
-            ("checked", "Checked only", "No constant was fitted to these rows; the socket mechanisms use "
-             "NCCL's code, NIC/PCIe arithmetic and the per-core figure of Cai et al. (SIGCOMM'21).")):
+    for group, title, note in groups:
         selected = [row for row in rows if row.group == group]
         lines, failed = _table(selected)
         failures += failed
         out += [f"### {title}", "", note, "", *lines, "", "Tolerances and reasons:", ""]
-        out += [f"* `{row.quantity.split(':')[0]}`: "
-                + (f"±{row.tolerance:.0%} — " if row.tolerance is not None else "") + row.reason
-                for row in selected]
+        for row in selected:
+            bound = f"±{row.tolerance:.0%}" if row.tolerance is not None else None
+            reason = row.reason.removeprefix(f"{bound}: ") if bound else row.reason
+            out.append(f"* `{label(row)}`: " + (f"{bound} — " if bound else "") + reason)
         out += [""]
     return out, failures
 
@@ -115,20 +123,11 @@ def _efa_section(catalog=None) -> tuple[list[str], int]:
            "`collectives.communicator_nics`; NCCL counts a GPU's NICs until they reach its PCIe link: 4 × 12.5 ≥ 48 GB/s); before several NICs per GPU "
            "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). Time compares "
            "with the out-of-place column.", ""]
-    failures = 0
-    for group, title, note in (
-            ("calibrated", "Calibrated on", "The EFA host-stack latency (22.6 µs one way, "
-             "`perf/validation.py` `calibrated_efa_host_stack_us`) was set from this row."),
-            ("checked", "Checked only", "No constant was fitted to these rows.")):
-        selected = [row for row in rows if row.group == group]
-        lines, failed = _table(selected)
-        failures += failed
-        out += [f"### {title}", "", note, "", *lines, "", "Tolerances and reasons:", ""]
-        out += [f"* `{row.quantity}`: " + (f"±{row.tolerance:.0%} — " if row.tolerance is not None else "")
-                + row.reason.removeprefix(f"±{row.tolerance:.0%}: " if row.tolerance is not None else "")
-                for row in selected]
-        out += [""]
-    return out, failures
+    return _grouped(rows, (
+        ("calibrated", "Calibrated on", "The EFA host-stack latency (22.6 µs one way, "
+         "`perf/validation.py` `calibrated_efa_host_stack_us`) was set from this row."),
+        ("checked", "Checked only", "No constant was fitted to these rows.")),
+        out, label=lambda row: row.quantity)
 
 
 def render() -> tuple[str, int]:

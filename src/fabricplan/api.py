@@ -163,13 +163,10 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
     cat = _catalog(catalog)
     if model == "sonic" and options.get("sku") and not options.get("asic"):
         options["asic"] = models.asic_for(None, options["sku"], location="sku", catalog=cat)
-    sku_inputs = models.sku_model_inputs(options.get("sku"), cat) if model == "sonic" else None
-    if sku_inputs:  # as the CLI: the inputs that reproduce the SKU's own table, unless given
-        options.setdefault("lossless_mtu_bytes", sku_inputs["lossless_mtu"])
-        options.setdefault("small_packet_percentage", sku_inputs["small_packet_percentage"])
-        options.setdefault("shared_headroom_pool", sku_inputs["shared_headroom_pool"])
-        options.setdefault("algorithm", str(sku_inputs["algorithm"]))
+    taken: list[str] = []
+    if model == "sonic":  # as the CLI: the inputs that reproduce the SKU's own table, unless given
+        options, taken = models.sku_defaults(options.get("sku"), options, cat)
     result = models.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     if model == "sonic":  # a SKU with a bundled vendor table: its row beside the model, warned if larger
-        result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat)
+        result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat, taken)
     return result

@@ -92,17 +92,13 @@ def headroom_command(
         raise InputError(f"must be 1, 2, 4 or 8, got {lanes}", location="--lanes")
     cat = load_catalog(catalog or [])
     options: dict = {}
-    sku_inputs = headroom.sku_model_inputs(sku, cat) if model == "sonic" else None
-    chosen_from_sku: list[str] = []
-    if sku_inputs:  # the SKU's own table was generated with these: they are the defaults for it
-        if lossless_mtu is None:
-            lossless_mtu, _ = sku_inputs["lossless_mtu"], chosen_from_sku.append("lossless MTU")
-        if small_packet_percentage is None:
-            small_packet_percentage, _ = sku_inputs["small_packet_percentage"], chosen_from_sku.append("small-packet share")
-        if not shared_headroom_pool and sku_inputs["shared_headroom_pool"]:
-            shared_headroom_pool, _ = True, chosen_from_sku.append("shared headroom pool")
-        if algorithm is None:
-            algorithm, _ = str(sku_inputs["algorithm"]), chosen_from_sku.append("algorithm")
+    taken: list[str] = []
+    if model == "sonic":  # a SKU's own table was generated with known inputs: they are its defaults
+        given = {"lossless_mtu_bytes": lossless_mtu, "small_packet_percentage": small_packet_percentage,
+                 "shared_headroom_pool": shared_headroom_pool, "algorithm": algorithm}
+        given, taken = headroom.sku_defaults(sku, given, cat)
+        lossless_mtu, small_packet_percentage = given["lossless_mtu_bytes"], given["small_packet_percentage"]
+        shared_headroom_pool, algorithm = given["shared_headroom_pool"], given["algorithm"]
     algorithm = algorithm or "current"
     versions = sorted(defaults_group("headroom.sonic.algorithm", cat))
     if algorithm not in versions:
@@ -120,12 +116,7 @@ def headroom_command(
                          "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     if model == "sonic":
-        result = headroom.with_vendor_check(result, sku, speed_mbps, cable_m, cat)
-        if chosen_from_sku:
-            from dataclasses import replace
-
-            result = replace(result, notes=(*result.notes, f"{', '.join(chosen_from_sku)} from the inputs that reproduce "
-                                                          f"{sku}'s vendor table (override with the flags)"))
+        result = headroom.with_vendor_check(result, sku, speed_mbps, cable_m, cat, taken)
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 
     if json_out:

@@ -210,6 +210,28 @@ def sku_model_inputs(sku: str | None, catalog: Catalog | None = None) -> dict[st
     return None
 
 
+#: Inputs of the sonic model a SKU's ``model_inputs`` can supply: compute() keyword -> (catalog key, name).
+SKU_INPUTS = {"lossless_mtu_bytes": ("lossless_mtu", "lossless MTU"),
+              "small_packet_percentage": ("small_packet_percentage", "small-packet share"),
+              "shared_headroom_pool": ("shared_headroom_pool", "shared headroom pool"),
+              "algorithm": ("algorithm", "algorithm")}
+
+
+def sku_defaults(sku: str | None, given: dict[str, Any],
+                 catalog: Catalog | None = None) -> tuple[dict[str, Any], list[str]]:
+    """``given`` (compute() keywords of SKU_INPUTS; None, or False for the pool, = not given) with the
+    ones not given taken from the inputs that reproduce the SKU's own vendor table
+    (:func:`sku_model_inputs`), and the names of those taken. The CLI and the API both use it."""
+    inputs = sku_model_inputs(sku, catalog)
+    filled, taken = dict(given), []
+    if inputs:
+        for keyword, (key, name) in SKU_INPUTS.items():
+            if filled.get(keyword) in (None, False) and inputs[key] not in (None, False):
+                filled[keyword] = str(inputs[key]) if keyword == "algorithm" else inputs[key]
+                taken.append(name)
+    return filled, taken
+
+
 def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
                      catalog: Catalog | None = None) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the SKU's bundled lossless lookup table
@@ -227,10 +249,14 @@ def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
 
 
 def with_vendor_check(result: HeadroomResult, sku: str | None, speed_mbps: int, cable_m: float,
-                      catalog: Catalog | None = None) -> HeadroomResult:
+                      catalog: Catalog | None = None, taken: list[str] | None = None) -> HeadroomResult:
     """The result with the SKU's own vendor table row beside it, when one exists: a note, and a
     warning when the vendor asks for more XOFF than the model (configuring the model's value would
-    leave the lossless class short of headroom; the vendor's table is the reference then)."""
+    leave the lossless class short of headroom; the vendor's table is the reference then). ``taken``
+    names the inputs :func:`sku_defaults` took from the SKU (said in a note)."""
+    if taken:
+        result = replace(result, notes=(*result.notes, f"{', '.join(taken)} from the inputs that reproduce "
+                                                      f"{sku}'s vendor table (override with the flags)"))
     found = vendor_table_row(sku, speed_mbps, cable_m, catalog) if sku else None
     if found is None:
         return result

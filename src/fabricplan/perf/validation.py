@@ -272,28 +272,15 @@ def compute_microbench_rows(catalog=None) -> list[ValidationRow]:
     return rows
 
 
-#: GEMM shapes measured but not used as curve points (M, N, K, GPU, dtype, measured fraction, source):
-#: checked against the curve; shape effects beyond FLOPs (short K, skinny N) are outside it.
-GEMM_OFF_CURVE = (
-    (1024, 2145, 1024, "a100-sxm-80gb", "bf16", 132.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
-    (6144, 12288, 12288, "a100-sxm-80gb", "bf16", 250.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
-    (802816, 192, 768, "a100-sxm-80gb", "bf16", 157.8 / 312, "Azure ND A100 v4 cuBLASLt [B]"),
-    (1024, 10240, 5120, "a100-sxm-80gb", "bf16", 271.2 / 312, "ml-engineering MAMF best [A]"),
-    (4096, 4096, 256, "h100-sxm", "bf16", 392.2 / 989, "XLA sm_90 table [D]"),
-    (512, 4096, 4096, "h100-sxm", "bf16", 644.1 / 989, "XLA sm_90 table [D]"),
-    (4096, 256, 4096, "h100-sxm", "bf16", 376.2 / 989, "XLA sm_90 table [D]"),
-    (2048, 2048, 13312, "h100-sxm", "bf16", 794.5 / 989, "ml-engineering MAMF best [A]"),
-    (6144, 12288, 12288, "h100-sxm", "fp8", 1351.4 / 1979, "Azure ND H100 v5 cuBLASLt [B]"),
-)
-
-
 def gemm_off_curve_rows(catalog=None) -> list[ValidationRow]:
-    """Measured GEMM efficiencies of shapes that are not curve points vs the curve (reported only)."""
+    """Measured GEMM efficiencies of shapes that are not curve points vs the curve (reported only;
+    the shapes, measured fractions of dense peak and sources are in ``published_perf.yaml``
+    ``gemm_off_curve``: shape effects beyond FLOPs, short K and skinny N, are outside the curve)."""
     from fabricplan.perf.compute import gemm_efficiency, gemm_flops
 
     catalog = catalog or default_catalog()
     rows = []
-    for m, n, k, gpu_id, dtype, measured, source in GEMM_OFF_CURVE:
+    for m, n, k, gpu_id, dtype, measured, source in load_data_file("published_perf.yaml")["gemm_off_curve"]["rows"]:
         points = catalog.gpu(gpu_id).compute.gemm_efficiency[dtype].points
         rows.append(ValidationRow("gemm_off_curve", f"{gpu_id} {dtype} {m}x{n}x{k}", measured,
                                   gemm_efficiency(points, gemm_flops(m, n, k)), source))

@@ -83,16 +83,14 @@ def attention_flops(batch: float, heads: float, seq_q: float, seq_k: float, head
     return 4.0 * batch * heads * seq_q * seq_k * head_dim * (0.5 if causal else 1.0)
 
 
-#: Backward / forward FLOPs of the attention core (FlashAttention benchmark convention, §3).
-ATTENTION_BACKWARD_FACTOR = 2.5
-
-
-def attention_time_s(forward_flops: float, seq_tokens: float, points) -> tuple[float, float]:
+def attention_time_s(forward_flops: float, seq_tokens: float, points,
+                     backward_factor: float = 2.5) -> tuple[float, float]:
     """(forward, backward) time of the attention core [s]: fwd+bwd FLOPs (3.5 x forward) at the
     kernel's measured fwd+bwd rate for ``seq_tokens`` (``points``: (sequence, TFLOP/s)), split
-    1 : 2.5 as the FLOPs are."""
+    1 : ``backward_factor`` as the FLOPs are (``attention_backward_to_forward_flops`` in
+    perf_defaults: 2.5, the FlashAttention benchmark convention)."""
     rate = interpolate_log(points, seq_tokens) * 1e12
-    return forward_flops / rate, ATTENTION_BACKWARD_FACTOR * forward_flops / rate
+    return forward_flops / rate, backward_factor * forward_flops / rate
 
 
 def memory_bound_time_s(elements: float, bytes_per_element: float, hbm_tbytes_per_s: float) -> float:
@@ -193,7 +191,8 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     head_dim = dims.hidden / dims.heads
     flops = attention_flops(micro_batch, dims.heads / tp, seq_tokens / cp, seq_tokens, head_dim,
                             causal=curve.causal)
-    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points)
+    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points,
+                                          perf_parameter("attention_backward_to_forward_flops", catalog))
     slowest = 1.0 / (1.0 - perf_parameter("compute_slowest_gpu_derate", catalog))
     gemm, attn_fwd, attn_bwd = gemm * slowest, attn_fwd * slowest, attn_bwd * slowest
     hidden = tokens * dims.hidden / (tp if sequence_parallel else 1)

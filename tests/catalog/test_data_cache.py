@@ -64,3 +64,64 @@ def test_off_disables_the_cache(monkeypatch, tmp_path):
         assert files.load_data_file(NAME) == _parsed()
     finally:
         files.load_data_file.cache_clear()
+
+
+# --- validated objects (entries and documents), read back without building validators ----------
+
+def _validated_fresh(monkeypatch, folder):
+    from fabricplan.catalog import catalog as catalog_module
+
+    monkeypatch.setenv(files.CACHE_ENV, str(folder))
+    for cached in (files.load_data_file, catalog_module._bundled, catalog_module._bundled_document):
+        cached.cache_clear()
+    try:
+        return catalog_module._bundled(), catalog_module._bundled_document("nccl_tuner")
+    finally:
+        for cached in (files.load_data_file, catalog_module._bundled, catalog_module._bundled_document):
+            cached.cache_clear()
+
+
+def test_validated_catalog_round_trips_through_the_cache(monkeypatch, tmp_path):
+    first_entries, first_tuner = _validated_fresh(monkeypatch, tmp_path)
+    assert len(list(tmp_path.glob("entries.validated.*.pickle"))) == 1
+    assert len(list(tmp_path.glob("nccl_tuner.validated.*.pickle"))) == 1
+    again_entries, again_tuner = _validated_fresh(monkeypatch, tmp_path)
+    assert again_entries.entries == first_entries.entries and again_tuner == first_tuner
+    # the second load came from the cache: a planted value under the same key is what it returns
+    [entry] = tmp_path.glob("nccl_tuner.validated.*.pickle")
+    entry.write_bytes(pickle.dumps("planted"))
+    assert _validated_fresh(monkeypatch, tmp_path)[1] == "planted"
+
+
+def test_validated_cache_key_follows_the_model_code(monkeypatch, tmp_path):
+    _validated_fresh(monkeypatch, tmp_path)
+    [entry] = tmp_path.glob("nccl_tuner.validated.*.pickle")
+    entry.write_bytes(pickle.dumps("planted"))
+    files._schema_key.cache_clear()
+    monkeypatch.setattr(files, "SCHEMA_MODULES", (*files.SCHEMA_MODULES, "files.py"))
+    try:
+        _entries, tuner = _validated_fresh(monkeypatch, tmp_path)
+    finally:
+        files._schema_key.cache_clear()
+    assert tuner != "planted"  # other model code: another key, validated afresh
+
+
+def test_corrupt_validated_entry_falls_back_to_validation(monkeypatch, tmp_path):
+    _entries, tuner = _validated_fresh(monkeypatch, tmp_path)
+    [entry] = tmp_path.glob("nccl_tuner.validated.*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert _validated_fresh(monkeypatch, tmp_path)[1] == tuner
+
+
+def test_plain_equals_model_dump_for_every_bundled_model():
+    from fabricplan.catalog import default_catalog
+    from fabricplan.catalog.catalog import DOCUMENTS, SECTIONS
+    from fabricplan.catalog.models import plain
+
+    catalog = default_catalog()
+    for section in SECTIONS:
+        for entry in catalog.section(section).values():
+            assert plain(entry) == entry.model_dump(), (section, entry.id)
+    for name in DOCUMENTS:
+        document = catalog.documents[name]
+        assert plain(document) == document.model_dump(), name

@@ -74,3 +74,23 @@ def test_command_modules_cover_every_command():
         registered = {i.name or i.callback.__name__ for i in small.registered_commands}
         registered |= {g.name for g in small.registered_groups}
         assert name in registered, (name, module)
+
+
+def test_step_with_a_warm_cache_builds_no_catalog_validator(tmp_path):
+    # The catalog's models are built lazily and the bundled catalog is read back validated from the
+    # per-user cache, so `step` (a command that reads only the bundled catalog) never builds them.
+    code = ("import sys\n"
+            "from fabricplan.cli.app import run\n"
+            "assert run(['step', 'examples/llama70b-1024-h100.yaml', '--json']) == 0\n"
+            "from fabricplan.catalog import models, documents\n"
+            "built = [m.__name__ for module in (models, documents) for m in vars(module).values()\n"
+            "         if isinstance(m, type) and issubclass(m, models.Strict) and m is not models.Strict\n"
+            "         and m.__module__ == module.__name__\n"
+            "         and type(m.__pydantic_validator__).__name__ != 'MockValSer']\n"
+            "print(' '.join(built), file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(SRC), "FABRICPLAN_CACHE_DIR": str(tmp_path)}
+    for _warm_then_measured in range(2):
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                                env=env, cwd=SRC.parent)
+        assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == ""

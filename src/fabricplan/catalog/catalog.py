@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, RootModel, ValidationError
 
 from fabricplan.catalog.documents import NcclTuner, OpsDefaults, PerfDefaults
-from fabricplan.catalog.files import load_data_file
+from fabricplan.catalog.files import load_data_file, load_validated
 from fabricplan.catalog.models import (
     Entry,
     FabricProfile,
@@ -36,6 +36,7 @@ from fabricplan.catalog.models import (
     Nic,
     Optic,
     Parameter,
+    plain,
     Range,
     Server,
     Switch,
@@ -330,7 +331,7 @@ def _child(node: Any, segments: list[str], i: int, where: str, path: str) -> tup
 def _plain(node: Any) -> Any:
     """Models inside containers -> plain dicts, for field-by-field merges."""
     if isinstance(node, BaseModel):
-        return node.model_dump()
+        return plain(node)
     if isinstance(node, Mapping):
         return {key: _plain(value) for key, value in node.items()}
     if isinstance(node, (list, tuple)):
@@ -404,7 +405,13 @@ class _Bundled:
 
 @cache
 def _bundled() -> _Bundled:
-    """The bundled entry files, parsed and validated once per process (treat as read-only)."""
+    """The bundled entry files, parsed and validated once per process and cached validated per user
+    (:func:`fabricplan.catalog.files.load_validated`; treat as read-only)."""
+    filenames = tuple(dict.fromkeys(name for names, _model in SECTIONS.values() for name in names))
+    return load_validated("entries", filenames, _validate_bundled)
+
+
+def _validate_bundled() -> _Bundled:
     raw_entries: dict[str, dict[str, dict[str, Any]]] = {}
     entries: dict[str, dict[str, Entry]] = {}
     for section, (filenames, model) in SECTIONS.items():
@@ -425,7 +432,7 @@ def _raw_document(name: str) -> dict[str, Any]:
 def _bundled_document(name: str) -> BaseModel:
     """A bundled document section, validated once per process on first use."""
     filename, model = DOCUMENTS[name]
-    return _validate(model, _raw_document(name), filename)
+    return load_validated(name, (filename,), lambda: _validate(model, _raw_document(name), filename))
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> Any:

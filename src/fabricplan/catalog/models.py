@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -58,8 +59,28 @@ def check_date_text(value: str) -> str:
     return text
 
 
+def plain(node: Any) -> Any:
+    """A model (and the models inside lists, tuples and mappings) as plain dicts and lists, like
+    ``model_dump()`` of these field-only models but without building a serializer: the catalog's
+    models are built lazily (``defer_build``) and a dump must not build them."""
+    if isinstance(node, BaseModel):
+        fields = node.__dict__
+        if set(fields) == {"root"} and hasattr(type(node), "__pydantic_root_model__"):
+            return plain(fields["root"])
+        return {key: plain(value) for key, value in fields.items()}
+    if isinstance(node, Mapping):
+        return {key: plain(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [plain(value) for value in node]
+    if isinstance(node, tuple):
+        return tuple(plain(value) for value in node)
+    return node
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # defer_build: a model's validator is built on its first validation, not at import; a command
+    # that reads only the bundled catalog unpickles validated objects and never builds them.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class Range(Strict):

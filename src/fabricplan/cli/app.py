@@ -9,7 +9,7 @@ import typer
 
 from fabricplan.errors import FabricplanError
 
-app = typer.Typer(
+_app = typer.Typer(
     name="fabricplan",
     help="Choose, size, price and check the network fabric of a GPU training cluster.",
     no_args_is_help=True,
@@ -50,15 +50,27 @@ COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_
                    "lint": "ops_cmds", "headroom": "ops_cmds"}
 
 
-def _register_all() -> None:
-    """Each command module adds its commands to `app`: planning, performance, decision, operations."""
-    from fabricplan.cli import decide_cmds, ops_cmds, perf_cmds, plan_cmds
-
-    for module in (plan_cmds, perf_cmds, decide_cmds, ops_cmds):
-        module.register(app)
+_registered = False
 
 
-_register_all()
+def full_app() -> typer.Typer:
+    """The app with every command: each command module adds its commands (planning, performance,
+    decision, operations) on first use. A run of one known command never builds it (`_app_for`)."""
+    global _registered
+    if not _registered:
+        import importlib
+
+        for module in dict.fromkeys(COMMAND_MODULES.values()):
+            importlib.import_module(f"fabricplan.cli.{module}").register(_app)
+        _registered = True
+    return _app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app`` (the whole command tree) is built when first asked for."""
+    if name == "app":
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
@@ -73,8 +85,8 @@ def _app_for(argv: list[str]) -> typer.Typer:
 
     module = COMMAND_MODULES.get(argv[0]) if argv else None
     if module is None:
-        return app
-    small = typer.Typer(name=app.info.name, help=app.info.help, no_args_is_help=True, add_completion=False,
+        return full_app()
+    small = typer.Typer(name=_app.info.name, help=_app.info.help, no_args_is_help=True, add_completion=False,
                         pretty_exceptions_enable=False)
     small.callback()(_group)
     importlib.import_module(f"fabricplan.cli.{module}").register(small)

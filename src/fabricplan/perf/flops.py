@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.catalog.catalog import default_catalog
+from fabricplan.catalog.models import plain
 from fabricplan.errors import InputError
 
 
@@ -71,7 +72,7 @@ def model_dims(model, catalog=None) -> TransformerDims:
     ``catalog=None`` looks presets up in the bundled default catalog.
     """
     if isinstance(model, str):
-        entry = (catalog or default_catalog()).model_preset(model, field="model").model_dump()
+        entry = plain((catalog or default_catalog()).model_preset(model, field="model"))
         name = entry["id"]
     else:
         entry = model.model_dump() if hasattr(model, "model_dump") else dict(model)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from fabricplan.catalog.catalog import default_catalog
+from fabricplan.catalog.models import plain
 from fabricplan.errors import InputError
 
 ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
@@ -64,14 +65,14 @@ def tuner_constants(version: str | None = None, catalog=None) -> dict[str, Any]:
         raise InputError(f"unknown NCCL version '{version}'; known: {known}", location="nccl_version")
     dumped = tuner._constants  # per-model cache: a catalog's sections are immutable
     if version not in dumped:
-        dumped[version] = {"version": version, **tuner.versions[version].model_dump(),
-                           "network_steps": tuner.network_steps.model_dump()}
+        dumped[version] = {"version": version, **plain(tuner.versions[version]),
+                           "network_steps": plain(tuner.network_steps)}
     return dict(dumped[version])
 
 
 def network_steps(catalog=None) -> dict[str, Any]:
     """The ``network_steps`` constants (LL/LL128 step sizes and chunk rules) as a mapping."""
-    return _tuner(catalog).network_steps.model_dump()
+    return plain(_tuner(catalog).network_steps)
 
 
 def nvlink_bw_per_link_gbytes_per_s(compute_capability: int, catalog=None) -> float:

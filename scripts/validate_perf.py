@@ -15,7 +15,8 @@ from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.validation import (
     LLAMA3_405B_VIRTUAL_STAGES, RAMP_BYTES, TOLERANCES, TRAINING_REASON, azure_allreduce_rows, compute_microbench_rows,
     efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, nic_ceiling_rows, nvls_single_node_rows,
-    socket_transport_rows, training_error_summary, training_rows,
+    socket_transport_rows, step_time_error, training_error_summary, training_failures, training_run_rows,
+    training_run_tolerance, training_rows,
 )
 
 
@@ -130,6 +131,75 @@ def _efa_section(catalog=None) -> tuple[list[str], int]:
         out, label=lambda row: row.quantity)
 
 
+def _training_runs_section(catalog=None) -> tuple[list[str], int]:
+    """Every published training run (checked only) with its step-time error, then the summary over
+    all training rows; the number of rows (and summary bounds) outside tolerance."""
+    runs = training_run_rows(catalog)
+    out = ["## Training runs: checked only — Megatron-LM on A100 and NeMo on H100 (step time)", "",
+           "Nothing end-to-end is calibrated on: the compute model's numbers are kernel microbenchmarks "
+           "(calibrated-on group above) and mechanism-level derivations in `perf_defaults.yaml`. Each row: the "
+           "run as published (`published_perf.yaml` `training_runs`, with its source and what was assumed), the "
+           "model's value of the same quantity, and the step-time error (model step / published step − 1; for "
+           "TFLOP/s and tokens/s the published rate / the model's − 1; negative = the model is fast). A100 rows: "
+           "Selene, 8 × HDR per node, fp16, Megatron's unfused attention with dropout 0.1, no DP overlap "
+           "(2021–2022 code). H100 rows: DGX-H100, 8 × NDR, FP8.", "",
+           "| run | published | model | step-time error | tolerance | status | layout and model parts |",
+           "|---|---:|---:|---:|---:|---|---|"]
+    failures = 0
+    for row in runs:
+        tolerance, _ = training_run_tolerance(row)
+        ok = abs(row.step_error) <= tolerance
+        failures += 0 if ok else 1
+        out.append(f"| {row.quantity} | {row.published:.4g} | {row.model:.4g} | {row.step_error:+.1%} | "
+                   f"±{tolerance:.0%} | {'ok' if ok else 'FAIL'} | {row.detail} |")
+    out += ["", "Tolerances and reasons (per source):", ""]
+    seen = set()
+    for row in runs:
+        tolerance, reason = training_run_tolerance(row)
+        if row.case not in seen:
+            seen.add(row.case)
+            out.append(f"* `{row.case}_*`: ±{tolerance:.0%} — {reason}")
+    out += ["", "Assumptions per row (what the source does not publish):", ""]
+    out += [f"* `{row.quantity.split(':')[0]}`: {row.assumed}" for row in runs if row.assumed]
+    rows = training_rows(catalog)
+    mean, worst = training_error_summary(rows)
+    groups = {"Korthikanti et al. 2022 (Calculon's validation set; Calculon: 3.7 % / 8.9 %)": ("korthikanti",),
+              "Narayanan et al. 2021 Tables 1–2 and the GPT-3 README run (A100)": ("narayanan", "gpt3_175b"),
+              "H100 (Llama 3 405B, NeMo 24.07 FP8)": ("llama3_405b", "nemo2407")}
+    summary_failures = training_failures(rows)
+    failures += sum(1 for line in summary_failures if line.startswith(("mean", "worst")))
+    out += ["", "## Training runs: step-time error summary", "",
+            f"Across all {sum(1 for r in rows if step_time_error(r) is not None)} checked training rows (step "
+            f"time; TFLOP/s, tokens/s and MFU as its inverse): **mean {mean:.1%}, worst {worst:.1%}** (bounds "
+            f"{TOLERANCES['training_mean']:.0%} / {TOLERANCES['training_worst']:.0%}: the script fails past "
+            "them; the issue's target is 5 % / 10 %).", "",
+            "| group | rows | mean | worst | signed mean |", "|---|---:|---:|---:|---:|"]
+    for title, cases in groups.items():
+        errors = [step_time_error(r) for r in rows if r.case in cases and step_time_error(r) is not None]
+        out.append(f"| {title} | {len(errors)} | {sum(abs(e) for e in errors) / len(errors):.1%} | "
+                   f"{max(abs(e) for e in errors):.1%} | {sum(errors) / len(errors):+.1%} |")
+    out += ["", SUMMARY_NOTE, ""]
+    return out, failures
+
+
+SUMMARY_NOTE = (
+    "Mechanisms added for this check (`perf/compute.py`, numbers in `perf_defaults.yaml`, none fitted to a "
+    "run): unfused attention is HBM-bound on its s × s tensors, so its measured rate (head dim 128) scales "
+    "with the head dimension up to the ridge point; its dropout on the probabilities (Megatron's default "
+    "0.1; the microbenchmark ran 0) moves 5 + 5 bytes per element; the fp32 cross-entropy over the logits; "
+    "FP8 cast-transpose traffic per GEMM operand; a host launch floor (kernels × 3.25 µs) that binds only when "
+    "a layer's kernels are shorter than their launches. Before them (per-operation model as merged): "
+    "Korthikanti rows mean 3.7 %, worst 11.4 % (22B seqsel); A100 Table 1 small models −8.5 to −12.6 % (head "
+    "dim 96); H100 FP8 rows −12 to −19 %. What is left: the model is still fast by 4–8 % on the 2021 runs "
+    "with pipeline and data parallelism (Narayanan Tables 1–2, GPT-3 README: −4 to −10 %) and by 8–12 % on "
+    "the H100 FP8 rows and Llama 3 405B. Not modelled for want of a mechanism-level source: the sustained "
+    "clock of long runs below the microbenchmarks' (the GEMM curves' H100 BF16 points are XLA's short "
+    "timings), Transformer Engine's FP8 amax/scale bookkeeping and userbuffers' SM contention, the 2021 code's "
+    "DDP (fp32 gradient reduction), data loading and logging (Megatron's Table 1 figures include them). "
+    "Sustained-clock and launch effects on the GEMMs themselves are inside the microbenchmarks (back-to-back "
+    "kernels, Azure's 10,000 warm-up iterations), so no separate derate is added.")
+
+
 def render() -> tuple[str, int]:
     """The report text and the number of rows outside their tolerance."""
     out = ["# Validation of the performance models", "",
@@ -181,12 +251,9 @@ def render() -> tuple[str, int]:
         lines, failed = _table(rows)
         failures += failed
         out += [f"## {title}", "", note, "", *lines, ""]
-    mean, worst = training_error_summary(training_rows())
-    out += ["## Training runs: step-time error summary", "",
-            f"Across the checked training runs (step time; MFU, whose error is the step time's inverse): "
-            f"mean {mean:.1%}, worst {worst:.1%}. Before the per-operation model (flat achievable fraction "
-            "0.542 A100 / 0.43 H100 from end-to-end MFUs, double-counting bubble and communication): GPT-3 "
-            "−1.4 % and Llama 3 −26.5 % (mean 14.0 %, worst 26.5 %), both partly circular (the fractions came from end-to-end runs).", ""]
+    run_lines, run_failures = _training_runs_section()
+    failures += run_failures
+    out += run_lines
     socket_lines, socket_failures = _socket_section()
     failures += socket_failures
     out += socket_lines

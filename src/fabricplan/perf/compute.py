@@ -18,6 +18,20 @@ added once, by the step model (``perf/step.py``).
   bytes moved / sustained HBM bandwidth (BabelStream Triad, §4), with bytes per element from the
   catalog (``perf_defaults.yaml``, derived in §4).
 * Recomputation: full = the layer's forward once more; selective = the attention core's forward.
+* Unfused attention (matmul + softmax, Megatron before FlashAttention) is HBM-bound on its
+  ``s x s`` score and probability tensors: their bytes do not depend on the head dimension ``d``
+  while the FLOPs grow with it, so the measured rate (at the benchmark's ``d_m``) scales by
+  ``min(d, ridge) / d_m`` (``unfused_attention_rate_scale``; ``ridge`` = peak / HBM, where the
+  Q K^T GEMM, of intensity ~d FLOP/B, turns compute-bound). Its dropout on the probabilities
+  (Megatron's default 0.1; the benchmark ran dropout 0) moves ``b (a/t) s^2`` elements x
+  ``attention_dropout_*_bytes_per_element`` through HBM forward and backward.
+* FP8 GEMMs (Transformer Engine) quantise each GEMM's activation input (forward) and output
+  gradient (backward) with a cast-transpose: ``elements x fp8_cast_transpose_bytes_per_element / HBM``.
+* The loss: fp32 vocab-parallel cross entropy over ``T x V/t`` logits on the last stage,
+  ``cross_entropy_*_bytes_per_logit / HBM`` (``cross_entropy_time_s``).
+* Host launch floor: a layer cannot run faster than the host launches its kernels,
+  ``max(GPU time, kernels x kernel_launch_cpu_us)`` (``host_launch_floor_s``); the GPU-side gap
+  between back-to-back kernels is inside the microbenchmarks, which time kernels back to back.
 * Compute-bound kernels (GEMM, attention) run ``1 / (1 - derate)`` slower: the slowest GPU of a
   node is >= 5 % below the microbenchmarked one and synchronous training waits for it (catalog
   ``compute_slowest_gpu_derate``, §2.3).
@@ -104,6 +118,45 @@ def optimizer_step_time_s(parameters: float, bytes_per_parameter: float, hbm_tby
     return memory_bound_time_s(parameters, bytes_per_parameter, hbm_tbytes_per_s)
 
 
+def unfused_attention_rate_scale(head_dim: float, measured_head_dim: float, ridge_flops_per_byte: float) -> float:
+    """Factor on the measured unfused-attention rate for head dimension ``head_dim``:
+    ``min(head_dim, ridge) / min(measured_head_dim, ridge)``.
+
+    Unfused attention moves the ``s x s`` scores and probabilities through HBM several times
+    (Q K^T writes them, softmax reads and writes them, P V reads them, and the backward again):
+    those bytes are independent of ``d`` and dominate while the Q K^T GEMM's arithmetic intensity
+    (``2 s^2 d / (2 s^2 + 4 s d) ~ d`` FLOP/B for ``s >> d``) is below the GPU's ridge point
+    ``peak / HBM`` (A100 fp16: 312 / 1.7 = 184 FLOP/B), so time stays flat and the FLOP rate scales
+    with ``d`` up to the ridge (roofline: Williams et al., CACM 2009)."""
+    return min(head_dim, ridge_flops_per_byte) / min(measured_head_dim, ridge_flops_per_byte)
+
+
+def cross_entropy_time_s(logits: float, forward_bytes_per_logit: float, backward_bytes_per_logit: float,
+                         hbm_tbytes_per_s: float) -> tuple[float, float]:
+    """(forward, backward) time of the fp32 cross-entropy loss over ``logits`` = tokens x vocab/tp [s]:
+    ``logits x bytes / HBM`` (bytes per logit derived from the loss's passes, perf_defaults)."""
+    return (memory_bound_time_s(logits, forward_bytes_per_logit, hbm_tbytes_per_s),
+            memory_bound_time_s(logits, backward_bytes_per_logit, hbm_tbytes_per_s))
+
+
+def fp8_cast_time_s(shapes, bytes_per_element: float, hbm_tbytes_per_s: float) -> tuple[float, float]:
+    """(forward, backward) time of FP8 quantisation around ``shapes`` ((name, M, N, K, count)) [s]:
+    forward casts each GEMM's M x K activation input, backward its M x N output gradient, each
+    ``bytes_per_element`` (cast + transpose) through HBM."""
+    forward = sum(count * m * k for _, m, _, k, count in shapes)
+    backward = sum(count * m * n for _, m, n, _, count in shapes)
+    return (memory_bound_time_s(forward, bytes_per_element, hbm_tbytes_per_s),
+            memory_bound_time_s(backward, bytes_per_element, hbm_tbytes_per_s))
+
+
+def host_launch_floor_s(gpu_s: float, kernels: float, launch_us: float) -> float:
+    """Time of a run of ``kernels`` kernels whose GPU time is ``gpu_s`` [s] when the host launches
+    them one by one: ``max(gpu_s, kernels x launch_us)``. The host queues launches ahead of the GPU,
+    so launch cost is exposed only where it exceeds the kernels' own time (CUDA.jl 'Graphs': 80
+    short kernels take 260 us eagerly, 70 us as a graph)."""
+    return max(gpu_s, kernels * launch_us * 1e-6)
+
+
 def layer_gemm_shapes(dims, tokens: float, tp: int, ep: int = 1) -> list[tuple[str, float, float, float, int]]:
     """The forward GEMMs of one layer on one TP rank: (name, M, N, K, count) (module docstring)."""
     h = dims.hidden
@@ -174,14 +227,20 @@ def gemm_points(gpu_compute, precision: str):
 def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                   seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
                   attention_kernel: str = "flash", catalog=None) -> LayerCompute:
-    """One transformer layer's compute for one micro-batch on one GPU (module docstring)."""
+    """One transformer layer's compute for one micro-batch on one GPU (module docstring).
+
+    Parts: ``gemm``, ``attention`` (the core; unfused: scaled to the head dimension and with its
+    dropout), ``memory_bound`` (norms, residual adds, activation), ``fp8_cast`` (FP8 only), and
+    ``launch`` (the host launch floor's excess over the GPU time, usually 0)."""
     points = gemm_points(gpu_compute, precision)
     hbm = gpu_compute.hbm.tbytes_per_s
-    element = perf_parameter("activation_bytes_per_element", catalog)
+    p = lambda name: perf_parameter(name, catalog)  # noqa: E731
+    element = p("activation_bytes_per_element")
     tokens = micro_batch * seq_tokens / cp
+    shapes = layer_gemm_shapes(dims, tokens, tp, ep)
     gemm = sum(count * gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm,
                                    element_bytes=element)
-               for _, m, n, k, count in layer_gemm_shapes(dims, tokens, tp, ep))
+               for _, m, n, k, count in shapes)
     curve = gpu_compute.attention.get(attention_kernel)
     if curve is None:
         from fabricplan.errors import InputError
@@ -189,35 +248,62 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
         raise InputError(f"the GPU's compute data has no '{attention_kernel}' attention rate; known: "
                          f"{', '.join(gpu_compute.attention)}", location="attention_kernel")
     head_dim = dims.hidden / dims.heads
-    flops = attention_flops(micro_batch, dims.heads / tp, seq_tokens / cp, seq_tokens, head_dim,
-                            causal=curve.causal)
-    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points,
-                                          perf_parameter("attention_backward_to_forward_flops", catalog))
-    slowest = 1.0 / (1.0 - perf_parameter("compute_slowest_gpu_derate", catalog))
+    heads = dims.heads / tp
+    flops = attention_flops(micro_batch, heads, seq_tokens / cp, seq_tokens, head_dim, causal=curve.causal)
+    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points, p("attention_backward_to_forward_flops"))
+    unfused = attention_kernel == "unfused"
+    if unfused:
+        scale = unfused_attention_rate_scale(head_dim, curve.head_dim, peak_tflops / hbm)
+        attn_fwd, attn_bwd = attn_fwd / scale, attn_bwd / scale
+    slowest = 1.0 / (1.0 - p("compute_slowest_gpu_derate"))
     gemm, attn_fwd, attn_bwd = gemm * slowest, attn_fwd * slowest, attn_bwd * slowest
+    if unfused:  # dropout on the b x (a/t) x s_q x s_k probabilities (memory-bound, not derated)
+        probabilities = micro_batch * heads * (seq_tokens / cp) * seq_tokens
+        attn_fwd += memory_bound_time_s(probabilities, p("attention_dropout_forward_bytes_per_element"), hbm)
+        attn_bwd += memory_bound_time_s(probabilities, p("attention_dropout_backward_bytes_per_element"), hbm)
     hidden = tokens * dims.hidden / (tp if sequence_parallel else 1)
     ffn = tokens * dims.ffn_hidden * dims.experts_per_token / tp
     act = "swiglu" if dims.gated_ffn else "gelu"
-    p = lambda name: perf_parameter(name, catalog)  # noqa: E731
     mem_fwd = (memory_bound_time_s(hidden, 2 * p("layernorm_forward_bytes_per_element")
                                    + 2 * p("residual_dropout_add_forward_bytes_per_element"), hbm)
                + memory_bound_time_s(ffn, p(f"{act}_forward_bytes_per_element"), hbm))
     mem_bwd = (memory_bound_time_s(hidden, 2 * p("layernorm_backward_bytes_per_element")
                                    + 2 * p("residual_dropout_add_backward_bytes_per_element"), hbm)
                + memory_bound_time_s(ffn, p(f"{act}_backward_bytes_per_element"), hbm))
+    cast_fwd = cast_bwd = 0.0
+    if precision == "fp8":
+        cast_fwd, cast_bwd = fp8_cast_time_s(shapes, p("fp8_cast_transpose_bytes_per_element"), hbm)
     full = recompute == "full"
-    return LayerCompute(parts={
+    parts = {
         "gemm": OpTimes(gemm, 2 * gemm, gemm if full else 0.0),
         "attention": OpTimes(attn_fwd, attn_bwd, attn_fwd if recompute in ("full", "selective") else 0.0),
-        "memory_bound": OpTimes(mem_fwd, mem_bwd, mem_fwd if full else 0.0)})
+        "memory_bound": OpTimes(mem_fwd, mem_bwd, mem_fwd if full else 0.0),
+        "fp8_cast": OpTimes(cast_fwd, cast_bwd, cast_fwd if full else 0.0)}
+    # Host launch floor: kernels per layer = GEMMs (x2 backward) + 5 memory-bound ops (2 norms, 2
+    # residual adds, the activation) + the attention core's kernels (+ one cast per GEMM in FP8).
+    gemms = sum(count for *_, count in shapes)
+    casts = gemms if precision == "fp8" else 0
+    kind = "unfused" if unfused else "flash"
+    kernels_fwd = gemms + 5 + p(f"attention_kernels_forward_{kind}") + casts
+    kernels_bwd = 2 * gemms + 5 + p(f"attention_kernels_backward_{kind}") + casts
+    launch_us = p("kernel_launch_cpu_us")
+    gpu = LayerCompute(parts=parts).total
+    launch_fwd = host_launch_floor_s(gpu.forward_s, kernels_fwd, launch_us) - gpu.forward_s
+    launch_bwd = host_launch_floor_s(gpu.backward_s, kernels_bwd, launch_us) - gpu.backward_s
+    parts["launch"] = OpTimes(launch_fwd, launch_bwd, launch_fwd if gpu.recompute_s else 0.0)
+    return LayerCompute(parts=parts)
 
 
 def logits_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                    seq_tokens: int, tp: int, cp: int, catalog=None) -> LayerCompute:
-    """The output layer's GEMM (forward + 2 x backward) for one micro-batch on one GPU."""
+    """The output layer for one micro-batch on one GPU: its GEMM (forward + 2 x backward) and the
+    fp32 cross-entropy loss over its ``T x V/t`` logits (``cross_entropy_time_s``)."""
     points = gemm_points(gpu_compute, precision)
+    hbm = gpu_compute.hbm.tbytes_per_s
     _, m, n, k, _ = logits_gemm_shape(dims, micro_batch * seq_tokens / cp, tp)
-    t = gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=gpu_compute.hbm.tbytes_per_s,
+    t = gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm,
                     element_bytes=perf_parameter("activation_bytes_per_element", catalog))
     t /= 1.0 - perf_parameter("compute_slowest_gpu_derate", catalog)
-    return LayerCompute(parts={"gemm": OpTimes(t, 2 * t, 0.0)})
+    loss_fwd, loss_bwd = cross_entropy_time_s(m * n, perf_parameter("cross_entropy_forward_bytes_per_logit", catalog),
+                                              perf_parameter("cross_entropy_backward_bytes_per_logit", catalog), hbm)
+    return LayerCompute(parts={"gemm": OpTimes(t, 2 * t, 0.0), "loss": OpTimes(loss_fwd, loss_bwd, 0.0)})

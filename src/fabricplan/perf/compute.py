@@ -224,6 +224,17 @@ def gemm_points(gpu_compute, precision: str):
     return curve.points
 
 
+def _parameter_reader(catalog):
+    """``name -> float`` over the catalog's ``perf_defaults`` parameters, resolved once per call
+    (the same values as ``perf_parameter``; one catalog look-up instead of one per name)."""
+    if catalog is None:
+        from fabricplan.catalog.catalog import default_catalog
+
+        catalog = default_catalog()
+    parameters = catalog.perf_defaults.parameters
+    return lambda name: float(parameters[name].value) if name in parameters else perf_parameter(name, catalog)
+
+
 def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                   seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
                   attention_kernel: str = "flash", catalog=None) -> LayerCompute:
@@ -234,7 +245,7 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     ``launch`` (the host launch floor's excess over the GPU time, usually 0)."""
     points = gemm_points(gpu_compute, precision)
     hbm = gpu_compute.hbm.tbytes_per_s
-    p = lambda name: perf_parameter(name, catalog)  # noqa: E731
+    p = _parameter_reader(catalog)
     element = p("activation_bytes_per_element")
     tokens = micro_batch * seq_tokens / cp
     shapes = layer_gemm_shapes(dims, tokens, tp, ep)

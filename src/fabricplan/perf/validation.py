@@ -22,21 +22,23 @@ from fabricplan.perf.step import ClusterShape, step_time
 
 # Stated tolerances: busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
 # per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding).
-# End-to-end training runs (checked only, nothing fitted): step time per row 10 % where the layout
-# is published (A100, Megatron-LM), 15 % for the GPT-3 README run, Llama 3 405B (virtual stages and
+# End-to-end training runs (checked only, nothing fitted): step time per row 5 % where the whole
+# layout is published and DP = 1 (Korthikanti et al.), 10 % for the other A100 Megatron-LM rows
+# (micro-batch, virtual stages or DDP settings assumed), 15 % for the GPT-3 README run, Llama 3 405B (virtual stages and
 # FSDP details not published) and the H100 FP8 NeMo rows (Transformer Engine's FP8 recipe, cuDNN
 # attention and userbuffers overlap are not microbenchmarked here); over all of them the mean
 # absolute step-time error must stay within 6 % and the worst within 15 % (the issue's target is
 # 5 % / 10 %, reached on the A100 rows, not on the H100 FP8 rows: docs/validation.md).
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
               "gpt3_step": 0.15, "training_run": 0.15, "microbench_point": 0.001, "nvls_single_node": 0.05,
-              "training_a100": 0.10, "training_h100_fp8": 0.15, "training_mean": 0.06, "training_worst": 0.15}
+              "training_a100": 0.10, "training_h100_fp8": 0.15, "training_published_layout": 0.05, "training_mean": 0.06, "training_worst": 0.15}
 TRAINING_REASON = ("checked only, nothing fitted to it; layout details the source does not publish (virtual "
                    "stages, FSDP details, the 2021 code's settings) are assumed; 15 %")
 #: Per-row step-time tolerance of the training_runs rows, by the row id's prefix, with its reason.
 TRAINING_RUN_TOLERANCE = {
-    "korthikanti": ("training_a100", "layout published (Korthikanti et al. Table 3; virtual stages as Calculon "
-                                     "transcribes them), DP 1; checked only"),
+    "korthikanti": ("training_published_layout", "layout published (Korthikanti et al. Table 3; virtual stages as "
+                                                 "Calculon transcribes them), DP 1, so no data-parallel or DDP "
+                                                 "unknowns; the issue's aim is 3 % mean / 6 % worst; checked only"),
     "narayanan": ("training_a100", "t, p, GPUs and batch published; micro-batch (Table 1), virtual stages and "
                                    "the 2021 code's DDP settings assumed; checked only"),
     "nemo2407": ("training_h100_fp8", "layout published; FP8 recipe (Transformer Engine casts, cuDNN attention, "
@@ -445,3 +447,32 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
                                    detail, step_error=step_error, assumed=entry.get("assumed", ""),
                                    source=" ".join(str(entry["source"]).split())))
     return rows
+
+
+def training_run_sensitivity(prefix: str, **overrides) -> dict[str, float]:
+    """Step-time error of the ``training_runs`` rows whose id starts with ``prefix`` when their assumed
+    layout fields take ``overrides`` (e.g. ``micro_batch_sequences=2``); rows where the override is
+    not a valid layout (batch not divisible, interleaving without pipeline, memory) are left out."""
+    from fabricplan.errors import InputError
+
+    catalog = default_catalog()
+    out = {}
+    for entry in load_data_file("published_perf.yaml")["training_runs"]["rows"]:
+        if not entry["id"].startswith(prefix):
+            continue
+        changed = dict(entry, **overrides)
+        if changed.get("virtual_pipeline_stages", 1) > 1 and changed.get("pp", 1) == 1:
+            continue
+        try:
+            job, cluster, fabric = training_run_job(changed)
+            result = step_time(job, cluster, fabric, catalog=catalog)
+        except (InputError, ValueError):
+            continue
+        published = float(entry["published"])
+        if entry["quantity"] == "step_time_s":
+            out[entry["id"]] = result.step_time_s / published - 1.0
+        elif entry["quantity"] == "tflops_per_gpu":
+            out[entry["id"]] = published / (result.hardware_flops_per_step / result.step_time_s / entry["gpus"] / 1e12) - 1.0
+        else:
+            out[entry["id"]] = published / (result.tokens_per_s / entry["gpus"]) - 1.0
+    return out

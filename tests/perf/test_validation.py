@@ -166,6 +166,27 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     assert failures == 5  # every gated socket row, 50 % off
 
 
+def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
+    """The training section counts rows past their step-time tolerance and a summary past its bounds."""
+    import importlib.util
+
+    from fabricplan.perf import validation
+    from project_paths import ROOT
+
+    spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    lines, failures = script._training_runs_section()
+    assert failures == 0
+    text = "\n".join(lines)
+    assert "| korthikanti_175b_full: step_time_s | 18.13 |" in text and "Calculon" in text
+    # Korthikanti rows at +-0.5 % (all but one are further off) and a mean bound of 1 %: rows and summary fail.
+    monkeypatch.setitem(validation.TOLERANCES, "training_published_layout", 0.005)
+    monkeypatch.setitem(validation.TOLERANCES, "training_mean", 0.01)
+    _lines, failures = script._training_runs_section()
+    assert failures == 7 + 1
+
+
 # --- issue 12 item 6: catalog EDR/HDR profiles and AWS EFA -----------------------------------------
 
 def test_edr_hdr_rows_use_catalog_profiles_with_real_switches():

@@ -1,0 +1,42 @@
+"""The calibrate command end to end: fixtures in, fit report and overlay out, the overlay used by
+another command through --catalog."""
+
+from __future__ import annotations
+
+import yaml
+
+from project_paths import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "measure"
+LOG = FIXTURES / "all_reduce_debug_2x8_a100_hdr.log"
+
+
+def test_calibrate_json_report_and_overlay(cli, tmp_path):
+    out = tmp_path / "overlay.yaml"
+    result = cli("calibrate", LOG, FIXTURES / "ib_write_bw_ndr.log", "--fabric", "infiniband-hdr", "--cpu-vendor",
+                 "amd", "--out", out, "--json")
+    assert result.code == 0, result.err
+    doc = result.json()
+    assert doc["system"]["gpu"] == "a100-sxm-80gb" and doc["system"]["nccl_tuner_release"] == "2.17.1"
+    params = {p["name"]: p for p in doc["parameters"]}
+    assert params["nic_bandwidth"]["status"] == "fitted"
+    assert 20.0 < params["nic_bandwidth"]["value"] < 25.0  # the published 189 GB/s busbw over 8 HDR NICs
+    assert len(doc["rows"]) == 9 and all(r["left_out"] is None for r in doc["rows"])
+    assert doc["cross_validation"][0]["name"] == "every other size"
+    overlay = yaml.safe_load(out.read_text())
+    entry = overlay["fabrics"][0]
+    assert entry["id"] == "infiniband-hdr" and entry["source"].startswith(
+        f"calibrated from {LOG}, {FIXTURES / 'ib_write_bw_ndr.log'} on ")
+    collective = cli("collective", "--catalog", out, "--fabric", "infiniband-hdr", "--gpu", "a100-sxm-80gb",
+                     "--size", "8GiB", "--json")
+    assert collective.code == 0, collective.err
+    assert collective.json()["per_nic_bandwidth_gbytes_per_s"] == round(params["nic_bandwidth"]["value"], 6)
+
+
+def test_calibrate_terminal_report_names_rows_left_out_and_notes(cli, tmp_path):
+    result = cli("calibrate", FIXTURES / "alltoall_truncated.log", FIXTURES / "multi_run_allgather_reducescatter_roce.log",
+                 "--out", tmp_path / "o.yaml")
+    assert result.code == 0, result.err
+    assert "cut off" in result.err  # the truncated run is noted on stderr
+    assert "Calibratable parameters" in result.out and "Residuals per row" in result.out
+    assert "fabric roce-v2" in result.out  # inferred from the RoCE devices of the NET/IB line

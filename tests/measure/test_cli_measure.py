@@ -40,3 +40,19 @@ def test_calibrate_terminal_report_names_rows_left_out_and_notes(cli, tmp_path):
     assert "cut off" in result.err  # the truncated run is noted on stderr
     assert "Calibratable parameters" in result.out and "Residuals per row" in result.out
     assert "fabric roce-v2" in result.out  # inferred from the RoCE devices of the NET/IB line
+
+
+SPEC = FIXTURES / "cluster_roce_2x8_h100.yaml"
+
+
+def test_check_measured_on_the_fixture_logs(cli):
+    nic = cli("check-measured", FIXTURES / "all_reduce_200g_nics_roce.log", "--spec", SPEC, "--json")
+    assert nic.code == 1
+    doc = nic.json()
+    assert doc["causes"][0]["key"] == "nic_speed"
+    assert doc["summary"].startswith("all-reduce busbw at 8 GiB is")
+    no_gdr = next(c for c in doc["causes"] if c["key"] == "no_gdr")
+    assert no_gdr["score"] < no_gdr["explained"]  # the log's GDRDMA lines weaken it
+    slow = cli("check-measured", FIXTURES / "all_reduce_slow_host_roce.log", "--spec", SPEC, "--json").json()
+    assert slow["passed"] is False and slow["causes"][0]["kind"] == "latency"
+    assert slow["verdicts"][0]["bandwidth_ok"] and not slow["verdicts"][0]["latency_ok"]

@@ -99,3 +99,8 @@ def test_damaged_logs_read_or_fail_with_a_line(tmp_path_factory, line, junk, mod
         errors = [l for l in message.splitlines() if l.startswith("error: ")]
         assert len(errors) == 1
         assert re.search(r"\.log(:\d+)?: ", errors[0]), errors[0]
+
+
+def test_perftest_logs_alone_are_refused_with_the_reason(cli, tmp_path):
+    error = _one_line_error(cli("calibrate", FIXTURES / "ib_write_lat_ndr.log", "--out", tmp_path / "o.yaml"))
+    assert "perftest tables only" in error and "ib_write_lat_ndr.log" in error

@@ -28,6 +28,9 @@ def _read(logs: list[Path], op: Optional[str]):
         for prun in log.perftest_runs:
             for note in prun.notes:
                 stderr.print(f"note: {prun.where}: {note}")
+    if not any(log.nccl_runs for log in read):
+        raise InputError("perftest tables only: the fit and the check use nccl-tests rows; add an nccl-tests log "
+                         "(all_reduce_perf ...)", location=read[0].file)
     return read
 
 

@@ -299,7 +299,8 @@ def check_measured(logs: list[MeasurementLog], catalog, system, *, bandwidth_thr
 
 
 def _look_at(causes: list[Cause], kinds: tuple[str, ...]) -> str:
-    picked = [c for c in causes if c.applicable and c.score > 0.05 and c.kind in kinds][:3]
+    # Causes the logs contradict (score below their explained share) stay in the table, not in the verdict.
+    picked = [c for c in causes if c.applicable and c.score > 0.05 and c.score >= c.explained and c.kind in kinds][:3]
     if not picked:
         return "no modelled cause explains it"
     return "; ".join(f"{c.title.split(' (')[0]} ({c.explained:.0%} of the gap)" for c in picked)

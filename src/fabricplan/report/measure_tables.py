@@ -3,6 +3,7 @@ measured, verdict, ranked causes) as terminal tables, JSON documents and an HTML
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -11,6 +12,11 @@ from rich.text import Text
 from fabricplan.measure.check import OPERATION_TITLES, CheckResult, size_text
 from fabricplan.measure.fit import CalibrationResult
 from fabricplan.report.layout import FitTable
+
+
+def _us(value: float) -> str:
+    """A time as nccl-tests prints it: 2 decimals below 100 us, 1 below 10 ms, none above."""
+    return f"{value:,.2f}" if value < 100 else f"{value:,.1f}" if value < 1e4 else f"{value:,.0f}"
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -46,22 +52,28 @@ def calibration_report(result: CalibrationResult, out: str | None) -> Renderable
                            f"System: {system['gpu']}, fabric {system['fabric']}, {system['nics_per_node']} NICs per "
                            f"node, NCCL tuner {system['nccl_tuner_release']}",
                            *[f"  - {note}" for note in system["notes"]]]))
-    params = FitTable(("parameter", "catalog path", "before", "fitted", "± 1 sd", "bounds", "status"),
-                      [[p.name, p.path, _num(p.initial), _num(p.value), _num(p.stddev, 2),
+    params = FitTable(("parameter (catalog path)", "before", "fitted", "± 1 sd", "bounds", "status"),
+                      [[f"{p.name}\n{p.path}", _num(p.initial), _num(p.value), _num(p.stddev, 2),
                         f"{p.lower:.3g}..{p.upper:.3g} {p.unit}", p.status] for p in result.parameters],
                       title="Calibratable parameters")
     used = result.used
-    rows = FitTable(("row", "collective", "size", "GPUs", "measured (us)", "model (us)", "error", "algorithm"),
-                    [[r.where, r.operation, size_text(r.size_bytes), f"{r.n_gpus} ({r.ranks_per_node}/node)",
-                      f"{r.measured_us:.4g}", f"{r.model_us:.4g}", f"{r.error:+.1%}", r.algorithm or r.model_algorithm
+
+    def where(row) -> str:  # the line alone when there is one file
+        return str(row.line) if len(result.files) == 1 else f"{Path(row.file).name}:{row.line}"
+
+    rows = FitTable(("line", "collective", "size", "GPUs", "measured (us)", "model (us)", "error", "algorithm"),
+                    [[where(r), r.operation, size_text(r.size_bytes),
+                      f"{r.n_gpus} ({r.ranks_per_node}/node)",
+                      _us(r.measured_us), _us(r.model_us), f"{r.error:+.1%}", r.algorithm or r.model_algorithm
                       or ""] for r in used],
                     justify=["left", "left", "right", "right", "right", "right", "right", "left"],
                     title=f"Residuals per row ({len(used)} used; rms |ln(model/measured)| "
                           f"{result.rms_log_error_before:.3f} before, {result.rms_log_error_after:.3f} after)")
     parts: list[RenderableType] = [head, params, rows]
     if result.left_out:
-        parts.append(FitTable(("row", "size", "why left out"),
-                              [[r.where, size_text(r.size_bytes), r.reason or ""] for r in result.left_out],
+        parts.append(FitTable(("line", "size", "why left out"),
+                              [[where(r), size_text(r.size_bytes), r.reason or ""]
+                               for r in result.left_out],
                               title=f"Rows left out ({len(result.left_out)})"))
     if result.cross_validation:
         parts.append(FitTable(("cross-validation", "fit rows", "held out", "median |error|", "max |error|", "detail"),
@@ -107,7 +119,7 @@ def check_report(result: CheckResult) -> RenderableType:
     for (op, n), pts in groups.items():
         tables.append(FitTable(("size", "measured (us)", "model (us)", "measured busbw", "model busbw",
                                 "measured/model", "model algorithm"),
-                               [[size_text(p.size_bytes), f"{p.measured_us:.4g}", f"{p.model_us:.4g}",
+                               [[size_text(p.size_bytes), _us(p.measured_us), _us(p.model_us),
                                  f"{p.measured_busbw:.2f}", f"{p.model_busbw:.2f}", f"{p.ratio:.0%}", p.algorithm]
                                 for p in sorted(pts, key=lambda p: p.size_bytes)],
                                justify=["right"] * 6 + ["left"],

@@ -56,3 +56,15 @@ def test_check_measured_on_the_fixture_logs(cli):
     slow = cli("check-measured", FIXTURES / "all_reduce_slow_host_roce.log", "--spec", SPEC, "--json").json()
     assert slow["passed"] is False and slow["causes"][0]["kind"] == "latency"
     assert slow["verdicts"][0]["bandwidth_ok"] and not slow["verdicts"][0]["latency_ok"]
+
+
+def test_calibrating_against_the_spec_then_checking_with_the_overlay_passes(cli, tmp_path):
+    """The 200G log calibrated on the 400G design's spec: the fitted per-NIC bandwidth is the 200G one
+    (the log was made with 23.0 GB/s), and the design with the overlay explains the log (exit 0)."""
+    log = FIXTURES / "all_reduce_200g_nics_roce.log"
+    out = tmp_path / "measured.yaml"
+    doc = cli("calibrate", log, "--spec", SPEC, "--out", out, "--json").json()
+    nic = next(p for p in doc["parameters"] if p["name"] == "nic_bandwidth")
+    assert nic["status"] == "fitted" and abs(nic["value"] / 23.0 - 1) < 0.02
+    assert cli("check-measured", log, "--spec", SPEC).code == 1
+    assert cli("check-measured", log, "--spec", SPEC, "--catalog", out).code == 0

@@ -201,23 +201,43 @@ def _prepare(rows: list[FitRow], model: _Model) -> list[FitRow]:
     return prepared
 
 
+#: Extra starting points of the fit (multiples of each GB/s parameter's bundled value), tried when the
+#: first solution leaves a parameter on a bound or flat: the model is piecewise (NCCL's algorithm
+#: choice, NVLink and NIC bounds), so a start on the wrong side of a kink can stall there.
+RESTART_BANDWIDTH_FACTORS = (0.5, 0.25)
+
+
 def _solve(model: _Model, rows: list[FitRow], params: list[Calibratable]):
-    """Levenberg-Marquardt on ln(theta) within bounds. Returns (theta, sd or None per parameter, status)."""
+    """Levenberg-Marquardt on ln(theta) within bounds, restarted from lower bandwidths when the first
+    solution ends on a bound or flat. Returns (theta, sd or None per parameter, status, rms)."""
+    best = _solve_from(model, rows, params, [p.initial for p in params])
+    if any(status != "fitted" for p, status in zip(params, best[2]) if p.unit == "GB/s"):
+        for factor in RESTART_BANDWIDTH_FACTORS:
+            start = [p.initial * factor if p.unit == "GB/s" else p.initial for p in params]
+            trial = _solve_from(model, rows, params, start)
+            if trial[3] < best[3] - 1e-9:
+                best = trial
+    return best
+
+
+def _solve_from(model: _Model, rows: list[FitRow], params: list[Calibratable], start: list[float]):
     import numpy as np
 
     measured = np.log(np.array([r.measured_us for r in rows]))
     lower = np.log([p.lower for p in params])
     upper = np.log([p.upper for p in params])
-    u = np.clip(np.log([p.initial for p in params]), lower, upper)
+    u = np.clip(np.log(start), lower, upper)
 
     def residuals(vector) -> np.ndarray:
         values = {p.path: float(math.exp(x)) for p, x in zip(params, vector)}
         return np.log(model.times(rows, values)) - measured
 
     def jacobian(vector, base) -> np.ndarray:
+        # Backward differences where the bound allows: a capacity sitting exactly where another limit
+        # takes over (NVLink, a bandwidth cap) moves the model downward only.
         columns = []
         for j in range(len(params)):
-            step = DIFF_STEP if vector[j] + DIFF_STEP <= upper[j] else -DIFF_STEP
+            step = -DIFF_STEP if vector[j] - DIFF_STEP >= lower[j] else DIFF_STEP
             moved = vector.copy()
             moved[j] += step
             columns.append((residuals(moved) - base) / step)

@@ -98,3 +98,17 @@ def test_cli_exit_codes_json_and_html(cli, design, tmp_path):
     assert cli("check-measured", bad, "--spec", SPEC, "--threshold", f"{ratio - 0.05:.2f}").code == 0
     text = cli("check-measured", bad, "--spec", SPEC)
     assert text.code == 1 and "FAIL: all-reduce busbw at 8 GiB" in text.out.replace("\n", " ")
+
+
+def test_perftest_latency_is_evidence_for_the_host_latency_cause(design):
+    from fabricplan.measure.write import perftest_text
+
+    catalog, system = design
+    slow = catalog.fabric("roce-v2").host_stack_latency_us + 15.0
+    log = _log(design, {LAT: slow}, "lat.log")
+    fine = parse_log(perftest_text("ib_write_lat", [(2, 1000, 0.9, 3.0, 0.95, 0.96, 0.04, 1.0, 3.0)]), "fine.log")
+    bad = parse_log(perftest_text("ib_write_lat", [(2, 1000, 15.9, 30.0, 16.2, 16.3, 0.4, 17.0, 30.0)]), "bad.log")
+    as_designed = {c.key: c for c in check_measured([log, fine], catalog, system).causes}["host_latency"]
+    confirmed = {c.key: c for c in check_measured([log, bad], catalog, system).causes}["host_latency"]
+    assert "as designed" in as_designed.evidence and as_designed.score == as_designed.explained
+    assert "16.20 us one-way" in confirmed.evidence and confirmed.score > confirmed.explained

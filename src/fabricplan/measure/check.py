@@ -240,11 +240,26 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
         [({bw_path: bw / k}, k) for k in UPLINK_SQUEEZES], detail_of=lambda k: f"the curve fits a {k:g}:1 squeeze",
         applicable=crosses, why_not=("the communicator sits under one leaf" if network is not None
                                      else "no spec: where the nodes sit is unknown"))
-    # 7. Host stack latency (continuous).
+    # 7. Host stack latency (continuous); perftest's one-way latency against the design's point-to-point one.
     grid = [host + d for d in (0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500)]
+    weight, evidence = 1.0, ""
+    lat_rows = [(row.t_typical_us or row.t_avg_us, row.size_bytes, run.tool) for log in logs
+                for run in log.perftest_runs if run.kind == "lat" for row in run.rows
+                if (row.t_typical_us or row.t_avg_us)]
+    if lat_rows:
+        from fabricplan.perf.latency import point_to_point_latency
+
+        measured, size, tool = min(lat_rows, key=lambda r: (r[1], r[0]))
+        switch = network.switch.port_to_port_latency_ns if network is not None else 0.0
+        designed = point_to_point_latency(profile, switch, 1, size, catalog=catalog).total_us
+        if measured * perf_parameter("measured_latency_pass_fraction", catalog) > designed:
+            weight, evidence = EVIDENCE_CONFIRMS, f"{tool} {measured:.2f} us one-way, the design's {designed:.2f} us"
+        else:
+            evidence = (f"{tool} {measured:.2f} us one-way, as designed ({designed:.2f} us): the extra time is above "
+                        "the verbs layer (NCCL proxy thread, CPU power states)")
     add("host_latency", "host-side latency (NIC interrupt moderation, CPU power states, a slow NCCL proxy thread, "
         "an extra software layer such as a container network)", "latency",
-        [({lat_path: h}, h) for h in grid],
+        [({lat_path: h}, h) for h in grid], weight, evidence,
         detail_of=lambda h: f"the curve fits +{h - host:g} us per message on the host stack")
     # 8. More switch hops than designed.
     switch_ns = network.switch.port_to_port_latency_ns if network is not None else 0.0

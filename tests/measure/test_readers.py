@@ -142,3 +142,17 @@ def test_any_text_reads_or_fails_with_input_error(text):
         parse_log(text, "random.log")
     except InputError:
         pass
+
+
+def test_header_variants_w_n_and_check_off():
+    text = ("# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576 step: 1048576(bytes) warmup iters: 1 iters: 50 "
+            "agg iters: 1 validation: 0 graph: 0\n"
+            "#  Rank  0 Group  0 Pid   4242 on    box-a device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+            "#  Rank  1 Group  0 Pid   4242 on    box-a device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+            "     1048576        262144     float     sum      -1    12.50   83.89   83.89    N/A    12.40   84.56   84.56    N/A\n")
+    (run,), _ = read_nccl_tests(text, "all_reduce_perf_w1_n50.log")
+    assert run.header["warmup iters"] == "1" and run.header["iters"] == "50" and run.header["validation"] == "0"
+    assert run.header["nGpus"] == "8" and run.ranks == 2 and run.ranks_per_node == 2 and run.nodes == 1
+    assert run.operation == "all_reduce"  # from the file name
+    assert run.rows[0].oop_wrong is None and run.rows[0].wrong == 0 and not run.complete

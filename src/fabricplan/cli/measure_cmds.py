@@ -115,8 +115,10 @@ def check_measured_command(
     if html is not None:
         from fabricplan.report.measure_tables import check_html
 
-        try:
-            html.write_text(check_html(result), encoding="utf-8")
+        tmp = html.with_name(html.name + ".tmp")
+        try:  # written whole and renamed: a failed write leaves the previous file
+            tmp.write_text(check_html(result), encoding="utf-8")
+            tmp.replace(html)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror}", location=str(html)) from None
     if as_json:

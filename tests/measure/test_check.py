@@ -66,8 +66,7 @@ def test_gdr_lines_in_the_log_weaken_the_no_gdr_cause(design):
     values = {BW: catalog.fabric("roce-v2").effective_bandwidth_gbytes_per_s / 2}
     with_gdr = {c.key: c for c in check_measured([_log(design, values, "a.log", gdr)], catalog, system).causes}
     without = {c.key: c for c in check_measured([_log(design, values, "b.log", plain)], catalog, system).causes}
-    assert with_gdr["no_gdr"].score < with_gdr["no_gdr"].explained
-    assert without["no_gdr"].score > without["no_gdr"].explained
+    assert with_gdr["no_gdr"].weight < 1 < without["no_gdr"].weight
     assert "GDRDMA" in with_gdr["no_gdr"].evidence
 
 
@@ -110,5 +109,19 @@ def test_perftest_latency_is_evidence_for_the_host_latency_cause(design):
     bad = parse_log(perftest_text("ib_write_lat", [(2, 1000, 15.9, 30.0, 16.2, 16.3, 0.4, 17.0, 30.0)]), "bad.log")
     as_designed = {c.key: c for c in check_measured([log, fine], catalog, system).causes}["host_latency"]
     confirmed = {c.key: c for c in check_measured([log, bad], catalog, system).causes}["host_latency"]
-    assert "as designed" in as_designed.evidence and as_designed.score == as_designed.explained
-    assert "16.20 us one-way" in confirmed.evidence and confirmed.score > confirmed.explained
+    assert "as designed" in as_designed.evidence and as_designed.weight == 1
+    assert "16.20 us one-way" in confirmed.evidence and confirmed.weight > 1
+
+
+def test_published_hdr_log_on_an_ndr_design_blames_sharp_then_the_nic_speed():
+    """The Azure NDm A100 v4 rows (8 x HDR 200G, no SHARP plugin) checked against a 400G NDR design with SHARP:
+    the log's '0 collnet channels' and the model put SHARP first, then 200G NICs on top of it."""
+    catalog = load_catalog()
+    spec = load_spec(FIXTURES / "cluster_ndr_2x8_a100.yaml", catalog)
+    log = parse_log((FIXTURES / "all_reduce_debug_2x8_a100_hdr.log").read_text(), "azure.log")
+    system = replace(infer_system([log], catalog, spec=spec, cpu_vendor="amd"), collnet=True)
+    result = check_measured([log], catalog, system)
+    first, second = [c for c in result.causes if c.applicable][:2]
+    assert (first.key, second.key) == ("sharp", "nic_speed")
+    assert "200G NICs" in second.detail and second.explained > 0.05
+    assert "look at: SHARP (" in result.summary and "then a NIC below speed" in result.summary

@@ -87,11 +87,13 @@ class Cause:
     key: str
     title: str
     kind: str  # "bandwidth" or "latency" (or both)
-    explained: float  # share of the squared log error the cause removes (0..1)
+    explained: float  # share of the squared log error the cause removes on top of those ranked before it (0..1)
     score: float  # explained x evidence weight
     detail: str
     evidence: str = ""
     applicable: bool = True
+    alone: float = 0.0  # share it would remove as the only fault
+    weight: float = 1.0  # what the logs say: > 1 confirms, < 1 contradicts
 
 
 @dataclass(frozen=True)
@@ -118,49 +120,113 @@ def _ssr(times: list[float], rows: list[FitRow]) -> float:
     return sum(math.log(t / r.measured_us) ** 2 for t, r in zip(times, rows))
 
 
-def _best(system, catalog, rows, candidates, base_ssr, system_variant=None):
-    """The candidate (values, label) with the lowest SSR, and that SSR."""
-    best = (None, None, base_ssr)
-    sys_ = system_variant or system
-    for values, label in candidates:
-        try:
-            ssr = _ssr(_points(sys_, catalog, rows, values), rows)
-        except InputError:
-            continue
-        if ssr < best[2] or best[0] is None:
-            best = (values, label, ssr)
-    return best
+@dataclass(frozen=True)
+class _State:
+    """The design with the faults accepted so far: catalog values at their paths, SHARP on or off."""
+
+    values: tuple  # ((path, value), ...)
+    collnet: bool
+
+    def get(self, path: str, default: float) -> float:
+        return dict(self.values).get(path, default)
+
+    def with_values(self, **changes) -> _State:
+        values = dict(self.values)
+        values.update(changes.get("values", {}))
+        return _State(tuple(values.items()), changes.get("collnet", self.collnet))
+
+
+@dataclass(frozen=True)
+class _CauseSpec:
+    key: str
+    title: str
+    kind: str
+    candidates: object  # state -> [(new state, label)]
+    detail: object  # (label, state before) -> str
+    weight: float = 1.0
+    evidence: str = ""
+    applicable: bool = True
+    why_not: str = ""
+
+
+def _state_ssr(system, catalog, rows, state: _State) -> float:
+    variant = replace(system, collnet=state.collnet) if state.collnet != system.collnet else system
+    try:
+        return _ssr(_points(variant, catalog, rows, dict(state.values)), rows)
+    except InputError:
+        return math.inf
+
+
+#: Stop adding causes once the next one explains less than this share of the gap (a ranking setting).
+MIN_INCREMENT = 0.02
 
 
 def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]) -> list[Cause]:
-    """Each cause's share of the gap it explains, weighted by what the logs say; best first."""
-    from fabricplan.perf.latency import perf_parameter
-
+    """Causes ranked greedily: the one whose change of the design removes the largest share of the
+    gap (weighted by what the logs say) first, then the next one on top of it, and so on; each
+    cause's ``explained`` is its own increment. Causes that add less than :data:`MIN_INCREMENT`
+    follow with the share they would add on top of those accepted."""
+    specs = _cause_specs(system, catalog, rows, logs)
     base_ssr = _ssr([r.model_us for r in rows], rows)
     if base_ssr <= 0:
         return []
+    state = _State((), system.collnet)
+    current = base_ssr
+    remaining = [c for c in specs if c.applicable]
+    ranked: list[Cause] = []
+    alone: dict[str, float] = {}
+    while remaining:
+        trials = []
+        for spec in remaining:
+            best = (None, None, math.inf)
+            for candidate, label in spec.candidates(state):
+                ssr = _state_ssr(system, catalog, rows, candidate)
+                if ssr < best[2]:
+                    best = (candidate, label, ssr)
+            gain = max(0.0, (current - best[2]) / base_ssr) if best[0] is not None else 0.0
+            trials.append((gain * spec.weight, gain, spec, best, state))
+        if not alone:
+            alone = {t[2].key: t[1] for t in trials}
+        trials.sort(key=lambda t: (-t[0], -alone[t[2].key], t[2].key))
+        score, gain, spec, (new_state, label, ssr), before = trials[0]
+        if gain < MIN_INCREMENT:
+            for score, gain, spec, (_s, label, _rest), before in trials:
+                ranked.append(Cause(spec.key, spec.title, spec.kind, gain, score,
+                                    spec.detail(label, before) if label is not None else "", spec.evidence,
+                                    alone=alone[spec.key], weight=spec.weight))
+            break
+        ranked.append(Cause(spec.key, spec.title, spec.kind, gain, score, spec.detail(label, before), spec.evidence,
+                            alone=alone[spec.key], weight=spec.weight))
+        state, current = new_state, ssr
+        remaining.remove(spec)
+    ranked += [Cause(c.key, c.title, c.kind, 0.0, 0.0, c.why_not, c.evidence, applicable=False)
+               for c in specs if not c.applicable]
+    return ranked
+
+
+def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]) -> list[_CauseSpec]:
+    """The candidate causes of a gap, each a change of the design with its size range and log evidence."""
+    from fabricplan.perf.ecmp import ecmp_efficiency
+    from fabricplan.perf.latency import perf_parameter
+
     network = system.network(catalog)
     profile = network.profile if network is not None else system.profile(catalog)
     fid = system.fabric_id
     bw_path = f"fabrics.{fid}.effective_bandwidth_gbytes_per_s"
     lat_path = f"fabrics.{fid}.host_stack_latency_us"
-    bw = profile.effective_bandwidth_gbytes_per_s
-    host = profile.host_stack_latency_us
+    bw0 = profile.effective_bandwidth_gbytes_per_s
+    host0 = profile.host_stack_latency_us
     debug = [run.debug for log in logs for run in log.nccl_runs]
     perftest_bw = [row.bw_average_gbits_per_s for log in logs for run in log.perftest_runs if run.kind == "bw"
                    for row in run.rows if row.bw_average_gbits_per_s]
     pass_fraction = perf_parameter("measured_pass_fraction", catalog)
-    causes: list[Cause] = []
+    specs: list[_CauseSpec] = []
 
-    def add(key, title, kind, candidates, evidence_weight=1.0, evidence="", detail_of=None, system_variant=None,
-            applicable=True, why_not=""):
-        if not applicable:
-            causes.append(Cause(key, title, kind, 0.0, 0.0, why_not, evidence, applicable=False))
-            return
-        values, label, ssr = _best(system, catalog, rows, candidates, base_ssr, system_variant)
-        explained = max(0.0, 1.0 - ssr / base_ssr) if values is not None else 0.0
-        detail = detail_of(label) if detail_of and label is not None else (label or "")
-        causes.append(Cause(key, title, kind, explained, explained * evidence_weight, detail, evidence))
+    def bw(state):
+        return state.get(bw_path, bw0)
+
+    def host(state):
+        return state.get(lat_path, host0)
 
     # 1. NIC below speed: the per-NIC bandwidth of a lower link rate.
     design_rate = profile.link_rate_gbps
@@ -173,18 +239,19 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
                                                    f"{pass_fraction:.0%} of the design's {design_rate}G")
         else:
             weight, evidence = EVIDENCE_CONTRADICTS, f"ib_write_bw reaches {best_bw:.0f} Gb/s of {design_rate}G"
-    add("nic_speed", "a NIC below speed (link trained at a lower rate, or a slower NIC than the design's)",
-        "bandwidth", [({bw_path: bw * r / design_rate}, r) for r in lower], weight, evidence,
-        lambda r: f"the curve fits {r}G NICs ({bw * r / design_rate:.1f} GB/s per NIC) instead of {design_rate}G",
-        applicable=bool(lower), why_not="no lower link rate")
+    specs.append(_CauseSpec(
+        "nic_speed", "a NIC below speed (link trained at a lower rate, or a slower NIC than the design's)", "bandwidth",
+        lambda st: [(st.with_values(values={bw_path: bw(st) * r / design_rate}), r) for r in lower],
+        lambda r, st: f"the curve fits {r}G NICs ({bw(st) * r / design_rate:.1f} GB/s per NIC) instead of {design_rate}G",
+        weight, evidence, applicable=bool(lower), why_not="no lower link rate"))
     # 2. PCIe/NUMA placement.
     numa_bw = perf_parameter("numa_remote_nic_bandwidth_fraction", catalog)
     numa_lat = perf_parameter("numa_remote_nic_latency_us", catalog)
-    add("pcie_numa", "PCIe/NUMA placement (GPU and NIC not under one PCIe switch: traffic crosses the CPU)",
-        "both", [({bw_path: bw * numa_bw, lat_path: host + numa_lat}, None)],
-        detail_of=None)
-    causes[-1] = replace(causes[-1], detail=f"per-NIC bandwidth x {numa_bw:g} and +{numa_lat:g} us per step "
-                                            "(check `nvidia-smi topo -m`: GPU-NIC should be PIX/PXB)")
+    specs.append(_CauseSpec(
+        "pcie_numa", "PCIe/NUMA placement (GPU and NIC not under one PCIe switch: traffic crosses the CPU)", "both",
+        lambda st: [(st.with_values(values={bw_path: bw(st) * numa_bw, lat_path: host(st) + numa_lat}), "numa")],
+        lambda _l, _st: (f"per-NIC bandwidth x {numa_bw:g} and +{numa_lat:g} us per step (check `nvidia-smi topo -m`: "
+                         "GPU-NIC should be PIX/PXB)")))
     # 3. Missing GPUDirect RDMA.
     gdr_bw = perf_parameter("no_gdr_bandwidth_fraction", catalog)
     gdr_lat = perf_parameter("no_gdr_latency_us", catalog)
@@ -194,10 +261,11 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
         weight, evidence = EVIDENCE_CONTRADICTS, "channels run via NET/.../GDRDMA (log)"
     elif gdr_seen and not any(gdr_seen):
         weight, evidence = EVIDENCE_CONFIRMS, "channels run via NET/IB without /GDRDMA (log)"
-    add("no_gdr", "missing GPUDirect RDMA (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL, ACS/IOMMU)", "both",
-        [({bw_path: bw * gdr_bw, lat_path: host + gdr_lat}, None)], weight, evidence)
-    causes[-1] = replace(causes[-1], detail=f"per-NIC bandwidth x {gdr_bw:g} and +{gdr_lat:g} us per step "
-                                            "(look for 'GDRDMA' in NCCL_DEBUG=INFO channel lines)")
+    specs.append(_CauseSpec(
+        "no_gdr", "missing GPUDirect RDMA (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL, ACS/IOMMU)", "both",
+        lambda st: [(st.with_values(values={bw_path: bw(st) * gdr_bw, lat_path: host(st) + gdr_lat}), "gdr")],
+        lambda _l, _st: (f"per-NIC bandwidth x {gdr_bw:g} and +{gdr_lat:g} us per step (look for 'GDRDMA' in "
+                         "NCCL_DEBUG=INFO channel lines)"), weight, evidence))
     # 4. SHARP not engaged.
     sharp_design = bool(profile.in_network_reduction) and system.collnet
     collnet_seen = [d.collnet for d in debug if d.collnet is not None]
@@ -206,16 +274,14 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
         weight, evidence = EVIDENCE_CONTRADICTS, "CollNet/SHARP seen in the log"
     elif collnet_seen:
         weight, evidence = EVIDENCE_CONFIRMS, "NCCL built 0 collnet channels (log)"
-    add("sharp", "SHARP (in-network reduction) not engaged (NCCL_COLLNET_ENABLE, the SHARP plugin, aggregation "
-        "managers)", "bandwidth", [({}, None)], weight, evidence,
-        system_variant=replace(system, collnet=False), applicable=sharp_design,
-        why_not="the design has no in-network reduction")
-    if sharp_design:
-        causes[-1] = replace(causes[-1], detail="the design's all-reduce assumes SHARP/CollNet; without it the "
-                                                "model gives the curve below")
+    specs.append(_CauseSpec(
+        "sharp", "SHARP (in-network reduction) not engaged (NCCL_COLLNET_ENABLE, the SHARP plugin, aggregation "
+                 "managers)", "bandwidth",
+        lambda st: [(st.with_values(collnet=False), "off")] if st.collnet else [],
+        lambda _l, _st: "the design's all-reduce assumes SHARP/CollNet; the curve is the design's without it",
+        weight, evidence, applicable=sharp_design, why_not="the design has no in-network reduction"))
     # 5-6. ECMP collisions and a congested uplink: only where the communicator crosses the leaf tier.
-    crosses = False
-    placement = None
+    crosses, placement = False, None
     if network is not None:
         nodes = max((r.nodes for r in rows), default=1)
         try:
@@ -223,25 +289,21 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
             crosses = placement.tiers > 1
         except InputError:
             crosses = False
-    from fabricplan.perf.ecmp import ecmp_efficiency
-
-    ecmp = profile.routing == "ecmp" and crosses
     uplinks = max(getattr(placement, "leaf_uplinks", 1) or 1, 2)
     collision = ecmp_efficiency(uplinks, uplinks)
-    add("ecmp", "ECMP hash collisions (flows of one job sharing an uplink)", "bandwidth",
-        [({bw_path: bw * collision}, None)], applicable=ecmp,
-        why_not=("adaptive routing" if profile.routing != "ecmp" else
-                 "the communicator sits under one leaf (no uplink on its path)" if network is not None else
-                 "no spec: where the nodes sit is unknown"))
-    if ecmp:
-        causes[-1] = replace(causes[-1], detail=f"static hashing of {uplinks} flows onto {uplinks} uplinks keeps "
-                                                f"{collision:.0%} of the bandwidth")
-    add("uplink", "a congested uplink (oversubscribed or shared with other jobs)", "bandwidth",
-        [({bw_path: bw / k}, k) for k in UPLINK_SQUEEZES], detail_of=lambda k: f"the curve fits a {k:g}:1 squeeze",
-        applicable=crosses, why_not=("the communicator sits under one leaf" if network is not None
-                                     else "no spec: where the nodes sit is unknown"))
+    where = "no spec: where the nodes sit is unknown" if network is None else \
+        "the communicator sits under one leaf (no uplink on its path)"
+    specs.append(_CauseSpec(
+        "ecmp", "ECMP hash collisions (flows of one job sharing an uplink)", "bandwidth",
+        lambda st: [(st.with_values(values={bw_path: bw(st) * collision}), "ecmp")],
+        lambda _l, _st: f"static hashing of {uplinks} flows onto {uplinks} uplinks keeps {collision:.0%} of the bandwidth",
+        applicable=profile.routing == "ecmp" and crosses,
+        why_not="adaptive routing" if profile.routing != "ecmp" else where))
+    specs.append(_CauseSpec(
+        "uplink", "a congested uplink (oversubscribed or shared with other jobs)", "bandwidth",
+        lambda st: [(st.with_values(values={bw_path: bw(st) / k}), k) for k in UPLINK_SQUEEZES],
+        lambda k, _st: f"the curve fits a {k:g}:1 squeeze", applicable=crosses, why_not=where))
     # 7. Host stack latency (continuous); perftest's one-way latency against the design's point-to-point one.
-    grid = [host + d for d in (0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500)]
     weight, evidence = 1.0, ""
     lat_rows = [(row.t_typical_us or row.t_avg_us, row.size_bytes, run.tool) for log in logs
                 for run in log.perftest_runs if run.kind == "lat" for row in run.rows
@@ -257,18 +319,22 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
         else:
             evidence = (f"{tool} {measured:.2f} us one-way, as designed ({designed:.2f} us): the extra time is above "
                         "the verbs layer (NCCL proxy thread, CPU power states)")
-    add("host_latency", "host-side latency (NIC interrupt moderation, CPU power states, a slow NCCL proxy thread, "
-        "an extra software layer such as a container network)", "latency",
-        [({lat_path: h}, h) for h in grid], weight, evidence,
-        detail_of=lambda h: f"the curve fits +{h - host:g} us per message on the host stack")
+    extras = (0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500)
+    specs.append(_CauseSpec(
+        "host_latency", "host-side latency (NIC interrupt moderation, CPU power states, a slow NCCL proxy thread, "
+                        "an extra software layer such as a container network)", "latency",
+        lambda st: [(st.with_values(values={lat_path: host(st) + d}), d) for d in extras],
+        lambda d, _st: f"the curve fits +{d:g} us per message on the host stack", weight, evidence))
     # 8. More switch hops than designed.
     switch_ns = network.switch.port_to_port_latency_ns if network is not None else 0.0
     cable_ns = perf_parameter("switch_link_length_m", catalog) * perf_parameter("fibre_propagation_ns_per_m", catalog)
-    add("hops", "more switch hops than designed (nodes placed across pods; topology-unaware scheduling)", "latency",
-        [({lat_path: host + extra * (switch_ns + cable_ns) / 1000.0}, extra) for extra in (2, 4)],
-        detail_of=lambda extra: f"+{extra} switches (+{extra * (switch_ns + cable_ns) / 1000.0:.2f} us per step)",
-        applicable=network is not None, why_not="no spec: the design's hop count is unknown")
-    return sorted(causes, key=lambda c: (-c.score, c.key))
+    specs.append(_CauseSpec(
+        "hops", "more switch hops than designed (nodes placed across pods; topology-unaware scheduling)", "latency",
+        lambda st: [(st.with_values(values={lat_path: host(st) + n * (switch_ns + cable_ns) / 1000.0}), n)
+                    for n in (2, 4)],
+        lambda n, _st: f"+{n} switches (+{n * (switch_ns + cable_ns) / 1000.0:.2f} us per step)",
+        applicable=network is not None, why_not="no spec: the design's hop count is unknown"))
+    return specs
 
 
 def check_measured(logs: list[MeasurementLog], catalog, system, *, bandwidth_threshold: float | None = None,
@@ -314,11 +380,14 @@ def check_measured(logs: list[MeasurementLog], catalog, system, *, bandwidth_thr
 
 
 def _look_at(causes: list[Cause], kinds: tuple[str, ...]) -> str:
-    # Causes the logs contradict (score below their explained share) stay in the table, not in the verdict.
-    picked = [c for c in causes if c.applicable and c.score > 0.05 and c.score >= c.explained and c.kind in kinds][:3]
+    # Causes the logs contradict stay in the table, not in the verdict.
+    picked = [c for c in causes if c.applicable and c.explained >= MIN_INCREMENT and c.weight >= 1.0
+              and c.kind in kinds][:3]
     if not picked:
         return "no modelled cause explains it"
-    return "; ".join(f"{c.title.split(' (')[0]} ({c.explained:.0%} of the gap)" for c in picked)
+    first, *rest = picked
+    return "; ".join([f"{first.title.split(' (')[0]} ({first.explained:.0%} of the gap)",
+                      *(f"then {c.title.split(' (')[0]} (+{c.explained:.0%})" for c in rest)])
 
 
 def _summary(verdicts: list[Verdict], causes: list[Cause], bw_threshold: float, lat_threshold: float) -> str:

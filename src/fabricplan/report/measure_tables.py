@@ -99,7 +99,8 @@ def check_document(result: CheckResult) -> dict[str, Any]:
                       "latency_ratio": v.latency_ratio, "bandwidth_ok": v.bandwidth_ok, "latency_ok": v.latency_ok}
                      for v in result.verdicts],
         "causes": [{"rank": i + 1, "key": c.key, "title": c.title, "kind": c.kind, "explained": c.explained,
-                    "score": c.score, "detail": c.detail, "evidence": c.evidence, "applicable": c.applicable}
+                    "score": c.score, "alone": c.alone, "evidence_weight": c.weight, "detail": c.detail,
+                    "evidence": c.evidence, "applicable": c.applicable}
                    for i, c in enumerate(result.causes)],
         "points": [{"where": p.where, "operation": p.operation, "gpus": p.n_gpus, "size_bytes": p.size_bytes,
                     "measured_us": p.measured_us, "model_us": p.model_us, "measured_busbw_gbytes_per_s":
@@ -125,10 +126,11 @@ def check_report(result: CheckResult) -> RenderableType:
                                justify=["right"] * 6 + ["left"],
                                title=f"{OPERATION_TITLES.get(op, op)}, {n} GPUs: measured vs this design (busbw GB/s)"))
     causes = [c for c in result.causes if c.applicable]
-    tables.append(FitTable(("#", "likely cause", "explains", "what the model fitted", "log evidence"),
-                           [[str(i + 1), c.title, f"{c.explained:.0%}", c.detail, c.evidence or "-"]
+    tables.append(FitTable(("#", "likely cause", "adds", "alone", "what the model fitted", "log evidence"),
+                           [[str(i + 1), c.title, f"{c.explained:.0%}", f"{c.alone:.0%}", c.detail, c.evidence or "-"]
                             for i, c in enumerate(causes)],
-                           title="Likely causes, ranked from the model (share of the gap each explains)"))
+                           title="Likely causes, ranked from the model (adds: share of the gap it explains on top "
+                                 "of those above; alone: as the only fault)"))
     skipped = [c for c in result.causes if not c.applicable]
     if skipped:
         tables.append(Text("Not applicable: " + "; ".join(f"{c.title.split(' (')[0]} ({c.detail})" for c in skipped)))
@@ -163,8 +165,8 @@ def check_html(result: CheckResult) -> str:
     figure.update_yaxes(type="log", row=1, col=2)
     figure.update_layout(template="plotly_white", height=480)
     chart = pio.to_html(figure, include_plotlyjs=True, full_html=False, div_id="chart-measured")
-    causes = "".join(f"<li>{esc(c.title)}: explains {c.explained:.0%} ({esc(c.detail)})</li>"
-                     for c in result.causes if c.applicable and c.score > 0.05)
+    causes = "".join(f"<li>{esc(c.title)}: explains {c.explained:.0%} of the gap ({esc(c.detail)})</li>"
+                     for c in result.causes if c.applicable and c.explained >= 0.02)
     status = "PASS" if result.passed else "FAIL"
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fabricplan check-measured</title></head><body>"
             f"<h1>Measured vs design</h1><p><b>{status}</b>: {esc(result.summary)}</p>{chart}"

@@ -156,3 +156,16 @@ def test_header_variants_w_n_and_check_off():
     assert run.header["nGpus"] == "8" and run.ranks == 2 and run.ranks_per_node == 2 and run.nodes == 1
     assert run.operation == "all_reduce"  # from the file name
     assert run.rows[0].oop_wrong is None and run.rows[0].wrong == 0 and not run.complete
+
+
+def test_tuner_release_is_the_nearest_bundled_one():
+    from fabricplan.catalog import load_catalog
+    from fabricplan.measure.system import gpu_from_device_name, tuner_release
+
+    catalog = load_catalog()
+    assert [tuner_release(v, catalog)[0] for v in ("2.14.3", "2.18.5", "2.23.4", "2.28.3", "2.7.8")] == \
+        ["2.17.1", "2.17.1", "2.19.3", "2.30.7", "2.7.5"]
+    assert tuner_release(None, catalog)[0] == catalog.nccl_tuner.default_version
+    assert gpu_from_device_name("NVIDIA A100-SXM4-80GB", catalog) == "a100-sxm-80gb"
+    assert gpu_from_device_name("NVIDIA H100 80GB HBM3", catalog) == "h100-sxm"
+    assert gpu_from_device_name("Tesla V100-SXM2-16GB", catalog) is None

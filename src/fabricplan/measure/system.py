@@ -10,7 +10,7 @@ otherwise inferred from the logs, each inference with a note saying where it cam
   (``ib_write_bw`` average / pass fraction, to the nearest catalog rate); NDR when nothing says;
 * NICs per node: the devices ``NET/IB : Using [0]... [1]...`` lists, else one per GPU;
 * SHARP/CollNet: modelled only when the log shows it (a CollNet plugin or collnet channels);
-* NCCL release: the newest bundled tuner release not newer than the log's ``NCCL version``.
+* NCCL release: the bundled tuner release nearest the log's ``NCCL version`` (the older one on a tie).
 """
 
 from __future__ import annotations
@@ -36,9 +36,12 @@ def tuner_release(logged: str | None, catalog) -> tuple[str, str]:
     versions = sorted(tuner.versions, key=_version_tuple)
     if not logged:
         return tuner.default_version, f"NCCL version not in the logs: the default tuner release {tuner.default_version}"
-    eligible = [v for v in versions if _version_tuple(v) <= _version_tuple(logged)]
-    chosen = eligible[-1] if eligible else versions[0]
-    return chosen, f"NCCL {logged} (log): tuner constants of {chosen}, the newest bundled release not newer"
+    def distance(version: str) -> tuple[int, int]:
+        a, b = (_version_tuple(version) + (0, 0, 0))[:3], (_version_tuple(logged) + (0, 0, 0))[:3]
+        return abs((a[0] * 1000 + a[1]) - (b[0] * 1000 + b[1])), int(a > b)  # ties: the older release
+
+    chosen = min(versions, key=distance)
+    return chosen, f"NCCL {logged} (log): tuner constants of {chosen}, the nearest bundled release"
 
 
 def gpu_from_device_name(name: str, catalog) -> str | None:
@@ -122,6 +125,16 @@ def infer_system(logs: list[MeasurementLog], catalog, *, spec=None, fabric: str 
     """The system of ``logs`` (see the module docstring); InputError when the GPU cannot be told."""
     notes: list[str] = []
     runs: list[NcclRun] = [run for log in logs for run in log.nccl_runs]
+    for log in logs:  # perftest results, for the report (the fabric inference below reads them too)
+        for prun in log.perftest_runs:
+            if prun.kind == "bw":
+                row = max(prun.rows, key=lambda r: r.bw_average_gbits_per_s or 0.0)
+                notes.append(f"{prun.tool} ({prun.where}): {row.bw_average_gbits_per_s:.1f} Gb/s average at "
+                             f"{row.size_bytes} B")
+            else:
+                row = min(prun.rows, key=lambda r: r.size_bytes)
+                value = row.t_typical_us if row.t_typical_us is not None else row.t_avg_us
+                notes.append(f"{prun.tool} ({prun.where}): {value:.2f} us typical one-way at {row.size_bytes} B")
     debug = [run.debug for run in runs]
     logged = _first(d.nccl_version for d in debug)
     version, note = tuner_release(logged, catalog)

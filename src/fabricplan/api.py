@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fab
     from fabricplan.cost import CostReport
     from fabricplan.decide.models import CompareReport
     from fabricplan.design import FabricDesign
+    from fabricplan.measure.check import CheckResult
+    from fabricplan.measure.fit import CalibrationResult
     from fabricplan.ops.headroom import HeadroomResult
     from fabricplan.ops.lint import LintResult
     from fabricplan.perf.collectives import CollectiveResult
@@ -30,8 +32,8 @@ if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fab
 
 SpecLike = ClusterSpec | str | Path
 
-__all__ = ["collective_time", "compare", "cost", "design", "headroom", "lint", "load_spec", "size_topology",
-           "step_time"]
+__all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", "design", "headroom", "lint",
+           "load_spec", "size_topology", "step_time"]
 
 
 def _catalog(catalog: Catalog | Sequence[str | Path] | None) -> Catalog:
@@ -170,3 +172,52 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
     if model == "sonic":  # a SKU with a bundled vendor table: its row beside the model, warned if larger
         result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat, taken)
     return result
+
+
+def _measured(logs: Sequence[str | Path], operation: str | None) -> list:
+    from fabricplan.measure.read import read_log
+
+    if isinstance(logs, (str, Path)):
+        logs = [logs]
+    read = [read_log(path, operation=operation) for path in logs]
+    if not any(log.nccl_runs for log in read):
+        from fabricplan.errors import InputError
+
+        raise InputError("perftest tables only: the fit and the check use nccl-tests rows; add an nccl-tests log "
+                         "(all_reduce_perf ...)", location=read[0].file if read else None)
+    return read
+
+
+def calibrate(logs: Sequence[str | Path], *, spec: SpecLike | None = None, fabric: str | None = None,
+              gpu: str | None = None, nics_per_node: int | None = None, cpu_vendor: str = "intel",
+              operation: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
+              cross_validate: bool = True) -> CalibrationResult:
+    """Fit the catalog's calibratable parameters to nccl-tests logs (and perftest logs for the system),
+    as ``fabricplan calibrate`` does; :func:`fabricplan.measure.fit.overlay_document` turns the result
+    into a ``--catalog`` overlay."""
+    from fabricplan.measure.fit import calibrate as fit
+    from fabricplan.measure.system import infer_system
+
+    cat = _catalog(catalog)
+    read = _measured(logs, operation)
+    system = infer_system(read, cat, spec=_spec(spec, cat) if spec is not None else None, fabric=fabric, gpu=gpu,
+                          nics_per_node=nics_per_node, cpu_vendor=cpu_vendor)
+    return fit(read, cat, system, cross_validate=cross_validate)
+
+
+def check_measured(logs: Sequence[str | Path], spec: SpecLike, *, fabric: str | None = None,
+                   cpu_vendor: str = "intel", operation: str | None = None,
+                   bandwidth_threshold: float | None = None, latency_threshold: float | None = None,
+                   catalog: Catalog | Sequence[str | Path] | None = None) -> CheckResult:
+    """Measured nccl-tests rows against the spec's design: verdicts and causes ranked from the model,
+    as ``fabricplan check-measured`` does (``result.passed`` is its exit status)."""
+    from dataclasses import replace
+
+    from fabricplan.measure.check import check_measured as check
+    from fabricplan.measure.system import infer_system
+
+    cat = _catalog(catalog)
+    read = _measured(logs, operation)
+    system = replace(infer_system(read, cat, spec=_spec(spec, cat), fabric=fabric, cpu_vendor=cpu_vendor),
+                     collnet=True)
+    return check(read, cat, system, bandwidth_threshold=bandwidth_threshold, latency_threshold=latency_threshold)

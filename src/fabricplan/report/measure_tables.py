@@ -1,0 +1,173 @@
+"""Reports of the measurement commands: ``calibrate`` (fit report) and ``check-measured`` (model vs
+measured, verdict, ranked causes) as terminal tables, JSON documents and an HTML chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from fabricplan.measure.check import OPERATION_TITLES, CheckResult, size_text
+from fabricplan.measure.fit import CalibrationResult
+from fabricplan.report.layout import FitTable
+
+
+def _us(value: float) -> str:
+    """A time as nccl-tests prints it: 2 decimals below 100 us, 1 below 10 ms, none above."""
+    return f"{value:,.2f}" if value < 100 else f"{value:,.1f}" if value < 1e4 else f"{value:,.0f}"
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def calibration_document(result: CalibrationResult, overlay: dict, out: str | None) -> dict[str, Any]:
+    """``calibrate --json``."""
+    return {
+        "system": result.system.describe(),
+        "files": list(result.files),
+        "parameters": [{"name": p.name, "path": p.path, "unit": p.unit, "before": p.initial, "value": p.value,
+                        "stddev": p.stddev, "lower": p.lower, "upper": p.upper, "status": p.status}
+                       for p in result.parameters],
+        "rms_log_error_before": result.rms_log_error_before,
+        "rms_log_error_after": result.rms_log_error_after,
+        "rows": [{"where": r.where, "operation": r.operation, "size_bytes": r.size_bytes, "gpus": r.n_gpus,
+                  "gpus_per_node": r.ranks_per_node, "measured_us": r.measured_us, "model_us": r.model_us,
+                  "error": r.error, "algorithm": r.algorithm or r.model_algorithm, "left_out": r.reason}
+                 for r in result.rows],
+        "cross_validation": [{"name": c.name, "fit_rows": c.fit_rows, "held_out_rows": c.held_out_rows,
+                              "median_abs_error": c.median_abs_error, "max_abs_error": c.max_abs_error,
+                              "detail": c.detail} for c in result.cross_validation],
+        "overlay": overlay,
+        "out": out,
+    }
+
+
+def calibration_report(result: CalibrationResult, out: str | None) -> RenderableType:
+    """The fit report: system, parameters with uncertainty, residual per row, rows left out, cross-validation."""
+    system = result.system.describe()
+    head = Text("\n".join([f"Calibrated from {', '.join(result.files)}",
+                           f"System: {system['gpu']}, fabric {system['fabric']}, {system['nics_per_node']} NICs per "
+                           f"node, NCCL tuner {system['nccl_tuner_release']}",
+                           *[f"  - {note}" for note in system["notes"]]]))
+    params = FitTable(("parameter (catalog path)", "before", "fitted", "± 1 sd", "bounds", "status"),
+                      [[f"{p.name}\n{p.path}", _num(p.initial), _num(p.value), _num(p.stddev, 2),
+                        f"{p.lower:.3g}..{p.upper:.3g} {p.unit}", p.status] for p in result.parameters],
+                      title="Calibratable parameters")
+    used = result.used
+
+    def where(row) -> str:  # the line alone when there is one file
+        return str(row.line) if len(result.files) == 1 else f"{Path(row.file).name}:{row.line}"
+
+    rows = FitTable(("line", "collective", "size", "GPUs", "measured (us)", "model (us)", "error", "algorithm"),
+                    [[where(r), r.operation, size_text(r.size_bytes),
+                      f"{r.n_gpus} ({r.ranks_per_node}/node)",
+                      _us(r.measured_us), _us(r.model_us), f"{r.error:+.1%}", r.algorithm or r.model_algorithm
+                      or ""] for r in used],
+                    justify=["left", "left", "right", "right", "right", "right", "right", "left"],
+                    title=f"Residuals per row ({len(used)} used; rms |ln(model/measured)| "
+                          f"{result.rms_log_error_before:.3f} before, {result.rms_log_error_after:.3f} after)")
+    parts: list[RenderableType] = [head, params, rows]
+    if result.left_out:
+        parts.append(FitTable(("line", "size", "why left out"),
+                              [[where(r), size_text(r.size_bytes), r.reason or ""]
+                               for r in result.left_out],
+                              title=f"Rows left out ({len(result.left_out)})"))
+    if result.cross_validation:
+        parts.append(FitTable(("cross-validation", "fit rows", "held out", "median |error|", "max |error|", "detail"),
+                              [[c.name, str(c.fit_rows), str(c.held_out_rows), f"{c.median_abs_error:.1%}",
+                                f"{c.max_abs_error:.1%}", c.detail] for c in result.cross_validation],
+                              title="Cross-validation: fit on part, predict the rest"))
+    else:
+        parts.append(Text("Cross-validation: too few sizes or node counts (needs 4 sizes or 2 node counts)"))
+    if out:
+        parts.append(Text(f"Wrote {out}: use it with --catalog {out}"))
+    return Group(*parts)
+
+
+def check_document(result: CheckResult) -> dict[str, Any]:
+    """``check-measured --json``."""
+    return {
+        "passed": result.passed,
+        "summary": result.summary,
+        "thresholds": {"bandwidth": result.bandwidth_threshold, "latency": result.latency_threshold},
+        "system": result.system.describe(),
+        "verdicts": [{"operation": v.operation, "gpus": v.n_gpus, "large_size_bytes": v.large_size,
+                      "busbw_ratio": v.bandwidth_ratio, "small_size_bytes": v.small_size,
+                      "latency_ratio": v.latency_ratio, "bandwidth_ok": v.bandwidth_ok, "latency_ok": v.latency_ok}
+                     for v in result.verdicts],
+        "causes": [{"rank": i + 1, "key": c.key, "title": c.title, "kind": c.kind, "explained": c.explained,
+                    "score": c.score, "alone": c.alone, "evidence_weight": c.weight, "detail": c.detail,
+                    "evidence": c.evidence, "applicable": c.applicable}
+                   for i, c in enumerate(result.causes)],
+        "points": [{"where": p.where, "operation": p.operation, "gpus": p.n_gpus, "size_bytes": p.size_bytes,
+                    "measured_us": p.measured_us, "model_us": p.model_us, "measured_busbw_gbytes_per_s":
+                    p.measured_busbw, "model_busbw_gbytes_per_s": p.model_busbw, "ratio": p.ratio,
+                    "model_algorithm": p.algorithm} for p in result.points],
+        "left_out": [{"where": r.where, "reason": r.reason} for r in result.left_out],
+    }
+
+
+def check_report(result: CheckResult) -> RenderableType:
+    """Verdict, model vs measured per size, ranked causes."""
+    verdict = Text(("PASS: " if result.passed else "FAIL: ") + result.summary)
+    tables: list[RenderableType] = [verdict]
+    groups: dict[tuple[str, int], list] = {}
+    for p in result.points:
+        groups.setdefault((p.operation, p.n_gpus), []).append(p)
+    for (op, n), pts in groups.items():
+        tables.append(FitTable(("size", "measured (us)", "model (us)", "measured busbw", "model busbw",
+                                "measured/model", "model algorithm"),
+                               [[size_text(p.size_bytes), _us(p.measured_us), _us(p.model_us),
+                                 f"{p.measured_busbw:.2f}", f"{p.model_busbw:.2f}", f"{p.ratio:.0%}", p.algorithm]
+                                for p in sorted(pts, key=lambda p: p.size_bytes)],
+                               justify=["right"] * 6 + ["left"],
+                               title=f"{OPERATION_TITLES.get(op, op)}, {n} GPUs: measured vs this design (busbw GB/s)"))
+    causes = [c for c in result.causes if c.applicable]
+    tables.append(FitTable(("#", "likely cause", "adds", "alone", "what the model fitted", "log evidence"),
+                           [[str(i + 1), c.title, f"{c.explained:.0%}", f"{c.alone:.0%}", c.detail, c.evidence or "-"]
+                            for i, c in enumerate(causes)],
+                           title="Likely causes, ranked from the model (adds: share of the gap it explains on top "
+                                 "of those above; alone: as the only fault)"))
+    skipped = [c for c in result.causes if not c.applicable]
+    if skipped:
+        tables.append(Text("Not applicable: " + "; ".join(f"{c.title.split(' (')[0]} ({c.detail})" for c in skipped)))
+    return Group(*tables)
+
+
+def check_html(result: CheckResult) -> str:
+    """A self-contained page: measured and modelled busbw and time per size, one pair of curves per collective."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+
+    from fabricplan.report.html import esc
+
+    figure = make_subplots(rows=1, cols=2, subplot_titles=("busbw (GB/s)", "time (us)"))
+    groups: dict[tuple[str, int], list] = {}
+    for p in result.points:
+        groups.setdefault((p.operation, p.n_gpus), []).append(p)
+    for (op, n), pts in groups.items():
+        pts = sorted(pts, key=lambda p: p.size_bytes)
+        label = f"{OPERATION_TITLES.get(op, op)} {n} GPUs"
+        x = [p.size_bytes for p in pts]
+        figure.add_trace(go.Scatter(x=x, y=[p.measured_busbw for p in pts], mode="markers", name=f"{label}: measured"),
+                         row=1, col=1)
+        figure.add_trace(go.Scatter(x=x, y=[p.model_busbw for p in pts], mode="lines", name=f"{label}: design"),
+                         row=1, col=1)
+        figure.add_trace(go.Scatter(x=x, y=[p.measured_us for p in pts], mode="markers", showlegend=False,
+                                    name=f"{label}: measured"), row=1, col=2)
+        figure.add_trace(go.Scatter(x=x, y=[p.model_us for p in pts], mode="lines", showlegend=False,
+                                    name=f"{label}: design"), row=1, col=2)
+    figure.update_xaxes(type="log", title_text="size (bytes)")
+    figure.update_yaxes(type="log", row=1, col=2)
+    figure.update_layout(template="plotly_white", height=480)
+    chart = pio.to_html(figure, include_plotlyjs=True, full_html=False, div_id="chart-measured")
+    causes = "".join(f"<li>{esc(c.title)}: explains {c.explained:.0%} of the gap ({esc(c.detail)})</li>"
+                     for c in result.causes if c.applicable and c.explained >= 0.02)
+    status = "PASS" if result.passed else "FAIL"
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fabricplan check-measured</title></head><body>"
+            f"<h1>Measured vs design</h1><p><b>{status}</b>: {esc(result.summary)}</p>{chart}"
+            f"<h2>Likely causes</h2><ol>{causes or '<li>none explains the gap</li>'}</ol></body></html>")

@@ -337,24 +337,27 @@ class FabricProfile(Entry):
     hardware: FabricHardware
     socket: SocketTransport | None = Field(
         default=None, description="NCCL socket transport settings (kernel TCP profiles only)")
-    ops_fte_multiplier: float = Field(
-        default=1.0, gt=0, le=100,
-        description="Network staff relative to the baseline; at most 100 (a sanity bound: no source "
-                    "puts any fabric's operations at even 10x another's)")
+    ops_fte_multiplier: float | None = Field(
+        default=None, gt=0, le=100,
+        description="Network staff relative to the baseline (None = 1.0; profiles with a costs block set "
+                    "costs.ops_fte_multiplier instead); at most 100 (a sanity bound: no source puts any fabric's "
+                    "operations at even 10x another's)")
     costs: FabricCosts | None = Field(
         default=None, description="Support, licences, staffing and failure multipliers with ranges; when set, "
                                   "its ops_fte_multiplier replaces the plain one")
 
     @model_validator(mode="after")
     def _one_staffing_multiplier(self) -> FabricProfile:
-        if self.costs is not None and "ops_fte_multiplier" in self.model_fields_set:
+        if self.costs is not None and self.ops_fte_multiplier is not None:
             raise ValueError("set costs.ops_fte_multiplier (a low/default/high range) instead of ops_fte_multiplier "
                              "when the profile has a costs block")
         return self
 
     def fte_multiplier(self, point: PricePoint = "default") -> float:
         """Network staff relative to the baseline: the costs block's range at ``point``, else the plain value."""
-        return self.costs.ops_fte_multiplier.at(point) if self.costs is not None else self.ops_fte_multiplier
+        if self.costs is not None:
+            return self.costs.ops_fte_multiplier.at(point)
+        return 1.0 if self.ops_fte_multiplier is None else self.ops_fte_multiplier
 
 
 class Parameter(Entry):

@@ -75,7 +75,7 @@ def test_hand_computed_tco_128_gpus_roce():
     assert fabric.topology.tiers == 1 and fabric.topology.total_switches == 1
     capex = 100_000 + 128 * 1400 + 128 * 650 + 64 * 1000 + 128 * 80
     assert fabric.network_capex_usd == pytest.approx(capex)
-    power_w = 900 + 128 * 22 + 128 * 8 + 64 * 15
+    power_w = 913 + 128 * 22 + 128 * 8 + 64 * 15
     assert fabric.network_power_w == pytest.approx(power_w)
     energy = power_w / 1000 * 8760 * 1.5 * 0.1
     assert fabric.opex_usd_per_year.energy_usd == pytest.approx(energy)

@@ -40,6 +40,19 @@ def test_optimal_interval_minimises_the_waste():
         assert lost_fraction(best * factor, write_h, restart_h, rate) > at_best
 
 
+def test_formulas_take_arrays_of_draws():
+    # Monte Carlo draws: the same formulas elementwise, matching the scalar results.
+    import numpy as np
+
+    write, restart, rate = np.array([0.01, 0.02]), np.array([0.1, 0.3]), np.array([0.2, 0.5])
+    interval = optimal_checkpoint_interval_h(write, 1 / rate, restart)
+    lost = lost_fraction(interval, write, restart, rate)
+    for i in range(2):
+        scalar = optimal_checkpoint_interval_h(float(write[i]), float(1 / rate[i]), float(restart[i]))
+        assert interval[i] == pytest.approx(scalar)
+        assert lost[i] == pytest.approx(lost_fraction(scalar, float(write[i]), float(restart[i]), float(rate[i])))
+
+
 def test_interruption_rate_is_counts_times_rates():
     assert interruption_rate_per_hour({"gpu": 1000, "switch": 10}, {"gpu": 1e-5, "switch": 1e-5}) == \
         pytest.approx(1010e-5)

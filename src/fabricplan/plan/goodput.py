@@ -55,17 +55,27 @@ def interruption_rate_per_hour(counts: dict[str, float], rates_per_hour: dict[st
     return sum(count * rates_per_hour.get(name, 0.0) for name, count in counts.items())
 
 
-def optimal_checkpoint_interval_h(write_h: float, mtbf_h: float, restart_h: float = 0.0) -> float:
-    """Daly's first-order optimum ``sqrt(2 C (M + R))`` [h] (Young's ``sqrt(2 C M)`` when R = 0)."""
-    return math.sqrt(2.0 * write_h * (mtbf_h + restart_h))
+def _clip01(value):
+    """``value`` clipped to [0, 1]: a float, or elementwise for numpy arrays (Monte Carlo draws)."""
+    if isinstance(value, (int, float)):
+        return min(max(float(value), 0.0), 1.0)
+    import numpy as np
+
+    return np.clip(value, 0.0, 1.0)
 
 
-def lost_fraction(interval_h: float, write_h: float, restart_h: float, rate_per_hour: float) -> float:
-    """``C / tau + lambda (tau / 2 + R)``, capped to [0, 1] (module docstring)."""
-    if interval_h <= 0:
-        return 1.0 if write_h > 0 else min(rate_per_hour * restart_h, 1.0)
-    waste = write_h / interval_h + rate_per_hour * (interval_h / 2.0 + restart_h)
-    return min(max(waste, 0.0), 1.0)
+def optimal_checkpoint_interval_h(write_h, mtbf_h, restart_h=0.0):
+    """Daly's first-order optimum ``sqrt(2 C (M + R))`` [h] (Young's ``sqrt(2 C M)`` when R = 0).
+    Floats or numpy arrays (elementwise)."""
+    return (2.0 * write_h * (mtbf_h + restart_h)) ** 0.5
+
+
+def lost_fraction(interval_h, write_h, restart_h, rate_per_hour):
+    """``C / tau + lambda (tau / 2 + R)``, capped to [0, 1] (module docstring). Floats or numpy
+    arrays of draws (elementwise; an interval of 0 there counts as all lost)."""
+    if isinstance(interval_h, (int, float)) and interval_h <= 0:
+        return 1.0 if write_h > 0 else _clip01(rate_per_hour * restart_h)
+    return _clip01(write_h / interval_h + rate_per_hour * (interval_h / 2.0 + restart_h))
 
 
 @dataclass(frozen=True)

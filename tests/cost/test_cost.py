@@ -124,6 +124,17 @@ def test_leaf_spine_tor_uses_dac_in_rack():
     assert roles["host cable"].quantity == 512  # 2x400G splitters for 1,024 host links
 
 
+def test_single_node_has_no_fabric_to_staff_or_license():
+    report = cost(spec_for(8, ["ethernet-tcp", "roce-v2", "infiniband-ndr"]), CATALOG)
+    assert {f.topology.total_switches for f in report.fabrics} == {0}
+    assert len({round(f.ops_fte, 9) for f in report.fabrics}) == 1  # no fabric multiplier without a fabric
+    assert all(f.opex_usd_per_year.licences_usd == 0 for f in report.fabrics)
+    # With a fabric, InfiniBand's UFM licences are per server-year and its staffing multiplier applies.
+    ib = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"]), CATALOG).fabrics
+    assert ib[0].opex_usd_per_year.licences_usd == pytest.approx(128 * 200)
+    assert ib[0].ops_fte == pytest.approx(0.85 * ib[1].ops_fte)
+
+
 def test_energy_formula():
     assert energy_cost_usd_per_year(1000, 1.3, 0.08) == pytest.approx(8760 * 1.3 * 0.08)
 

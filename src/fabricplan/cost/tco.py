@@ -165,8 +165,13 @@ def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
 
 
 def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions) -> FabricCost:
-    """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked)."""
+    """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked).
+
+    The fabric's staffing multiplier and fabric-manager licences apply only when there is a
+    scale-out fabric to run (a single node has no switch: every fabric gets the same staff).
+    """
     hardware, size = design.hardware, design.size
+    has_fabric = size.tiers > 0
     point = assumptions.price_point
     runs = tier_runs(size, FloorPlan.from_catalog(catalog))
     media = link_media(size, hardware, catalog, runs, point, design.choice)
@@ -177,12 +182,13 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
     network_power = sum(power.values())
     fte = opex.network_fte(spec.cluster.gpus, assumptions.network_fte_per_1024_gpus,
                            assumptions.ops_fte_scaling_exponent, assumptions.min_network_fte,
-                           assumptions.maturity_fte_multiplier, hardware.profile.fte_multiplier(point))
+                           assumptions.maturity_fte_multiplier,
+                           hardware.profile.fte_multiplier(point) if has_fabric else 1.0)
     costs = hardware.profile.costs
     support_fraction = (assumptions.support_fraction_per_year
                         if costs is None or assumptions.support_fraction_set_by_spec
                         else costs.support_fraction_per_year.at(point))
-    licences = costs.licence_usd_per_node_year.at(point) * size.nodes if costs is not None else 0.0
+    licences = costs.licence_usd_per_node_year.at(point) * size.nodes if costs is not None and has_fabric else 0.0
     yearly = OpexPerYear(
         energy_usd=opex.energy_cost_usd_per_year(network_power, assumptions.pue,
                                                  assumptions.energy_usd_per_kwh),

@@ -11,8 +11,10 @@ from fabricplan.catalog.catalog import (
 )
 from fabricplan.catalog.documents import NcclTuner, OpsDefaults, PerfDefaults, PerfParameter, TunerVersion
 from fabricplan.catalog.models import (
+    FabricCosts,
     FabricProfile,
     Gpu,
+    LinkMedium,
     ModelPreset,
     Nic,
     Optic,
@@ -25,6 +27,6 @@ from fabricplan.catalog.models import (
 
 __all__ = [
     "ALL_SECTIONS", "DOCUMENTS", "SECTIONS", "SET_BY_PATH", "Catalog", "default_catalog", "load_catalog",
-    "FabricProfile", "Gpu", "ModelPreset", "NcclTuner", "Nic", "OpsDefaults", "Optic", "Parameter",
+    "FabricCosts", "FabricProfile", "Gpu", "LinkMedium", "ModelPreset", "NcclTuner", "Nic", "OpsDefaults", "Optic", "Parameter",
     "PerfDefaults", "PerfParameter", "PricePoint", "Range", "Server", "Switch", "TunerVersion",
 ]

@@ -548,6 +548,20 @@ PARAMETER_BOUNDS: dict[str, tuple[float, float, str]] = {
     "maturity_fte_multiplier_basic": (0.0, 100.0, "a multiplier on staff"),
     "maturity_fte_multiplier_experienced": (0.0, 100.0, "a multiplier on staff"),
     "maturity_fte_multiplier_expert": (0.0, 100.0, "a multiplier on staff"),
+    "floor_rack_width_m": (0.1, 10.0, "metres of row per rack"),
+    "floor_row_pitch_m": (0.5, 20.0, "metres between rows"),
+    "floor_racks_per_row": (1.0, 1000.0, "racks in a row"),
+    "floor_servers_per_rack": (1.0, 100.0, "servers in a rack"),
+    "floor_in_rack_run_m": (0.1, 10.0, "metres within a rack"),
+    "floor_run_overhead_m": (0.0, 100.0, "metres added to every inter-rack run"),
+    "floor_slack_fraction": (0.0, 2.0, "a relative slack"),
+    "failure_rate_gpu_per_million_hours": (0.0, 1e6, "interruptions per 10^6 hours"),
+    "failure_rate_host_per_million_hours": (0.0, 1e6, "interruptions per 10^6 hours"),
+    "failure_rate_nic_per_million_hours": (0.0, 1e6, "interruptions per 10^6 hours"),
+    "failure_rate_switch_per_million_hours": (0.0, 1e6, "interruptions per 10^6 hours"),
+    "failure_rate_link_per_million_hours": (0.0, 1e6, "interruptions per 10^6 hours"),
+    "checkpoint_write_minutes": (0.0, 10_000.0, "minutes"),
+    "restart_minutes": (0.0, 100_000.0, "minutes"),
     "sensitivity_swing": (0.0, 0.95, "a relative swing; 1 or more would price hardware at zero or below"),
     "scale_search_max_gpus": (1.0, 10_000_000.0, "GPUs; the spec's own bound on cluster.gpus"),
     "decision_close_call_band": (0.0, 1.0, "a relative difference"),
@@ -599,6 +613,22 @@ def check_consistency(entries: Mapping[str, Mapping[str, Entry]], origins: Mappi
             if optic.kind != kind:  # type: ignore[attr-defined]
                 raise CatalogError(f"'{value}' is a {optic.kind}, but {slot} takes a {kind}",  # type: ignore[attr-defined]
                                    location=where("fabrics", entry_id, f"hardware.{slot}"))
+        for slot in ("host_media", "interswitch_media"):
+            for i, medium in enumerate(getattr(hardware, slot)):
+                field = f"hardware.{slot}[{i}]"
+                end = known("optics", "fabrics", entry_id, medium.switch_end, f"{field}.switch_end")
+                if medium.far_end is not None:
+                    far = known("optics", "fabrics", entry_id, medium.far_end, f"{field}.far_end")
+                    if end.kind != "transceiver" or far.kind != "transceiver":  # type: ignore[attr-defined]
+                        raise CatalogError("a medium with a far_end joins two transceivers by fibre; "
+                                           f"'{medium.switch_end}' is a {end.kind} and '{medium.far_end}' a {far.kind}",  # type: ignore[attr-defined]
+                                           location=where("fabrics", entry_id, field))
+                elif end.kind == "fibre":  # type: ignore[attr-defined]
+                    raise CatalogError(f"'{medium.switch_end}' is fibre; a medium is a cable or transceivers",
+                                       location=where("fabrics", entry_id, f"{field}.switch_end"))
+                elif slot == "host_media" and end.kind == "transceiver":  # type: ignore[attr-defined]
+                    raise CatalogError("a host link of transceivers needs the NIC-side optic as far_end",
+                                       location=where("fabrics", entry_id, f"{field}.far_end"))
 
 
 class _RawDocuments(dict):

@@ -256,6 +256,16 @@ class Server(Entry):
     price_usd: Range
 
 
+class LinkMedium(Strict):
+    """One way to build a link: a cable (DAC/ACC/AOC: ``switch_end`` names it, no transceivers and
+    no fibre) or a pair of transceivers joined by fibre (``switch_end`` at the switch, ``far_end`` at
+    the other end: the NIC for host links, another switch for switch-to-switch links, where None
+    means the same optic as ``switch_end``). The medium's reach is the shortest of its parts."""
+
+    switch_end: str
+    far_end: str | None = None
+
+
 class FabricHardware(Strict):
     switch: str
     nic: str
@@ -264,6 +274,47 @@ class FabricHardware(Strict):
     interswitch_optic: str
     host_dac: str | None = None
     fibre: str | None = None
+    host_media: list[LinkMedium] = Field(
+        default_factory=list,
+        description="Candidate media for NIC-leaf links; cost picks the cheapest whose reach covers the "
+                    "floor-plan run (cost/floorplan.py). Empty = the fixed host_dac / switch_optic + nic_optic")
+    interswitch_media: list[LinkMedium] = Field(
+        default_factory=list,
+        description="Candidate media for switch-to-switch links, chosen per tier by reach. Empty = interswitch_optic")
+
+
+class FabricCosts(Strict):
+    """What a fabric costs beyond its parts, each a low/default/high range (sensitivity, Monte Carlo):
+    support contracts, fabric-management licences, operations staffing and how often its network
+    parts interrupt a job relative to the catalog's rates. ``source``/``date`` cover the block."""
+
+    support_fraction_per_year: Range = Field(description="Vendor support per year as a share of network capex")
+    licence_usd_per_node_year: Range = Field(
+        default_factory=lambda: Range(default=0.0),
+        description="Fabric-manager licences (e.g. UFM Enterprise with the SHARP aggregation manager) per server per year")
+    ops_fte_multiplier: Range = Field(description="Network staff relative to the baseline staffing curve")
+    network_failure_multiplier: Range = Field(
+        default_factory=lambda: Range(default=1.0),
+        description="Switch/NIC/link interruption rates relative to the catalog's failure_rate_* parameters")
+    source: str = Field(min_length=3)
+    date: str
+
+    _date_text = field_validator("date", mode="before")(_date_as_text)
+    _real_date = field_validator("date")(check_date_text)
+
+    @field_validator("support_fraction_per_year")
+    @classmethod
+    def _fraction(cls, value: Range) -> Range:
+        if max(value.at("low"), value.at("default"), value.at("high")) > 1:
+            raise ValueError("a support fraction is a share of capex per year (at most 1)")
+        return value
+
+    @field_validator("ops_fte_multiplier", "network_failure_multiplier")
+    @classmethod
+    def _multiplier(cls, value: Range) -> Range:
+        if max(value.at("low"), value.at("default"), value.at("high")) > 100:
+            raise ValueError("at most 100 (a sanity bound: no source puts any fabric at even 10x another)")
+        return value
 
 
 class SocketTransport(Strict):
@@ -307,10 +358,27 @@ class FabricProfile(Entry):
     hardware: FabricHardware
     socket: SocketTransport | None = Field(
         default=None, description="NCCL socket transport settings (kernel TCP profiles only)")
-    ops_fte_multiplier: float = Field(
-        default=1.0, gt=0, le=100,
-        description="Network staff relative to the baseline; at most 100 (a sanity bound: no source "
-                    "puts any fabric's operations at even 10x another's)")
+    ops_fte_multiplier: float | None = Field(
+        default=None, gt=0, le=100,
+        description="Network staff relative to the baseline (None = 1.0; profiles with a costs block set "
+                    "costs.ops_fte_multiplier instead); at most 100 (a sanity bound: no source puts any fabric's "
+                    "operations at even 10x another's)")
+    costs: FabricCosts | None = Field(
+        default=None, description="Support, licences, staffing and failure multipliers with ranges; when set, "
+                                  "its ops_fte_multiplier replaces the plain one")
+
+    @model_validator(mode="after")
+    def _one_staffing_multiplier(self) -> FabricProfile:
+        if self.costs is not None and self.ops_fte_multiplier is not None:
+            raise ValueError("set costs.ops_fte_multiplier (a low/default/high range) instead of ops_fte_multiplier "
+                             "when the profile has a costs block")
+        return self
+
+    def fte_multiplier(self, point: PricePoint = "default") -> float:
+        """Network staff relative to the baseline: the costs block's range at ``point``, else the plain value."""
+        if self.costs is not None:
+            return self.costs.ops_fte_multiplier.at(point)
+        return 1.0 if self.ops_fte_multiplier is None else self.ops_fte_multiplier
 
 
 class Parameter(Entry):

@@ -4,7 +4,10 @@ Counting rules (NVIDIA twin-port scheme; shared reference docs/reference/costs.m
 * switch-side modules = used switch ports / logical ports per module (twin-port: 2);
 * one single-port optic per NIC for optical host links;
 * in-rack host links (ToR style) use DAC splitters and no optics;
-* a switch-to-switch link needs a module share on both ends and one fibre.
+* a switch-to-switch link needs a module share on both ends and one fibre;
+* with candidate media in the fabric profile, each tier's cable or optic class is chosen by reach
+  from the floor plan (:mod:`fabricplan.cost.media`, :mod:`fabricplan.cost.floorplan`): a cable
+  (DAC/ACC) replaces both transceivers and the fibre.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Literal, NamedTuple, Protocol
 from pydantic import BaseModel
 
 from fabricplan.catalog import Optic, PricePoint, Range
+from fabricplan.cost.media import LinkMedia, Medium
 from fabricplan.design.hardware import FabricHardware
 from fabricplan.topology import FabricSize
 
@@ -61,14 +65,41 @@ def modules_for_links(links: int, optic: Optic) -> int:
     return math.ceil(links / optic.logical_ports)
 
 
-def count_parts(size: FabricSize, hardware: FabricHardware) -> list[PartCount]:
-    """Every part of the fabric with its quantity; parts with zero quantity are left out."""
+_TIER_NAMES = {"leaf_spine": "leaf-spine", "spine_core": "spine-core", "core_super_core": "core-super-core"}
+
+
+def _medium_parts(medium: Medium, links: int, what: str, both_ends_alike: bool) -> list[PartCount]:
+    """Parts of ``links`` links built from one medium (a cable, or transceivers + fibre)."""
+    if medium.is_cable:
+        return [PartCount("cables", medium.switch_end, f"{what} cable", modules_for_links(links, medium.switch_end))]
+    far = medium.far_end
+    assert far is not None
+    if both_ends_alike:
+        parts = [PartCount("optics", medium.switch_end, f"{what} optics (both ends)",
+                           2 * modules_for_links(links, medium.switch_end))]
+    else:
+        parts = [PartCount("optics", far, f"NIC-side {what} optics", modules_for_links(links, far)),
+                 PartCount("optics", medium.switch_end, f"switch-side {what} optics",
+                           modules_for_links(links, medium.switch_end))]
+    if medium.fibre is not None:
+        parts.append(PartCount("cables", medium.fibre, f"{what} fibre", links))
+    return parts
+
+
+def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | None = None) -> list[PartCount]:
+    """Every part of the fabric with its quantity; parts with zero quantity are left out.
+
+    ``media`` (:func:`fabricplan.cost.media.link_media`) gives the cable or optic class of each
+    tier chosen by reach; tiers it leaves out use the hardware's fixed parts.
+    """
     parts = [
         PartCount("switches", hardware.switch, "switches, all tiers", size.total_switches),
         PartCount("nics", hardware.nic, "backend NICs", size.endpoints),
     ]
     host_links = size.host_links
-    if size.host_links_in_rack and hardware.host_dac is not None:
+    if media is not None and media.host is not None:
+        parts += _medium_parts(media.host, host_links, "host", both_ends_alike=False)
+    elif size.host_links_in_rack and hardware.host_dac is not None:
         parts.append(PartCount("cables", hardware.host_dac, "in-rack host DAC",
                                modules_for_links(host_links, hardware.host_dac)))
     else:
@@ -77,7 +108,13 @@ def count_parts(size: FabricSize, hardware: FabricHardware) -> list[PartCount]:
                                modules_for_links(host_links, hardware.switch_optic)))
         if hardware.fibre is not None:
             parts.append(PartCount("cables", hardware.fibre, "host fibre", host_links))
-    fabric_links = size.leaf_spine_links + size.spine_core_links + size.core_super_core_links
+    by_tier = {"leaf_spine": size.leaf_spine_links, "spine_core": size.spine_core_links,
+               "core_super_core": size.core_super_core_links}
+    chosen = media.tiers if media is not None else {}
+    for tier, medium in chosen.items():
+        if by_tier[tier]:
+            parts += _medium_parts(medium, by_tier[tier], _TIER_NAMES[tier], both_ends_alike=True)
+    fabric_links = sum(links for tier, links in by_tier.items() if tier not in chosen)
     if fabric_links:
         parts.append(PartCount("optics", hardware.interswitch_optic,
                                "switch-to-switch optics (both ends)",
@@ -89,7 +126,8 @@ def count_parts(size: FabricSize, hardware: FabricHardware) -> list[PartCount]:
 
 def bill_of_materials(size: FabricSize, hardware: FabricHardware,
                       price_point: PricePoint = "default",
-                      price_multipliers: dict[str, float] | None = None) -> list[BomLine]:
+                      price_multipliers: dict[str, float] | None = None,
+                      media: LinkMedia | None = None) -> list[BomLine]:
     """Priced BOM lines. `price_multipliers` scales a category's prices (sensitivity analysis)."""
     multipliers = price_multipliers or {}
     unknown = set(multipliers) - set(CATEGORIES)
@@ -100,5 +138,5 @@ def bill_of_materials(size: FabricSize, hardware: FabricHardware,
                 quantity=part.quantity,
                 unit_price_usd=part.item.price_usd.at(price_point) * multipliers.get(part.category, 1.0),
                 unit_power_w=part.item.power_w)
-        for part in count_parts(size, hardware)
+        for part in count_parts(size, hardware, media)
     ]

@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field
 from fabricplan.catalog import Catalog, PricePoint, Server, load_catalog
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
+from fabricplan.cost.floorplan import FloorPlan, tier_runs
+from fabricplan.cost.media import TierMedium, link_media
 from fabricplan.design import FabricDesign, resolve
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references
 from fabricplan.spec.load import located
@@ -25,7 +27,10 @@ class Assumptions(BaseModel):
     pue: float
     colo_usd_per_kw_month: float
     include_colocation: bool
-    support_fraction_per_year: float
+    support_fraction_per_year: float = Field(
+        description="Support share of capex per year: servers, and fabrics without a costs block")
+    support_fraction_set_by_spec: bool = Field(
+        default=False, description="The spec set support_fraction_per_year: it then applies to every fabric too")
     fte_cost_usd_per_year: float
     network_fte_per_1024_gpus: float
     ops_fte_scaling_exponent: float
@@ -55,6 +60,7 @@ def resolve_assumptions(spec: ClusterSpec, catalog: Catalog,
         colo_usd_per_kw_month=choose(economics.colo_usd_per_kw_month, "colo_usd_per_kw_month"),
         include_colocation=economics.include_colocation,
         support_fraction_per_year=choose(economics.support_fraction_per_year, "support_fraction_per_year"),
+        support_fraction_set_by_spec=economics.support_fraction_per_year is not None,
         fte_cost_usd_per_year=choose(economics.fte_cost_usd_per_year, "fte_cost_usd_per_year"),
         network_fte_per_1024_gpus=param("network_fte_per_1024_gpus"),
         ops_fte_scaling_exponent=param("ops_fte_scaling_exponent"),
@@ -69,10 +75,11 @@ class OpexPerYear(BaseModel):
     colocation_usd: float
     support_usd: float
     operations_usd: float
+    licences_usd: float = Field(default=0.0, description="Fabric-manager licences (e.g. UFM Enterprise)")
 
     @property
     def total_usd(self) -> float:
-        return self.energy_usd + self.colocation_usd + self.support_usd + self.operations_usd
+        return self.energy_usd + self.colocation_usd + self.support_usd + self.operations_usd + self.licences_usd
 
 
 class ServerCost(BaseModel):
@@ -96,6 +103,10 @@ class FabricCost(BaseModel):
     power_w: dict[str, float] = Field(description="Network IT power by category")
     network_power_w: float
     ops_fte: float
+    support_fraction_per_year: float = Field(default=0.0, description="Network support share of capex per year")
+    link_media: list[TierMedium] = Field(default_factory=list,
+                                         description="Cable/optic class per link tier, chosen by reach")
+    hall_racks: int = Field(default=0, description="Server racks of the floor plan")
     opex_usd_per_year: OpexPerYear
     network_opex_usd_per_year: float
     horizon_years: float
@@ -154,23 +165,38 @@ def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
 
 
 def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions) -> FabricCost:
-    """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked)."""
+    """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked).
+
+    The fabric's staffing multiplier and fabric-manager licences apply only when there is a
+    scale-out fabric to run (a single node has no switch: every fabric gets the same staff).
+    """
     hardware, size = design.hardware, design.size
-    bom = bill_of_materials(size, hardware, assumptions.price_point, assumptions.price_multipliers)
+    has_fabric = size.tiers > 0
+    point = assumptions.price_point
+    runs = tier_runs(size, FloorPlan.from_catalog(catalog))
+    media = link_media(size, hardware, catalog, runs, point, design.choice)
+    bom = bill_of_materials(size, hardware, point, assumptions.price_multipliers, media)
     capex = {c: sum(line.price_usd for line in bom if line.category == c) for c in CATEGORIES}
     power = {c: sum(line.power_w for line in bom if line.category == c) for c in CATEGORIES}
     network_capex = sum(capex.values())
     network_power = sum(power.values())
     fte = opex.network_fte(spec.cluster.gpus, assumptions.network_fte_per_1024_gpus,
                            assumptions.ops_fte_scaling_exponent, assumptions.min_network_fte,
-                           assumptions.maturity_fte_multiplier, hardware.profile.ops_fte_multiplier)
+                           assumptions.maturity_fte_multiplier,
+                           hardware.profile.fte_multiplier(point) if has_fabric else 1.0)
+    costs = hardware.profile.costs
+    support_fraction = (assumptions.support_fraction_per_year
+                        if costs is None or assumptions.support_fraction_set_by_spec
+                        else costs.support_fraction_per_year.at(point))
+    licences = costs.licence_usd_per_node_year.at(point) * size.nodes if costs is not None and has_fabric else 0.0
     yearly = OpexPerYear(
         energy_usd=opex.energy_cost_usd_per_year(network_power, assumptions.pue,
                                                  assumptions.energy_usd_per_kwh),
         colocation_usd=(opex.colocation_cost_usd_per_year(network_power, assumptions.colo_usd_per_kw_month)
                         if assumptions.include_colocation else 0.0),
-        support_usd=opex.support_cost_usd_per_year(network_capex, assumptions.support_fraction_per_year),
+        support_usd=opex.support_cost_usd_per_year(network_capex, support_fraction),
         operations_usd=fte * assumptions.fte_cost_usd_per_year,
+        licences_usd=licences,
     )
     network_tco = network_capex + yearly.total_usd * assumptions.horizon_years
     gpus = spec.cluster.gpus
@@ -190,6 +216,9 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
         power_w=power,
         network_power_w=network_power,
         ops_fte=fte,
+        support_fraction_per_year=support_fraction,
+        link_media=media.chosen,
+        hall_racks=runs.hall_racks,
         opex_usd_per_year=yearly,
         network_opex_usd_per_year=yearly.total_usd,
         horizon_years=assumptions.horizon_years,

@@ -1,9 +1,11 @@
 """The last step of the model chain: one fabric's cost and its jobs' step times joined.
 
-cost per useful GPU-hour = TCO / (GPUs x 8,760 h x horizon x weighted GPU utilisation)
+cost per useful GPU-hour = TCO / (GPUs x 8,760 h x horizon x sum over jobs of share x utilisation x goodput)
 
 where a job's GPU utilisation is the share of its step time the GPUs spend computing
-(compute / step time, so exposed communication and the pipeline bubble count as waste) and the
+(compute / step time, so exposed communication and the pipeline bubble count as waste), its
+goodput the share of its time not lost to interruptions, checkpoints and restarts
+(:mod:`fabricplan.plan.goodput`: its parts' failure rates, Daly's checkpoint interval), and the
 weights are the jobs' shares of cluster time. Time not given to any job counts as idle. The cost of
 one training run is the cluster's TCO per GPU-hour times the GPU-hours the run needs.
 
@@ -27,6 +29,7 @@ from fabricplan.errors import InputError
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.step import StepResult
+from fabricplan.plan.goodput import Goodput, failure_rates_per_hour, job_goodput
 from fabricplan.spec import ClusterSpec, JobSpec
 
 
@@ -48,7 +51,10 @@ class JobOutcome(BaseModel):
     mfu: float
     tokens_per_s: float
     token_budget: float | None
-    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget")
+    goodput: float = Field(default=1.0, description="Share of the job's time not lost to interruptions")
+    interruptions_per_day: float = Field(default=0.0, description="Expected interruptions of the job per day")
+    checkpoint_interval_min: float = Field(default=0.0, description="Checkpoint interval used (Daly optimum or spec)")
+    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget, failures included")
     run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
 
 
@@ -62,29 +68,57 @@ class FabricOutcome(BaseModel):
     jobs: list[JobOutcome]
     weighted_gpu_utilisation: float = Field(description="Job-share-weighted compute / step time")
     weighted_mfu: float
+    weighted_goodput: float = Field(default=1.0, description="Job-share-weighted goodput after failures")
     small_message_latency_us: float = Field(description="Point-to-point latency across the fabric's top tier")
     gpu_hours_total: float = Field(description="GPUs x hours over the horizon")
-    useful_gpu_hours: float = Field(description="GPU-hours x weighted utilisation")
+    useful_gpu_hours: float = Field(description="GPU-hours x job-weighted utilisation x goodput")
     tco_usd: float = Field(description="Cluster TCO if servers are priced, else network TCO")
     tco_basis: Literal["cluster", "network"]
     cost_per_useful_gpu_hour_usd: float
     rank: int = 0
 
 
-def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None) -> JobOutcome:
-    """One job's numbers on one fabric."""
+def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None,
+                goodput: Goodput | None = None) -> JobOutcome:
+    """One job's numbers on one fabric; the run's GPU-hours include the time lost to failures."""
     params_billion = model_dims(job.model, catalog).parameters() / 1e9
     exposed = sum(result.exposed_comm_s.values())
+    kept = goodput.goodput if goodput is not None else 1.0
     run_gpu_hours = result.gpu_hours_for_budget
+    if run_gpu_hours is not None:
+        run_gpu_hours = run_gpu_hours / kept if kept > 0 else math.inf
     return JobOutcome(
         job=job.name, share=job.share, gpus=result.gpus, step_time_s=result.step_time_s,
         compute_s=result.compute_s, bubble_s=result.bubble_s,
         exposed_comm_s=dict(result.exposed_comm_s), exposed_comm_share=exposed / result.step_time_s,
         comm_s=dict(result.total_comm_s), params_billion=params_billion,
         gpu_utilisation=result.compute_s / result.step_time_s, mfu=result.mfu,
-        tokens_per_s=result.tokens_per_s, token_budget=result.token_budget, run_gpu_hours=run_gpu_hours,
+        tokens_per_s=result.tokens_per_s, token_budget=result.token_budget,
+        goodput=kept, interruptions_per_day=goodput.interruptions_per_day if goodput else 0.0,
+        checkpoint_interval_min=goodput.checkpoint_interval_min if goodput else 0.0,
+        run_gpu_hours=run_gpu_hours,
         run_cost_usd=run_gpu_hours * hourly_cost_per_gpu_usd if run_gpu_hours is not None else None,
     )
+
+
+def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int) -> Goodput:
+    """Goodput of a job on ``job_gpus`` GPUs of the design: the design's GPUs, hosts, NICs, switches
+    and links scaled to the job's share of the cluster, at the catalog's default failure rates
+    (network classes x the fabric's failure multiplier), Daly's interval unless the spec sets one."""
+    size, ops = design.size, spec.operations
+    share = min(job_gpus / max(spec.cluster.gpus, 1), 1.0)
+    counts = {"gpu": spec.cluster.gpus * share, "host": spec.cluster.nodes * share,
+              "nic": size.endpoints * share, "switch": size.total_switches * share,
+              "link": size.total_links * share}
+    costs = design.hardware.profile.costs
+    multiplier = costs.network_failure_multiplier.default if costs is not None else 1.0
+    rates = failure_rates_per_hour(catalog, "default", multiplier)
+
+    def minutes(value: float | None, name: str) -> float:
+        return catalog.parameter(name).value.default if value is None else value
+
+    return job_goodput(counts, rates, minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes"),
+                       minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes)
 
 
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
@@ -100,17 +134,21 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
     else:
         tco, basis = fabric_cost.network_tco_usd, "network"
     hourly_per_gpu = tco / gpu_hours_total
-    jobs = [job_outcome(job, result, hourly_per_gpu, catalog) for job, result in zip(spec.jobs, steps, strict=True)]
+    jobs = [job_outcome(job, result, hourly_per_gpu, catalog, design_goodput(spec, catalog, design, result.gpus))
+            for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)
         weighted_mfu = sum(j.share * j.mfu for j in jobs)
-    else:  # no workload given: every GPU-hour counts as useful
-        utilisation, weighted_mfu = 1.0, 0.0
+        kept = sum(j.share * j.gpu_utilisation * j.goodput for j in jobs)
+        weighted_goodput = kept / utilisation if utilisation > 0 else 1.0
+    else:  # no workload given: every GPU-hour computes, one cluster-wide job loses what failures take
+        weighted_goodput = design_goodput(spec, catalog, design, spec.cluster.gpus).goodput
+        utilisation, weighted_mfu, kept = 1.0, 0.0, weighted_goodput
     profile = design.network.profile
     latency = point_to_point_latency(profile, design.hardware.switch.port_to_port_latency_ns,
                                      design.switches_across, host_links_in_rack=design.size.host_links_in_rack,
                                      catalog=catalog)
-    useful = gpu_hours_total * utilisation
+    useful = gpu_hours_total * kept
     metric = tco / useful if useful > 0 else float("inf")
     if not (math.isfinite(tco) and math.isfinite(metric)):  # never rank an infinite or undefined cost
         raise InputError(f"the cost per useful GPU-hour of {profile.id} came out {metric!r} (TCO {tco!r}, useful "
@@ -118,7 +156,7 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
                          "of range", location=f"fabrics[{profile.id}]")
     return FabricOutcome(
         fabric=profile.id, name=profile.name, family=profile.family, cost=fabric_cost, jobs=jobs,
-        weighted_gpu_utilisation=utilisation, weighted_mfu=weighted_mfu,
+        weighted_gpu_utilisation=utilisation, weighted_mfu=weighted_mfu, weighted_goodput=weighted_goodput,
         small_message_latency_us=latency.total_us, gpu_hours_total=gpu_hours_total,
         useful_gpu_hours=useful, tco_usd=tco, tco_basis=basis,
         cost_per_useful_gpu_hour_usd=metric,

@@ -27,7 +27,8 @@ OTHER_COLOUR = "#e0e0e0"
 COMM_COLOURS = {"tp": "#f58518", "pp": "#e45756", "dp": "#eeca3b", "ep": "#b279a2", "cp": "#ff9da6"}
 EXTRA_COMM_COLOURS = ("#9d755d", "#72b7b2", "#54a24b")
 CAPEX_COLOURS = {"switches": "#08519c", "nics": "#3182bd", "optics": "#6baed6", "cables": "#bdd7e7"}
-OPEX_COLOURS = {"energy": "#a63603", "colocation": "#e6550d", "support": "#fd8d3c", "operations": "#fdbe85"}
+OPEX_COLOURS = {"energy": "#a63603", "colocation": "#e6550d", "support": "#fd8d3c", "operations": "#fdbe85",
+                "licences": "#feedde"}
 SERVER_COLOURS = {"capex": "#525252", "opex": "#a3a3a3", "network": "#2a9d8f"}
 LOW_CASE_COLOUR = "#6baed6"
 HIGH_CASE_COLOUR = "#fd8d3c"
@@ -160,7 +161,7 @@ def tco_figure(report: CompareReport) -> go.Figure:
          [f.cost.capex_usd.get(category, 0.0) for f in fabrics]) for category in CATEGORIES
     ]
     for field, key in (("energy_usd", "energy"), ("colocation_usd", "colocation"), ("support_usd", "support"),
-                       ("operations_usd", "operations")):
+                       ("operations_usd", "operations"), ("licences_usd", "licences")):
         network_segments.append((f"opex {horizon:g} yr: {key}", OPEX_COLOURS[key],
                                  [getattr(f.cost.opex_usd_per_year, field) * f.cost.horizon_years
                                   for f in fabrics]))

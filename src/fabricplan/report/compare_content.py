@@ -22,11 +22,13 @@ METRIC_LABELS: dict[str, str] = {
     "tco_usd": "TCO",
     "weighted_gpu_utilisation": "GPU utilisation",
     "weighted_mfu": "MFU",
+    "weighted_goodput": "goodput after failures",
     "small_message_latency_us": "small-message latency",
 }
 
 # Deciding metrics where a larger value wins; every other metric (costs, times) is lower-is-better.
-HIGHER_IS_BETTER_METRICS = frozenset({"weighted_gpu_utilisation", "weighted_mfu", "useful_gpu_hours"})
+HIGHER_IS_BETTER_METRICS = frozenset({"weighted_gpu_utilisation", "weighted_mfu", "weighted_goodput",
+                                      "useful_gpu_hours"})
 
 YES_MARK = "✓"
 NO_MARK = "✗"
@@ -168,6 +170,7 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
         _row("GPU utilisation (job-weighted)", [f.weighted_gpu_utilisation for f in fabrics], percent,
              "higher"),
         _row("MFU (job-weighted)", [f.weighted_mfu for f in fabrics], percent, "higher"),
+        _row("goodput after failures", [f.weighted_goodput for f in fabrics], percent, "higher"),
         _row("small-message latency", [f.small_message_latency_us for f in fabrics], microseconds,
              "lower"),
         _row("network capex", [f.cost.network_capex_usd for f in fabrics], usd, "lower"),

@@ -74,7 +74,9 @@ def cost_tables(report: CostReport) -> list[RenderableType]:
         ("network power", [f"{f.network_power_w / 1000:,.1f} kW" for f in fabrics]),
         ("opex/yr: energy", [usd(f.opex_usd_per_year.energy_usd) for f in fabrics]),
         ("opex/yr: colocation", [usd(f.opex_usd_per_year.colocation_usd) for f in fabrics]),
-        ("opex/yr: support", [usd(f.opex_usd_per_year.support_usd) for f in fabrics]),
+        ("opex/yr: support", [f"{usd(f.opex_usd_per_year.support_usd)} ({f.support_fraction_per_year:.0%})"
+                              for f in fabrics]),
+        ("opex/yr: licences", [usd(f.opex_usd_per_year.licences_usd) for f in fabrics]),
         ("opex/yr: operations", [f"{usd(f.opex_usd_per_year.operations_usd)} ({f.ops_fte:.1f} FTE)"
                                  for f in fabrics]),
         ("network TCO", [usd(f.network_tco_usd) for f in fabrics]),
@@ -86,6 +88,12 @@ def cost_tables(report: CostReport) -> list[RenderableType]:
     ]
     out: list[RenderableType] = [_fabric_table(title, report, rows)]
     for fabric in fabrics:
+        if fabric.link_media:
+            media = [[m.tier, f"{m.links:,}", f"{m.run_m:,.0f} m", m.medium + ("" if m.reaches else " (too short!)"),
+                      usd(m.price_per_link_usd)] for m in fabric.link_media]
+            out.append(FitTable(("link tier", "links", "longest run", "medium (reach)", "per link"), media,
+                                title=f"Links by reach: {fabric.fabric} ({fabric.hall_racks:,} server racks)",
+                                justify=["left", "right", "right", "left", "right"]))
         lines = [[f"{line.item_id}\n{line.role}", line.category, f"{line.quantity:,}", usd(line.unit_price_usd),
                   usd(line.price_usd), f"{line.power_w / 1000:,.2f} kW"] for line in fabric.bom]
         out.append(FitTable(("item / role", "category", "qty", "unit", "total", "power"), lines,

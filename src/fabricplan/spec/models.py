@@ -136,6 +136,12 @@ class Operations(Strict):
     maturity: Maturity = Field(default="basic", description="The team's lossless-Ethernet / RDMA skill")
     existing_ethernet: bool = Field(default=False, description="An Ethernet estate and team already exist")
     topology_aware_scheduling: bool = False
+    checkpoint_interval_minutes: float | None = Field(
+        default=None, gt=0, le=1e6, description="Checkpoint interval; None = Daly's optimum from the failure rate")
+    checkpoint_write_minutes: float | None = Field(
+        default=None, ge=0, le=1e4, description="Minutes a checkpoint stalls training; None = catalog default")
+    restart_minutes: float | None = Field(
+        default=None, ge=0, le=1e5, description="Minutes from an interruption to training again; None = catalog")
 
 
 class Constraints(Strict):

@@ -1,0 +1,111 @@
+"""Floor-plan runs per tier and the cable/optic class chosen by reach (cost/floorplan.py, cost/media.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricplan.catalog import load_catalog
+from fabricplan.cost import cost
+from fabricplan.cost.floorplan import FloorPlan, block_run_m, racks_for, tier_runs
+from fabricplan.cost.media import Medium, choose, resolve
+from fabricplan.catalog import LinkMedium
+from fabricplan.spec import parse_spec
+
+CATALOG = load_catalog()
+PLAN = FloorPlan(rack_width_m=0.6, row_pitch_m=2.4, racks_per_row=16, servers_per_rack=4, in_rack_run_m=2.0,
+                 run_overhead_m=5.0, slack_fraction=0.1)
+
+
+def spec_for(gpus, fabrics=("infiniband-ndr",), **sections):
+    return parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": gpus}, "fabrics": list(fabrics), **sections})
+
+
+def media_of(fabric):
+    return {m.tier: m for m in fabric.link_media}
+
+
+def test_block_run_by_hand():
+    # 32 racks in rows of 16: 2 rows, 9.6 m long, 4.8 m deep; switch in the middle.
+    assert block_run_m(32, PLAN) == pytest.approx((9.6 / 2 + 4.8 / 2 + 5.0) * 1.1)
+    # 512 racks: 32 rows -> 76.8 m deep; the longest run passes the 50 m of multimode.
+    assert block_run_m(512, PLAN) == pytest.approx((9.6 / 2 + 76.8 / 2 + 5.0) * 1.1)
+    assert block_run_m(512, PLAN) > 50
+    assert racks_for(2048, PLAN) == 512 and racks_for(1, PLAN) == 1
+
+
+def test_catalog_floor_plan_is_the_default_point():
+    assert FloorPlan.from_catalog(CATALOG) == PLAN
+
+
+def test_runs_grow_with_the_hall_and_tor_is_in_rack():
+    small = cost(spec_for(1024), CATALOG).fabrics[0]
+    large = cost(spec_for(16384), CATALOG).fabrics[0]
+    assert large.hall_racks == 512 and small.hall_racks == 32
+    assert media_of(large)["spine_core"].run_m > media_of(small)["leaf_spine"].run_m
+    tor = cost(spec_for(1024, ["roce-v2"], topology={"style": "leaf_spine"}), CATALOG).fabrics[0]
+    assert media_of(tor)["host"].run_m == pytest.approx(2.0)
+
+
+def _media(fabric: str, slot: str) -> list[Medium]:
+    hardware = CATALOG.fabric(fabric).hardware
+    return resolve(CATALOG, getattr(hardware, slot), CATALOG.optic("cab_fiber_mpo"), slot == "interswitch_media")
+
+
+@pytest.mark.parametrize(("run_m", "expected"), [(2.0, "cab_dac_800_2x400_nv"), (4.0, "cab_acc_800_2x400_nv"),
+                                                 (30.0, "opt_800_twin_sr8_nv"), (50.0, "opt_800_twin_sr8_nv"),
+                                                 (51.0, "opt_800_twin_dr8_nv"), (99.0, "opt_800_twin_dr8_nv")])
+def test_host_medium_by_reach(run_m, expected):
+    medium, reaches = choose(_media("infiniband-ndr", "host_media"), run_m, "default")
+    assert reaches and medium.switch_end.id == expected
+
+
+@pytest.mark.parametrize(("run_m", "expected"), [(10.0, "opt_800_twin_sr8"), (50.0, "opt_800_twin_sr8"),
+                                                 (50.5, "opt_800_twin_dr8"), (500.0, "opt_800_twin_dr8"),
+                                                 (501.0, "opt_800_twin_fr8"), (2000.0, "opt_800_twin_fr8")])
+def test_interswitch_switches_to_single_mode_above_the_multimode_reach(run_m, expected):
+    medium, reaches = choose(_media("roce-v2", "interswitch_media"), run_m, "default")
+    assert reaches and medium.switch_end.id == expected
+    assert (medium.switch_end.reach_m > 50) == (run_m > 50)  # single-mode exactly when multimode falls short
+
+
+def test_nothing_reaches_takes_the_longest_and_says_so():
+    medium, reaches = choose(_media("roce-v2", "interswitch_media"), 5000.0, "default")
+    assert not reaches and medium.switch_end.id == "opt_800_twin_fr8"
+
+
+def test_medium_price_per_link_by_hand():
+    pair = resolve(CATALOG, [LinkMedium(switch_end="opt_800_twin_sr8", far_end="opt_400_osfp_sr4")],
+                   CATALOG.optic("cab_fiber_mpo"), interswitch=False)[0]
+    assert pair.price_per_link_usd("default") == pytest.approx(1000 / 2 + 650 + 80)
+    dac = resolve(CATALOG, [LinkMedium(switch_end="cab_dac_800_2x400")], None, interswitch=False)[0]
+    assert dac.is_cable and dac.price_per_link_usd("default") == pytest.approx(300 / 2)
+
+
+def test_16k_spine_core_goes_single_mode_and_a_smaller_hall_keeps_multimode():
+    fabric = cost(spec_for(16384), CATALOG).fabrics[0]
+    chosen = media_of(fabric)
+    assert chosen["spine_core"].run_m > 50 and chosen["spine_core"].medium.startswith("opt_800_twin_dr8_nv")
+    assert chosen["host"].medium.startswith("opt_800_twin_sr8_nv")
+    quantities = {(line.item_id, line.role): line.quantity for line in fabric.bom}
+    assert quantities[("opt_800_twin_dr8_nv", "spine-core optics (both ends)")] == 16384  # 16,384 links, twin-port
+    # Denser racks (8 servers) halve the hall: the same tier fits multimode again.
+    dense = CATALOG.with_values({"parameters.floor_servers_per_rack.value.default": 8})
+    chosen = media_of(cost(spec_for(16384), dense).fabrics[0])
+    assert chosen["spine_core"].run_m < 50 and chosen["spine_core"].medium.startswith("opt_800_twin_sr8_nv")
+
+
+def test_spec_optic_override_keeps_the_fixed_parts():
+    spec = spec_for(1024, [{"profile": "roce-v2", "interswitch_optic": "opt_800_twin_dr8"}])
+    fabric = cost(spec, CATALOG).fabrics[0]
+    roles = {line.role: line.item_id for line in fabric.bom}
+    assert roles["switch-to-switch optics (both ends)"] == "opt_800_twin_dr8"
+    assert "leaf_spine" not in media_of(fabric) and "host" in media_of(fabric)
+
+
+def test_infiniband_takes_linkx_ethernet_third_party():
+    report = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"]), CATALOG)
+    ib, roce = report.fabrics
+    assert all(line.item_id.endswith("_nv") for line in ib.bom if line.category == "optics")
+    assert not any(line.item_id.endswith("_nv") for line in roce.bom if line.category == "optics")
+    # Same counts and reach classes, LinkX at ~2x: IB optics cost 1.6-2.2x RoCE's.
+    assert 1.6 < ib.capex_usd["optics"] / roce.capex_usd["optics"] < 2.2

@@ -70,7 +70,9 @@ def port_rows(result: HealthResult) -> dict[str, dict[str, Any]]:
         if f.link not in worst or SEVERITIES.index(f.severity) > SEVERITIES.index(worst[f.link]):
             worst[f.link] = f.severity
     for entity, row in rows.items():
-        row["worst"] = worst.get(entity, "ok")
+        measured_any = any(not k.endswith(":na") for k in row)
+        # a port on which no check could be evaluated is "not measured", never "ok"
+        row["worst"] = worst.get(entity, "ok" if measured_any else "not measured")
     return rows
 
 
@@ -127,7 +129,7 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
                     cells.append("n/a")
                 else:
                     cells.append("-")
-            table.add_row(entity, *cells, Text(row["worst"], style=_STYLE.get(row["worst"], "green")))
+            table.add_row(entity, *cells, Text(row["worst"], style=_STYLE.get(row["worst"], "green" if row["worst"] == "ok" else "yellow")))
         console.print(table)
         if len(shown) > 200:
             console.print(f"... and {len(shown) - 200} more ports (see --json)")

@@ -241,3 +241,19 @@ def test_start_end_clip_files(cli):
     # only the last two snapshots: the storm interval is outside, so no PFC002
     doc = cli("health", "--ethtool", FIX / "ethtool_storm.txt", "--start", "2026-12-01T08:00:30Z", "--json").json()
     assert not _findings(doc, "PFC002")
+
+
+def test_vectorised_increases_of_a_saved_group_equal_the_per_counter_ones(tmp_path):
+    from fabricplan.ops.readers.telemetry import read_npz
+    from fabricplan.ops.telemetry import Telemetry, _increases, save_npz
+
+    rng = np.random.default_rng(3)
+    t = np.arange(200, dtype=float) * 15
+    rows = [np.cumsum(rng.integers(0, 50, 200)).astype(float) for _ in range(130)]
+    rows[5][100:] -= rows[5][99] + 1  # a reset
+    telemetry = Telemetry([Series("c", f"h{i}", "d", "1", None, t, v, "x") for i, v in enumerate(rows)], ["x"])
+    save_npz(telemetry, str(tmp_path / "g.npz"))
+    for s in read_npz(tmp_path / "g.npz").series:
+        fast, slow = increases(s), _increases(s)
+        assert np.array_equal(fast.dv, slow.dv) and np.array_equal(fast.resets, slow.resets)
+        assert fast.peak_rate() == slow.peak_rate() and fast.total() == slow.total()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+import math
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,8 @@ class Series:
     # time the raw counter first read its saturation value.
     resets_seen: int = 0
     saturated_from_s: float | None = None
+    # increases() of this series, computed once (not copied by dataclasses.replace)
+    _increases: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def entity(self) -> str:
@@ -81,6 +84,7 @@ class PortTelemetry:
     counters: dict[tuple[str, int | None], Series] = field(default_factory=dict)
     start_s: float = 0.0
     end_s: float = 0.0
+    _names: set[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -93,8 +97,9 @@ class PortTelemetry:
         return sorted(p for (c, p) in self.counters if c == counter and p is not None)
 
     def has_any(self, names: Iterable[str]) -> bool:
-        wanted = set(names)
-        return any(c in wanted for (c, _p) in self.counters)
+        if self._names is None or len(self._names) != len(self.counters):
+            self._names = {c for (c, _p) in self.counters}
+        return not self._names.isdisjoint(names)
 
 
 @dataclass
@@ -201,33 +206,53 @@ class Increases:
     t_end: np.ndarray
     resets: np.ndarray
     saturated_at: int | None
+    _stats: tuple[float, float, float, float] | None = None  # total, known seconds, peak rate, its time
+
+    def _window(self) -> tuple[float, float, float, float]:
+        if self._stats is None:
+            nan = float("nan")
+            dv, dt = self.dv, self.dt
+            if not len(dv):
+                self._stats = (nan, 0.0, nan, nan)
+                return self._stats
+            missing = np.isnan(dv)
+            rates = dv / dt
+            if missing.any():
+                if missing.all():
+                    self._stats = (nan, 0.0, nan, nan)
+                    return self._stats
+                known = ~missing
+                total, seconds = float(dv[known].sum()), float(dt[known].sum())
+                i = int(np.nanargmax(rates))
+            else:
+                total, seconds = float(dv.sum()), float(dt.sum())
+                i = int(rates.argmax())
+            self._stats = (total, seconds, float(rates[i]), float(self.t_end[i]))
+        return self._stats
 
     @property
     def known(self) -> bool:
-        return bool(len(self.dv)) and not np.isnan(self.dv).all()
+        return self._window()[1] > 0 or (len(self.dv) > 0 and not math.isnan(self._window()[0]))
 
     def total(self) -> float:
         """Sum of the known increases (NaN if none is known)."""
-        return float(np.nansum(self.dv)) if self.known else float("nan")
+        return self._window()[0]
 
     def known_seconds(self) -> float:
-        return float(self.dt[~np.isnan(self.dv)].sum()) if len(self.dv) else 0.0
+        return self._window()[1]
 
     def mean_rate(self) -> float:
         """Known increase per known second [1/s] (NaN if nothing is known)."""
-        seconds = self.known_seconds()
-        return self.total() / seconds if seconds > 0 else float("nan")
+        total, seconds, _p, _t = self._window()
+        return total / seconds if seconds > 0 else float("nan")
 
     def rates(self) -> np.ndarray:
         return self.dv / self.dt
 
     def peak_rate(self) -> tuple[float, float]:
         """The highest interval rate [1/s] and the time its interval ends (NaN, NaN if none)."""
-        if not self.known:
-            return float("nan"), float("nan")
-        rates = self.rates()
-        i = int(np.nanargmax(rates))
-        return float(rates[i]), float(self.t_end[i])
+        _total, _seconds, peak, at = self._window()
+        return peak, at
 
 
 def saturation_value(width_bits: int | None) -> float | None:
@@ -244,6 +269,27 @@ def increases(series: Series) -> Increases:
     restarted from 0); once the counter reads its saturation value ``2^w - 1`` every later increase
     is NaN (the counter no longer counts).
     """
+    if series._increases is None:
+        series._increases = _increases(series)
+    return series._increases
+
+
+_DT_CACHE: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _diff_of_times(t: np.ndarray) -> np.ndarray:
+    """``np.diff(t)``, computed once per time array (series read together share one)."""
+    slot = _DT_CACHE.get(id(t))
+    if slot is not None and slot[0] is t:
+        return slot[1]
+    if len(_DT_CACHE) > 64:
+        _DT_CACHE.clear()
+    dt = np.diff(t)
+    _DT_CACHE[id(t)] = (t, dt)
+    return dt
+
+
+def _increases(series: Series) -> Increases:
     t, v = series.t_s, series.values
     if len(t) < 2:
         empty = np.zeros(0)
@@ -253,7 +299,7 @@ def increases(series: Series) -> Increases:
     resets = np.flatnonzero(back) + 1
     if back.any() and not series.from_rate:
         dv = np.where(back, v[1:], dv)
-    dt = np.diff(t)
+    dt = _diff_of_times(t)
     saturated_at = None
     top = saturation_value(series.width_bits)
     if top is not None:
@@ -270,6 +316,40 @@ def increases(series: Series) -> Increases:
             dv[late] = np.nan
             saturated_at = int(np.flatnonzero(late)[0]) if saturated_at is None else saturated_at
     return Increases(dv, dt, t[1:], resets, saturated_at)
+
+
+def prefill(series: list[Series], t: np.ndarray, matrix: np.ndarray) -> None:
+    """Compute :func:`increases` (and their window statistics) of many counters sampled at the same
+    times ``t`` (``matrix``: one row each, in the order of ``series``) in a few vectorised numpy
+    operations instead of one set per counter. Counters with a field width or from rates are
+    left to :func:`increases` (saturation needs the per-counter rule)."""
+    if len(t) < 2 or not len(series):
+        return
+    dt = _diff_of_times(t)
+    seconds = float(dt.sum())
+    t_end = t[1:]
+    no_resets = np.zeros(0, dtype=int)
+    rows = 64  # a block of rows stays in cache across the passes below
+    for first in range(0, len(series), rows):
+        block = matrix[first:first + rows]
+        dv = np.diff(block, axis=1)
+        back = dv < 0
+        rows_back = back.any(axis=1)
+        if rows_back.any():
+            dv = np.where(back, block[:, 1:], dv)
+        rates = dv / dt
+        finite = ~np.isnan(rates).any(axis=1)
+        totals = dv.sum(axis=1)
+        peaks = rates.argmax(axis=1)
+        for offset, s in enumerate(series[first:first + rows]):
+            if s.width_bits is not None or s.from_rate or s.saturated_from_s is not None or s._increases is not None:
+                continue
+            resets = np.flatnonzero(back[offset]) + 1 if rows_back[offset] else no_resets
+            inc = Increases(dv[offset], dt, t_end, resets, None)
+            if finite[offset]:
+                i = int(peaks[offset])
+                inc._stats = (float(totals[offset]), seconds, float(rates[offset, i]), float(t_end[i]))
+            s._increases = inc
 
 
 def summed_increases(parts: list[Series]) -> Increases | None:
@@ -318,16 +398,24 @@ def quantile(values: np.ndarray, q: float) -> float:
 # --- saved model (.npz) ----------------------------------------------------------------------------
 
 def save_npz(telemetry: Telemetry, path: str) -> None:
-    """Write the model to one ``.npz`` (numpy's zip of arrays): a fast re-read for large captures."""
-    arrays: dict[str, np.ndarray] = {}
-    meta = []
-    for i, s in enumerate(telemetry.series):
-        arrays[f"t{i}"] = s.t_s
-        arrays[f"v{i}"] = s.values
-        meta.append([s.counter, s.host, s.device, s.port, -1 if s.priority is None else s.priority, s.source,
-                     s.kind, -1 if s.width_bits is None else s.width_bits, int(s.from_rate)])
+    """Write the model to one ``.npz`` (numpy's zip of arrays): a fast re-read for large captures.
+
+    Series sampled at the same times are stored as one time array ``t{j}`` and one matrix of
+    values ``v{j}`` (a row each); ``meta`` (JSON) names each series' group and row."""
     import json
 
+    groups: dict[bytes, list[int]] = {}
+    for i, s in enumerate(telemetry.series):
+        groups.setdefault(s.t_s.tobytes(), []).append(i)
+    arrays: dict[str, np.ndarray] = {}
+    meta: list[list[Any]] = [[] for _ in telemetry.series]
+    for j, members in enumerate(groups.values()):
+        arrays[f"t{j}"] = telemetry.series[members[0]].t_s
+        arrays[f"v{j}"] = np.vstack([telemetry.series[i].values for i in members])
+        for row, i in enumerate(members):
+            s = telemetry.series[i]
+            meta[i] = [s.counter, s.host, s.device, s.port, -1 if s.priority is None else s.priority, s.source,
+                       s.kind, -1 if s.width_bits is None else s.width_bits, int(s.from_rate), j, row]
     arrays["meta"] = np.frombuffer(json.dumps({"series": meta, "sources": telemetry.sources}).encode(), dtype=np.uint8)
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)

@@ -37,7 +37,7 @@ from typing import Any
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
 from fabricplan.ops.readers._common import read_text
-from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry
+from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry, prefill
 
 _HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
 _PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
@@ -304,13 +304,26 @@ def read_npz(path: Path | str) -> Telemetry:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(bytes(data["meta"]).decode())
             series = []
-            for i, (counter, host, device, port, prio, source, kind, width, from_rate) in enumerate(meta["series"]):
-                t, v = data[f"t{i}"], data[f"v{i}"]
-                if t.shape != v.shape or t.ndim != 1:
-                    raise InputError(f"series {i} ({counter}) has {t.shape} times but {v.shape} values", location=where)
+            groups: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            members: dict[int, list[Series]] = {}
+            for i, (counter, host, device, port, prio, source, kind, width, from_rate, j, row) in enumerate(
+                    meta["series"]):
+                if j not in groups:
+                    groups[j] = (data[f"t{int(j)}"].astype(float, copy=False),
+                                 data[f"v{int(j)}"].astype(float, copy=False))
+                    members[j] = []
+                t, matrix = groups[j]
+                if matrix.ndim != 2 or matrix.shape[1] != t.shape[0] or t.ndim != 1 or not 0 <= row < matrix.shape[0]:
+                    raise InputError(f"series {i} ({counter}): values do not match their times", location=where)
                 series.append(Series(str(counter), str(host), str(device), str(port), None if prio < 0 else int(prio),
-                                     t.astype(float), v.astype(float), str(source), kind=str(kind),
+                                     t, matrix[int(row)], str(source), kind=str(kind),
                                      width_bits=None if width < 0 else int(width), from_rate=bool(from_rate)))
+                if len(members[j]) != int(row):
+                    raise InputError(f"series {i} ({counter}): rows out of order", location=where)
+                members[j].append(series[-1])
+            for j, (t, matrix) in groups.items():
+                if len(members[j]) == matrix.shape[0]:
+                    prefill(members[j], t, matrix)
             return Telemetry(series, [str(s) for s in meta.get("sources", [])] or [where])
     except InputError:
         raise

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.ops.health.checks._common import health_finding, rounded, stamp
-from fabricplan.ops.telemetry import PortTelemetry
+from fabricplan.ops.telemetry import PortTelemetry, increases
 
 ID = "CNT001"
 SEVERITY = "info"
@@ -39,10 +39,9 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> 
             if series.resets_seen:
                 reset.append((series, series.resets_seen, None))
             continue
-        back = series.values[1:] < series.values[:-1]
-        if back.any():
-            first = int(back.argmax()) + 1
-            reset.append((series, int(back.sum()), float(series.t_s[first])))
+        resets = increases(series).resets
+        if len(resets):
+            reset.append((series, len(resets), float(series.t_s[resets[0]])))
     if reset:
         names = ", ".join(f"{s.label} ({n}x{'' if t is None else ', first at ' + stamp(t)})" for s, n, t in reset[:5])
         more = f" and {len(reset) - 5} more" if len(reset) > 5 else ""

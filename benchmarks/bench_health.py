@@ -77,6 +77,8 @@ def _time(args: list[str], parse: bool = True) -> tuple[float, int, dict]:
     start = time.perf_counter()
     with contextlib.redirect_stdout(sink):
         code = run(args)
+    if code not in (0, 1):
+        raise SystemExit(f"fabricplan {' '.join(args)} exited {code}")
     return time.perf_counter() - start, code, json.loads(sink.getvalue()) if parse else {}
 
 
@@ -86,7 +88,7 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--step", type=float, default=15.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--text-ports", type=int, default=16)
+    parser.add_argument("--text-ports", type=int, default=4)  # 4 ports x 24 h of ethtool text is ~8 MB (10 MiB a file)
     args = parser.parse_args()
     telemetry, n = generate(args.ports, args.hours, args.step)
     values = sum(len(s.values) for s in telemetry.series)

@@ -199,5 +199,5 @@ def expected_rtt_us(spec: SpecLike, fabric: str | None = None,
     one_way = point_to_point_latency(built.network.profile, built.hardware.switch.port_to_port_latency_ns,
                                      built.switches_across, host_links_in_rack=built.size.host_links_in_rack,
                                      catalog=cat)
-    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switches across, "
+    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
                                   f"2 x {one_way.total_us:.2f} us one way, unloaded)")

@@ -257,3 +257,19 @@ def test_vectorised_increases_of_a_saved_group_equal_the_per_counter_ones(tmp_pa
         fast, slow = increases(s), _increases(s)
         assert np.array_equal(fast.dv, slow.dv) and np.array_equal(fast.resets, slow.resets)
         assert fast.peak_rate() == slow.peak_rate() and fast.total() == slow.total()
+
+
+def test_docs_list_every_check_with_its_default():
+    from fabricplan.ops import defaults
+    from fabricplan.ops.health.checks import CHECKS
+
+    text = (ROOT / "docs" / "health.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ") and
+            line.split("|")[1].strip() in {c.ID for c in CHECKS}}
+    assert set(rows) == {c.ID for c in CHECKS}
+    for check in CHECKS:
+        assert f"| {check.SEVERITY} |" in rows[check.ID], check.ID
+        for path in check.OPTIONS.values():
+            name = path.split(".")[-1]
+            if not isinstance(defaults.value(path), list):
+                assert f"`{name}`" in rows[check.ID], (check.ID, name)

@@ -273,3 +273,14 @@ def test_docs_list_every_check_with_its_default():
             name = path.split(".")[-1]
             if not isinstance(defaults.value(path), list):
                 assert f"`{name}`" in rows[check.ID], (check.ID, name)
+
+
+def test_telemetry_text_above_the_config_readers_10_mib_is_read(tmp_path):
+    snapshot = "NIC statistics:\n" + "".join(f"     rx_counter_{k}: {k}\n" for k in range(300))
+    path = tmp_path / "day.ethtool"
+    with path.open("w") as handle:
+        for i in range(1000):  # ~11 MB: a full ethtool -S every 15 s for about 4 hours
+            handle.write(f"# time={1796112000 + 15 * i} host=h device=eth0\n{snapshot}")
+    assert path.stat().st_size > 10 * 1024 * 1024
+    port = read_ethtool(path).ports()[0]
+    assert len(port.counters) == 300 and len(port.get("rx_counter_7").t_s) == 1000

@@ -26,6 +26,7 @@ counters form one port. Formats (reference/ops_formats.md section 4):
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -36,7 +37,7 @@ from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
-from fabricplan.ops.readers._common import read_text
+from fabricplan.ops.readers._common import read_text as read_config_text
 from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry, prefill
 
 _HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
@@ -48,6 +49,34 @@ _PERFQUERY_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*Lid\s+(\d+)\s+p
 _PERFQUERY_LINE = re.compile(r"^(\w+):\.+(\S+)$")
 #: Numbers longer than this are refused (a u64 has 20 digits).
 _MAX_DIGITS = 20
+#: Program limit: the largest telemetry text file read (a day of full ``ethtool -S`` snapshots of a
+#: port every 15 s is ~60 MB); larger captures: split them, or save once as .npz.
+MAX_TELEMETRY_BYTES = 512 * 1024 * 1024
+
+
+def read_text(path: Path | str) -> str:
+    """A UTF-8 telemetry capture of at most :data:`MAX_TELEMETRY_BYTES` (the configuration readers'
+    bounded reader below 10 MiB; above, a plain bounded read). Failures are InputErrors naming the file."""
+    where = str(path)
+    try:
+        size = Path(path).stat().st_size if Path(path).is_file() else 0
+    except OSError:
+        size = 0
+    if size <= 10 * 1024 * 1024:
+        return read_config_text(path)
+    if size > MAX_TELEMETRY_BYTES:
+        raise InputError(f"file is {size / 1e6:,.0f} MB; telemetry text is read up to "
+                         f"{MAX_TELEMETRY_BYTES // (1024 * 1024)} MiB a file (split it, or save it once as .npz with "
+                         "--save-telemetry)", location=where)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError("not UTF-8 text (a binary file?)", location=f"{where}:{line}") from None
 
 #: perfquery field -> sysfs counter name (reference/ops_formats.md section 4.3).
 PERFQUERY_NAMES = {
@@ -86,6 +115,8 @@ def parse_time(text: str, location: str) -> float:
 
 
 def _number(text: str, location: str, what: str) -> float:
+    if text.isdigit() and len(text) <= _MAX_DIGITS:  # the common case: a plain counter reading
+        return float(text)
     digits = text.strip().lstrip("-")
     if len(digits) > _MAX_DIGITS:
         raise InputError(f"{what}: a {len(digits):,}-digit number (at most {_MAX_DIGITS} digits)", location=location)
@@ -99,10 +130,13 @@ def _number(text: str, location: str, what: str) -> float:
 
 
 def _header(line: str) -> dict[str, str] | None:
+    if not line.startswith("#"):
+        return None
     m = _HEADER.match(line.strip())
     return dict(_PAIR.findall(m.group(1))) if m else None
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_ethtool(name: str) -> tuple[str, int | None]:
     """``rx_prio3_pause`` -> (``rx_pause``, 3); any other name stays as it is, priority None."""
     m = _PRIO.match(name)
@@ -125,10 +159,11 @@ def read_ethtool(path: Path | str) -> Telemetry:
     stem = Path(path).stem
     snap: dict[str, Any] | None = None
     count = 0
+    source = str(path)
     for number, line in enumerate(text.splitlines(), 1):
-        where = f"{path}:{number}"
         head = _header(line)
         if head is not None:
+            where = f"{path}:{number}"
             if "time" not in head:
                 raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
             snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem),
@@ -137,17 +172,19 @@ def read_ethtool(path: Path | str) -> Telemetry:
                 snap["device"], snap["port"] = _split_rdma(head["rdma"], where)
             count += 1
             continue
-        if not line.strip() or line.strip().startswith("#") or line.strip() == "NIC statistics:":
-            continue
         m = _ETHTOOL_LINE.match(line)
-        if not m:
-            raise InputError(f"expected '     counter: value' under 'NIC statistics:', got {line.strip()[:50]!r}",
-                             location=where)
+        if m is None:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#") or stripped == "NIC statistics:":
+                continue
+            raise InputError(f"expected '     counter: value' under 'NIC statistics:', got {stripped[:50]!r}",
+                             location=f"{path}:{number}")
         if snap is None:
-            raise InputError("counter before any '# time=...' snapshot header", location=where)
+            raise InputError("counter before any '# time=...' snapshot header", location=f"{path}:{number}")
         counter, prio = canonical_ethtool(m.group(1).strip())
-        builder.add(counter, snap["host"], snap["device"], snap["port"], prio, snap["t"],
-                    _number(m.group(2), where, counter), f"{path}")
+        raw = m.group(2)
+        value = float(raw) if raw.isdigit() and len(raw) <= _MAX_DIGITS else _number(raw, f"{path}:{number}", counter)
+        builder.add(counter, snap["host"], snap["device"], snap["port"], prio, snap["t"], value, source)
     if count == 0:
         raise InputError("no snapshot: expected '# time=... host=... device=...' then 'NIC statistics:'",
                          location=str(path))

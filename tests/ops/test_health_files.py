@@ -284,3 +284,19 @@ def test_telemetry_text_above_the_config_readers_10_mib_is_read(tmp_path):
     assert path.stat().st_size > 10 * 1024 * 1024
     port = read_ethtool(path).ports()[0]
     assert len(port.counters) == 300 and len(port.get("rx_counter_7").t_s) == 1500
+
+
+def test_jobs_file_names_the_job_on_each_unhealthy_port(cli):
+    args = ("health", "--ethtool", FIX / "ethtool_storm.txt", "--prom-text", FIX / "node_exporter.prom",
+            "--jobs", FIX / "jobs.yaml")
+    doc = cli(*args, "--json").json()
+    assert _findings(doc, "PFC002")[0]["evidence"]["jobs"] == ["llama70b-train"]
+    assert _findings(doc, "IB002")[0]["evidence"]["jobs"] == ["eval"]
+    assert "node01:mlx5_0/1  (job: llama70b-train)" in cli(*args).out
+
+
+def test_bad_jobs_file(cli, tmp_path):
+    path = tmp_path / "jobs.yaml"
+    path.write_text("jobs:\n  a: node01\n")
+    result = cli("health", "--ethtool", FIX / "ethtool_healthy.txt", "--jobs", path)
+    assert result.code == 2 and f"{path}:$.jobs.a" in result.err and "non-empty list" in result.err

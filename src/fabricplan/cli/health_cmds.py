@@ -56,6 +56,7 @@ def health_command(
     spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT is what its design gives (unloaded)."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
     baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),
+    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}': name the jobs on each unhealthy port."),
     config: Optional[Path] = typer.Option(None, "--config", help="Health config YAML (lint config format): disable checks, set severities/thresholds."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report with time-series charts of the offending counters."),
@@ -94,6 +95,9 @@ def health_command(
         raise InputError("--fabric chooses a fabric of --spec", location="--fabric")
     cat = load_catalog(catalog or [])
     cfg = load_config(config, CHECKS, cat)
+    from fabricplan.ops.health.engine import read_jobs
+
+    job_hosts = read_jobs(jobs) if jobs is not None else None
     now = time.time()
     baseline_source = None
     if spec is not None:
@@ -127,7 +131,7 @@ def health_command(
     def run_once(now_s: float):
         read = read_all(now_s)
         return read, evaluate(read, cfg, cat, expected_rtt_us=expected_rtt_us, expected_rtt_source=baseline_source,
-                              baseline_window=window)
+                              baseline_window=window, jobs=job_hosts)
 
     if watch is not None:
         _watch(run_once, parse_duration_s(watch, "--watch"), iterations, json_out)

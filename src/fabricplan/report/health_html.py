@@ -59,7 +59,9 @@ def health_html(result: HealthResult) -> str:
     charts = 0
     parts.append("<h2>Findings, worst first</h2>")
     for entity, items in result.ranked():
-        parts.append(f"<h3>{_esc(entity)}</h3>")
+        jobs = result.jobs_by_entity.get(entity)
+        label = f"{entity} (job: {', '.join(jobs)})" if jobs else entity
+        parts.append(f"<h3>{_esc(label)}</h3>")
         for item in items:
             parts.append(f"<div class='finding'><span class='{item.severity}'>{item.severity.upper()}</span> "
                          f"<b>{_esc(item.rule_id)}</b> {_esc(item.message)}<br><span class='fix'>do: "

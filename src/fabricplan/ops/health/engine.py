@@ -36,6 +36,7 @@ class HealthResult:
     start_s: float
     end_s: float
     notes: list[str] = field(default_factory=list)
+    jobs_by_entity: dict[str, list[str]] = field(default_factory=dict)  # from --jobs: the jobs on each port/pair
 
     def ranked(self) -> list[tuple[str, list[Finding]]]:
         """Findings grouped by host/port, worst group first; worst finding first in a group
@@ -57,12 +58,14 @@ class HealthResult:
 
 def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: Any = None, *,
              expected_rtt_us: float | None = None, expected_rtt_source: str | None = None,
-             baseline_window: tuple[float, float] | None = None) -> HealthResult:
+             baseline_window: tuple[float, float] | None = None,
+             jobs: dict[str, list[str]] | None = None) -> HealthResult:
     """Run every enabled health check over ``telemetry``.
 
     RTT baselines: ``expected_rtt_us`` (stated, or the design's, named by ``expected_rtt_source``)
     for every pair; else, with ``baseline_window`` (start, end in epoch seconds), each pair's own
     tail quantile in that quiet window, the pair then judged on its samples outside it.
+    ``jobs`` (job name -> host names or fnmatch patterns) names the jobs on each port and RTT pair.
     Raises InputError when nothing was read or no check could be evaluated at all (never a
     silent "healthy").
     """
@@ -86,7 +89,47 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: An
         raise InputError("no health check could be evaluated on what was read" + (f" ({reasons})" if reasons else
                          " (no counter any check uses)"), location=", ".join(telemetry.sources[:3]) or None)
     start, end = telemetry.span()
-    return HealthResult(telemetry, ports, pairs, findings, measurements, unavailable, start, end, notes)
+    result = HealthResult(telemetry, ports, pairs, findings, measurements, unavailable, start, end, notes)
+    if jobs:
+        result.jobs_by_entity = _jobs_of(ports, pairs, jobs)
+        for item in findings:
+            if item.link in result.jobs_by_entity:
+                item.evidence["jobs"] = result.jobs_by_entity[item.link]
+    return result
+
+
+def _jobs_of(ports: list[PortTelemetry], pairs: list[RttPair], jobs: dict[str, list[str]]) -> dict[str, list[str]]:
+    from fnmatch import fnmatchcase
+
+    def on(host: str) -> list[str]:
+        return [job for job, hosts in jobs.items() if any(fnmatchcase(host, pattern) for pattern in hosts)]
+
+    out: dict[str, list[str]] = {}
+    for port in ports:
+        if found := on(port.host):
+            out[port.name] = found
+    for pair in pairs:
+        found = sorted(set(on(pair.src)) | set(on(pair.dst)))
+        if found:
+            out[pair.name] = found
+    return out
+
+
+def read_jobs(path: Any) -> dict[str, list[str]]:
+    """A jobs file: ``jobs: {job name: [host or fnmatch pattern, ...]}`` (YAML or JSON)."""
+    from fabricplan.ops.readers._common import read_structured
+
+    _text, data = read_structured(path, as_json=str(path).endswith(".json"))
+    where = str(path)
+    if not isinstance(data, dict) or set(data) != {"jobs"} or not isinstance(data["jobs"], dict):
+        raise InputError("expected 'jobs:' mapping each job name to a list of hosts (patterns like gpu0*)",
+                         location=where)
+    out: dict[str, list[str]] = {}
+    for name, hosts in data["jobs"].items():
+        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) and h for h in hosts):
+            raise InputError("must be a non-empty list of host names or patterns", location=f"{where}:$.jobs.{name}")
+        out[str(name)] = hosts
+    return out
 
 
 def _with_baselines(pairs: list[RttPair], config: LintConfig, expected_us: float | None, source: str | None,

@@ -89,6 +89,7 @@ def as_json(result: HealthResult) -> dict[str, Any]:
         values = {k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in row.items()
                   if not k.endswith(":na") and k != "worst"}
         ports.append({"entity": entity, "status": row["worst"], "values": values,
+                      **({"jobs": result.jobs_by_entity[entity]} if entity in result.jobs_by_entity else {}),
                       "not_available": sorted(k[:-3] for k in row if k.endswith(":na"))})
     return {"summary": summary(result), "findings": findings, "ports": ports,
             "not_available": [n.as_dict() for n in result.unavailable],
@@ -99,7 +100,8 @@ def as_json(result: HealthResult) -> dict[str, Any]:
 def print_text(console: Console, result: HealthResult, all_ports: bool = False) -> None:
     """Ranked findings grouped by host/port, the per-port table, what was not available, a summary."""
     for entity, items in result.ranked():
-        console.print(Text(entity, style="bold"), soft_wrap=True)
+        jobs = result.jobs_by_entity.get(entity)
+        console.print(Text(entity + (f"  (job: {', '.join(jobs)})" if jobs else ""), style="bold"), soft_wrap=True)
         for item in items:
             label = Text("  ")
             label.append(f"{item.severity.upper():<7}", style=_STYLE[item.severity])

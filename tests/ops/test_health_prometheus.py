@@ -81,7 +81,10 @@ class Schedule:
                 f'node_infiniband_link_downed_total{{device="{dev}",port="1"}} 0',
                 f'node_infiniband_symbol_error_total{{device="{dev}",port="1"}} 0',
             ]
-        return "\n".join(lines) + "\n"
+        # Each sample carries the time its value was computed (Prometheus honours exposition
+        # timestamps), so a scrape delayed by a loaded machine does not bend the rates.
+        stamp = f" {int(t * 1000)}"
+        return "\n".join(line if line.startswith("#") else line + stamp for line in lines) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +95,7 @@ def live(tmp_path_factory):
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server's name
-            body = schedule.metrics(time.time()).encode()
+            body = schedule.metrics(round(time.time(), 3)).encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))

@@ -203,3 +203,16 @@ def test_a_range_with_no_data_is_exit_2_not_healthy(cli, live):
     assert result.code == 2
     assert len(result.err.strip().splitlines()) == 1 and "no data" in result.err
     assert "Traceback" not in result.err
+
+
+def test_without_the_binary_ci_fails_and_elsewhere_skips_with_the_reason(monkeypatch):
+    import sys
+
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "PROMETHEUS", None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must install"):
+        _need_prometheus()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y prometheus"):
+        _need_prometheus()

@@ -29,6 +29,7 @@ _EXPORTS = {
     "compare": "fabricplan.api", "collective_time": "fabricplan.api", "step_time": "fabricplan.api",
     "lint": "fabricplan.api", "headroom": "fabricplan.api", "size_topology": "fabricplan.api",
     "calibrate": "fabricplan.api", "check_measured": "fabricplan.api",
+    "expected_rtt_us": "fabricplan.api",
     "Plan": "fabricplan.plan", "register_efficiency_model": "fabricplan.perf.efficiency",
 }
 _PACKAGES = ("cost", "design")

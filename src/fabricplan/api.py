@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fab
 
 SpecLike = ClusterSpec | str | Path
 
-__all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", "design", "headroom", "lint",
-           "load_spec", "size_topology", "step_time"]
+__all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", "design", "expected_rtt_us",
+           "headroom", "lint", "load_spec", "size_topology", "step_time"]
 
 
 def _catalog(catalog: Catalog | Sequence[str | Path] | None) -> Catalog:
@@ -221,3 +221,34 @@ def check_measured(logs: Sequence[str | Path], spec: SpecLike, *, fabric: str | 
     system = replace(infer_system(read, cat, spec=_spec(spec, cat), fabric=fabric, cpu_vendor=cpu_vendor),
                      collnet=True)
     return check(read, cat, system, bandwidth_threshold=bandwidth_threshold, latency_threshold=latency_threshold)
+
+
+def expected_rtt_us(spec: SpecLike, fabric: str | None = None,
+                    catalog: Catalog | Sequence[str | Path] | None = None) -> tuple[float, str]:
+    """The RTT the design should give between two NICs across its top tier, unloaded [us], and a
+    sentence saying where it comes from: twice the one-way small-message latency of
+    :func:`fabricplan.perf.latency.point_to_point_latency` on the spec's fabric (``fabric``: a
+    profile id of the spec; may be omitted when the spec lists one fabric)."""
+    from fabricplan.errors import InputError
+    from fabricplan.perf.latency import point_to_point_latency
+
+    cat = _catalog(catalog)
+    loaded = _spec(spec, cat)
+    choices = loaded.fabric_choices()
+    if fabric is None:
+        if len(choices) != 1:
+            raise InputError(f"the spec lists {len(choices)} fabrics; choose one with --fabric "
+                             f"({', '.join(c.profile for c in choices)})", location="--fabric")
+        choice = choices[0]
+    else:
+        found = [c for c in choices if c.profile == fabric]
+        if not found:
+            raise InputError(f"the spec has no fabric {fabric!r}; it lists {', '.join(c.profile for c in choices)}",
+                             location="--fabric")
+        choice = found[0]
+    built = design(loaded, choice, cat)
+    one_way = point_to_point_latency(built.network.profile, built.hardware.switch.port_to_port_latency_ns,
+                                     built.switches_across, host_links_in_rack=built.size.host_links_in_rack,
+                                     catalog=cat)
+    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
+                                  f"2 x {one_way.total_us:.2f} us one way, unloaded)")

@@ -257,8 +257,9 @@ class OpsGroup(RootModel[dict[str, Annotated[Union[Annotated[OpsEntry, Tag("OpsE
 
 
 class OpsDefaults(Strict):
-    """``ops_defaults.yaml``: headroom calculator, lint and DCQCN defaults."""
+    """``ops_defaults.yaml``: headroom calculator, lint, DCQCN and telemetry-health defaults."""
 
     headroom: OpsGroup
     lint: OpsGroup
     dcqcn: OpsGroup
+    health: OpsGroup

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -75,19 +75,34 @@ def lint(fabric: Fabric, config: LintConfig | None = None, catalog: Any = None) 
     config = config or LintConfig(catalog=catalog)
     if catalog is not None and config.catalog is None:
         config = replace(config, catalog=catalog)
+    findings, _ = run_units(RULES, lambda rule: [fabric] if rule.SCOPE == "fabric" else fabric.links, config)
+    return findings
+
+
+def run_units(units: Sequence[Any], targets: Callable[[Any], Iterable[Any]], config: LintConfig
+              ) -> tuple[list[Finding], list[Any]]:
+    """Run every enabled unit (a lint rule or a health check: ``ID``, ``SEVERITY``, ``SCOPE``,
+    ``OPTIONS``, ``defaults``, ``check``) over ``targets(unit)`` with its configured options.
+
+    Findings get the configured severity (capped by their own ``max_severity``); anything else a
+    unit yields (a health check's measurements and "not available" notes) is returned as it is.
+    """
     findings: list[Finding] = []
-    for rule in RULES:
+    other: list[Any] = []
+    for rule in units:
         settings = config.for_rule(rule)
         if not settings.enabled:
             continue
-        targets = [fabric] if rule.SCOPE == "fabric" else fabric.links
-        for target in targets:
+        for target in targets(rule):
             for item in rule.check(target, settings.options, config.catalog):
+                if not isinstance(item, Finding):
+                    other.append(item)
+                    continue
                 item.severity = settings.severity
                 if item.max_severity and severity_rank(item.max_severity) < severity_rank(item.severity):
                     item.severity = item.max_severity
                 findings.append(item)
-    return findings
+    return findings, other
 
 
 def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | str],

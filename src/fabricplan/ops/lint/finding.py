@@ -33,6 +33,10 @@ class Finding:
     # with): the configured severity is lowered to this, never raised. ``reason`` says why.
     max_severity: str | None = None
     reason: str | None = None
+    # Health checks: how far past its threshold the finding is (value / threshold, for ranking
+    # worst first) and the telemetry series it rests on (entity, counter label) for charts.
+    score: float | None = None
+    series: list[tuple[str, str]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -44,4 +48,5 @@ class Finding:
             "fix": self.fix,
             "location": self.location,
             **({"reason": self.reason} if self.reason else {}),
+            **({"score": self.score} if self.score is not None else {}),
         }

@@ -30,6 +30,15 @@ RANGES: dict[str, tuple[float, float]] = {
     "default_cable_len_m": CABLE_RANGE_M,
     "max_mtu_bytes": MTU_RANGE_BYTES,
     "cell_size_bytes": (1, 1_000_000),
+    # health checks (ops/health/checks): fractions, quantiles, sample counts
+    "quantile": (0.5, 1.0),
+    "max_ratio": (1.0, 1e6),
+    "min_samples": (1, 1e9),
+    "pause_fraction_max": (0.0, 1.0),
+    "storm_pause_fraction": (0.0, 1.0),
+    "detection_ms": (1, 60_000),
+    "retransmit_ratio_max": (0.0, 1.0),
+    "outlier_ratio": (1.0, 1e6),
 }
 DEFAULT_RANGE: tuple[float, float] = (0, U32_MAX)
 # Text options with a fixed set of values.

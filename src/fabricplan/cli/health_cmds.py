@@ -1,0 +1,210 @@
+"""``fabricplan health``: telemetry (files or a live Prometheus) against SLOs."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.text import Text
+
+from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.cli.plan_cmds import CatalogOption
+from fabricplan.errors import InputError
+
+FAIL_ON = ("error", "warning", "info", "never")
+_RELATIVE = re.compile(r"^(?:now)?\s*(?:-\s*(\d+(?:\.\d+)?)\s*([smhd]))?$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_when(text: str, where: str, now_s: float) -> float:
+    """``now``, ``now-15m``/``-15m`` (s, m, h, d), epoch seconds or ISO 8601 -> epoch seconds."""
+    from fabricplan.ops.readers.telemetry import parse_time
+
+    raw = text.strip().lower()
+    m = _RELATIVE.match(raw)
+    if raw and m and (raw.startswith("now") or raw.startswith("-")):
+        amount = float(m.group(1)) * _UNIT_S[m.group(2)] if m.group(1) else 0.0
+        return now_s - amount
+    return parse_time(text, where)
+
+
+def parse_duration_s(text: str, where: str) -> float:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if not m:
+        raise InputError(f"expected a duration such as 15s, 5m or 1h, got {text[:30]!r}", location=where)
+    value = float(m.group(1)) * _UNIT_S[m.group(2) or "s"]
+    if not 0 < value <= 366 * 86400:
+        raise InputError(f"must be > 0 and at most a year, got {text[:30]!r}", location=where)
+    return value
+
+
+def health_command(
+    ethtool: Optional[list[Path]] = typer.Option(None, "--ethtool", help="ethtool -S snapshots with '# time=' headers (repeatable)."),
+    hw_counters: Optional[list[Path]] = typer.Option(None, "--hw-counters", help="grep -H dumps of sysfs hw_counters/counters (repeatable)."),
+    perfquery: Optional[list[Path]] = typer.Option(None, "--perfquery", help="perfquery [-x] output snapshots (repeatable)."),
+    prom_text: Optional[list[Path]] = typer.Option(None, "--prom-text", help="Prometheus exposition text scrapes (node_exporter, infiniband_exporter; repeatable)."),
+    rtt: Optional[list[Path]] = typer.Option(None, "--rtt", help="RTT samples CSV: time,src,dst,rtt_us (repeatable)."),
+    telemetry: Optional[list[Path]] = typer.Option(None, "--telemetry", help="A .npz written by --save-telemetry (repeatable)."),
+    prometheus: Optional[str] = typer.Option(None, "--prometheus", help="Live Prometheus URL (http://host:9090); rates via PromQL."),
+    start: Optional[str] = typer.Option(None, "--start", help="Range start: epoch s, ISO 8601, or now-15m (Prometheus default: now-15m)."),
+    end: Optional[str] = typer.Option(None, "--end", help="Range end: epoch s, ISO 8601, or now (Prometheus default: now)."),
+    step: str = typer.Option("15s", "--step", help="Prometheus query resolution, e.g. 15s."),
+    expected_rtt_us: Optional[float] = typer.Option(None, "--expected-rtt-us", help="Expected RTT [us] the p99.9 is compared with."),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT is what its design gives (unloaded)."),
+    fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
+    baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),
+    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}': name the jobs on each unhealthy port."),
+    config: Optional[Path] = typer.Option(None, "--config", help="Health config YAML (lint config format): disable checks, set severities/thresholds."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report with time-series charts of the offending counters."),
+    all_ports: bool = typer.Option(False, "--all-ports", help="Per-port table: every port, not only those with findings."),
+    save_telemetry: Optional[Path] = typer.Option(None, "--save-telemetry", help="Write what was read as .npz (fast re-read with --telemetry)."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding is at or above: error, warning, info, never."),
+    watch: Optional[str] = typer.Option(None, "--watch", help="With --prometheus: re-evaluate every INTERVAL (e.g. 30s) and print changes."),
+    iterations: int = typer.Option(0, "--iterations", help="With --watch: stop after N evaluations (0 = until Ctrl-C)."),
+    catalog: CatalogOption = None,
+) -> None:
+    """Check RDMA/RoCE/InfiniBand telemetry (files or a live Prometheus) against SLOs."""
+    from fabricplan.catalog import load_catalog
+    from fabricplan.ops.health import clip, evaluate
+    from fabricplan.ops.health.checks import CHECKS
+    from fabricplan.ops.lint.config import load_config
+    from fabricplan.ops.lint.finding import severity_rank
+    from fabricplan.ops.readers.telemetry import read_input
+    from fabricplan.ops.telemetry import Telemetry
+
+    if fail_on not in FAIL_ON:
+        raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
+    files = [("ethtool", ethtool), ("hw_counters", hw_counters), ("perfquery", perfquery), ("prom", prom_text),
+             ("rtt", rtt), ("npz", telemetry)]
+    if prometheus is None and not any(paths for _k, paths in files):
+        raise InputError("nothing to check: give telemetry files (--ethtool, --hw-counters, --perfquery, --prom-text, "
+                         "--rtt, --telemetry) or --prometheus URL", location="health")
+    if watch is not None and prometheus is None:
+        raise InputError("--watch needs --prometheus (files do not change)", location="--watch")
+    if iterations < 0:
+        raise InputError(f"must be >= 0, got {iterations}", location="--iterations")
+    if sum(x is not None for x in (expected_rtt_us, spec, baseline_window)) > 1:
+        raise InputError("give one RTT baseline: --expected-rtt-us, --spec or --baseline-window", location="--spec")
+    if expected_rtt_us is not None and not 0 < expected_rtt_us < 1e9:
+        raise InputError(f"must be > 0 us, got {expected_rtt_us:g}", location="--expected-rtt-us")
+    if fabric is not None and spec is None:
+        raise InputError("--fabric chooses a fabric of --spec", location="--fabric")
+    cat = load_catalog(catalog or [])
+    cfg = load_config(config, CHECKS, cat)
+    from fabricplan.ops.health.engine import read_jobs
+
+    job_hosts = read_jobs(jobs) if jobs is not None else None
+    now = time.time()
+    baseline_source = None
+    if spec is not None:
+        from fabricplan.api import expected_rtt_us as design_rtt
+
+        expected_rtt_us, baseline_source = design_rtt(spec, fabric, cat)
+    window = None
+    if baseline_window is not None:
+        lo, sep, hi = baseline_window.partition("..")
+        if not sep:
+            raise InputError("expected START..END", location="--baseline-window")
+        window = (parse_when(lo, "--baseline-window", now), parse_when(hi, "--baseline-window", now))
+    step_s = parse_duration_s(step, "--step")
+
+    def read_all(now_s: float) -> Telemetry:
+        read = Telemetry()
+        for kind, paths in files:
+            for path in paths or []:
+                read.extend(read_input(kind, path))
+        if prometheus is not None:
+            from fabricplan.ops.readers.prometheus_api import read_prometheus
+
+            lo_s = parse_when(start or "now-15m", "--start", now_s)
+            hi_s = parse_when(end or "now", "--end", now_s)
+            read.extend(read_prometheus(prometheus, lo_s, hi_s, step_s, catalog=cat))
+        elif start is not None or end is not None:
+            read = clip(read, parse_when(start, "--start", now_s) if start else None,
+                        parse_when(end, "--end", now_s) if end else None)
+        return read
+
+    def run_once(now_s: float):
+        read = read_all(now_s)
+        return read, evaluate(read, cfg, cat, expected_rtt_us=expected_rtt_us, expected_rtt_source=baseline_source,
+                              baseline_window=window, jobs=job_hosts)
+
+    if watch is not None:
+        _watch(run_once, parse_duration_s(watch, "--watch"), iterations, json_out)
+        return
+    read, result = run_once(now)
+    if save_telemetry is not None:
+        from fabricplan.ops.telemetry import save_npz
+
+        _write_atomic(save_telemetry, lambda tmp: save_npz(read, tmp))
+    from fabricplan.ops.health.output import as_json, print_text
+
+    if html is not None:
+        from fabricplan.report.health_html import health_html
+
+        text = health_html(result)
+        _write_atomic(html, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        stderr.print(Text(f"wrote {html}"))
+    if json_out:
+        emit_json(as_json(result))
+    else:
+        print_text(stdout, result, all_ports=all_ports)
+    if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
+        raise typer.Exit(code=1)
+
+
+def _write_atomic(path: Path, write) -> None:
+    import os
+    import tempfile
+
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", location=str(path)) from None
+
+
+def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None:
+    """Evaluate every ``interval_s`` and print what changed: findings that appeared (+) or cleared (-)."""
+    import json as jsonlib
+
+    from fabricplan.ops.health.checks._common import stamp
+
+    previous: dict[tuple[str, str, str], object] | None = None
+    count = 0
+    while True:
+        now = time.time()
+        _read, result = run_once(now)
+        current = {(f.rule_id, f.link, f.message.split(":")[0]): f for f in result.findings}
+        if previous is None:
+            changes = [("+", f) for f in current.values()]
+        else:
+            changes = [("+", f) for k, f in current.items() if k not in previous]
+            changes += [("-", f) for k, f in previous.items() if k not in current]
+        for sign, f in changes:
+            if json_out:
+                print(jsonlib.dumps({"time": stamp(now), "change": "new" if sign == "+" else "cleared",
+                                     **f.as_dict()}, sort_keys=True), flush=True)
+            else:
+                style = "red" if sign == "+" else "green"
+                stdout.print(Text(f"{stamp(now)} {sign} {f.severity.upper():<7} {f.rule_id:<7} {f.link}: {f.message}",
+                                  style=style), soft_wrap=True)
+        if not changes and not json_out:
+            stdout.print(Text(f"{stamp(now)} no change ({len(current)} findings)", style="dim"), soft_wrap=True)
+        previous = current
+        count += 1
+        if iterations and count >= iterations:
+            return
+        time.sleep(max(0.0, interval_s - (time.time() - now)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``health`` to the app."""
+    app.command("health")(health_command)

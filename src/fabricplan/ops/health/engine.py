@@ -1,0 +1,178 @@
+"""Evaluate telemetry: group it into ports and RTT pairs, set RTT baselines, run the health checks
+on the lint engine (``ops.lint.engine.run_units``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from fabricplan.errors import InputError
+from fabricplan.ops.health.checks import CHECKS
+from fabricplan.ops.health.results import Measurement, NotAvailable
+from fabricplan.ops.lint.config import LintConfig
+from fabricplan.ops.lint.engine import run_units
+from fabricplan.ops.lint.finding import Finding, severity_rank
+from fabricplan.ops.telemetry import PortTelemetry, RttPair, Series, Telemetry, quantile
+
+
+@dataclass
+class HealthFabric:
+    """The target of "fabric"-scope checks: every port and RTT pair read."""
+
+    ports: list[PortTelemetry]
+    pairs: list[RttPair]
+
+
+@dataclass
+class HealthResult:
+    telemetry: Telemetry
+    ports: list[PortTelemetry]
+    pairs: list[RttPair]
+    findings: list[Finding]
+    measurements: list[Measurement]
+    unavailable: list[NotAvailable]
+    start_s: float
+    end_s: float
+    notes: list[str] = field(default_factory=list)
+    jobs_by_entity: dict[str, list[str]] = field(default_factory=dict)  # from --jobs: the jobs on each port/pair
+
+    def ranked(self) -> list[tuple[str, list[Finding]]]:
+        """Findings grouped by host/port, worst group first; worst finding first in a group
+        (severity, then how far past its threshold)."""
+        groups: dict[str, list[Finding]] = {}
+        for item in self.findings:
+            groups.setdefault(item.link, []).append(item)
+
+        def key(f: Finding) -> tuple[int, float]:
+            return (-severity_rank(f.severity), -(f.score or 0.0))
+
+        ordered = [(name, sorted(items, key=key)) for name, items in groups.items()]
+        ordered.sort(key=lambda group: key(group[1][0]))
+        return ordered
+
+    def worst_severity(self) -> str | None:
+        return max((f.severity for f in self.findings), key=severity_rank, default=None)
+
+
+def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: Any = None, *,
+             expected_rtt_us: float | None = None, expected_rtt_source: str | None = None,
+             baseline_window: tuple[float, float] | None = None,
+             jobs: dict[str, list[str]] | None = None) -> HealthResult:
+    """Run every enabled health check over ``telemetry``.
+
+    RTT baselines: ``expected_rtt_us`` (stated, or the design's, named by ``expected_rtt_source``)
+    for every pair; else, with ``baseline_window`` (start, end in epoch seconds), each pair's own
+    tail quantile in that quiet window, the pair then judged on its samples outside it.
+    ``jobs`` (job name -> host names or fnmatch patterns) names the jobs on each port and RTT pair.
+    Raises InputError when nothing was read or no check could be evaluated at all (never a
+    silent "healthy").
+    """
+    config = config or LintConfig(catalog=catalog)
+    if catalog is not None and config.catalog is None:
+        config = replace(config, catalog=catalog)
+    ports = telemetry.ports()
+    pairs = telemetry.rtt_pairs()
+    if not ports and not pairs:
+        raise InputError("no telemetry read: no counter and no RTT sample", location=", ".join(telemetry.sources) or None)
+    notes: list[str] = []
+    if pairs:
+        pairs = _with_baselines(pairs, config, expected_rtt_us, expected_rtt_source, baseline_window, notes)
+    fabric = HealthFabric(ports, pairs)
+    scopes = {"port": ports, "rtt": pairs, "fabric": [fabric]}
+    findings, other = run_units(CHECKS, lambda unit: scopes[unit.SCOPE], config)
+    measurements = [m for m in other if isinstance(m, Measurement)]
+    unavailable = [n for n in other if isinstance(n, NotAvailable)]
+    if not findings and not measurements:
+        reasons = "; ".join(sorted({f"{n.check_id}: {n.reason}" for n in unavailable})[:4])
+        raise InputError("no health check could be evaluated on what was read" + (f" ({reasons})" if reasons else
+                         " (no counter any check uses)"), location=", ".join(telemetry.sources[:3]) or None)
+    start, end = telemetry.span()
+    result = HealthResult(telemetry, ports, pairs, findings, measurements, unavailable, start, end, notes)
+    if jobs:
+        result.jobs_by_entity = _jobs_of(ports, pairs, jobs)
+        for item in findings:
+            if item.link in result.jobs_by_entity:
+                item.evidence["jobs"] = result.jobs_by_entity[item.link]
+    return result
+
+
+def _jobs_of(ports: list[PortTelemetry], pairs: list[RttPair], jobs: dict[str, list[str]]) -> dict[str, list[str]]:
+    from fnmatch import fnmatchcase
+
+    def on(host: str) -> list[str]:
+        return [job for job, hosts in jobs.items() if any(fnmatchcase(host, pattern) for pattern in hosts)]
+
+    out: dict[str, list[str]] = {}
+    for port in ports:
+        if found := on(port.host):
+            out[port.name] = found
+    for pair in pairs:
+        found = sorted(set(on(pair.src)) | set(on(pair.dst)))
+        if found:
+            out[pair.name] = found
+    return out
+
+
+def read_jobs(path: Any) -> dict[str, list[str]]:
+    """A jobs file: ``jobs: {job name: [host or fnmatch pattern, ...]}`` (YAML or JSON)."""
+    from fabricplan.ops.readers._common import read_structured
+
+    _text, data = read_structured(path, as_json=str(path).endswith(".json"))
+    where = str(path)
+    if not isinstance(data, dict) or set(data) != {"jobs"} or not isinstance(data["jobs"], dict):
+        raise InputError("expected 'jobs:' mapping each job name to a list of hosts (patterns like gpu0*)",
+                         location=where)
+    out: dict[str, list[str]] = {}
+    for name, hosts in data["jobs"].items():
+        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) and h for h in hosts):
+            raise InputError("must be a non-empty list of host names or patterns", location=f"{where}:$.jobs.{name}")
+        out[str(name)] = hosts
+    return out
+
+
+def _with_baselines(pairs: list[RttPair], config: LintConfig, expected_us: float | None, source: str | None,
+                    window: tuple[float, float] | None, notes: list[str]) -> list[RttPair]:
+    from fabricplan.ops.health.checks import rtt_tail
+
+    options = config.for_rule(rtt_tail).options
+    out = []
+    for pair in pairs:
+        if expected_us is not None:
+            pair.baseline_us, pair.baseline_source = expected_us, source or "stated"
+        elif window is not None:
+            t = pair.series.t_s
+            quiet = (t >= window[0]) & (t <= window[1])
+            if quiet.sum() >= options["min_samples"]:
+                pair.baseline_us = quantile(pair.series.values[quiet], options["quantile"])
+                pair.baseline_source = f"p{options['quantile'] * 100:g} of the quiet window"
+                rest = ~quiet
+                s = pair.series
+                pair = RttPair(pair.src, pair.dst, Series(s.counter, s.host, s.device, s.port, s.priority, s.t_s[rest],
+                                                          s.values[rest], s.source, kind=s.kind),
+                               pair.baseline_us, pair.baseline_source,
+                               float(s.t_s[rest][0]) if rest.any() else pair.start_s, pair.end_s)
+            else:
+                notes.append(f"{pair.name}: {int(quiet.sum())} samples in the quiet window; fewer than "
+                             f"{options['min_samples']}, so no baseline is learned")
+        out.append(pair)
+    return [p for p in out if len(p.series.values) or p.baseline_us is None] if out else out
+
+
+def clip(telemetry: Telemetry, start_s: float | None, end_s: float | None) -> Telemetry:
+    """Only the readings in ``[start_s, end_s]`` (either bound may be None)."""
+    if start_s is None and end_s is None:
+        return telemetry
+    out = Telemetry(sources=list(telemetry.sources))
+    for s in telemetry.series:
+        keep = np.ones(len(s.t_s), dtype=bool)
+        if start_s is not None:
+            keep &= s.t_s >= start_s
+        if end_s is not None:
+            keep &= s.t_s <= end_s
+        if keep.any():
+            out.series.append(replace(s, t_s=s.t_s[keep], values=s.values[keep]))
+    if not out.series:
+        raise InputError("no reading between --start and --end", location="--start")
+    return out

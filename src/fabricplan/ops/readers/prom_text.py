@@ -1,0 +1,220 @@
+"""Prometheus exposition text (node_exporter ``node_infiniband_*`` / ``node_ethtool_*`` and
+``infiniband_exporter``) into ``ops.telemetry``, and the metric-name mapping the live Prometheus
+reader shares.
+
+A file holds one or more scrapes. Each sample's time is its own timestamp (milliseconds, the
+exposition format's optional last field) or the ``# time=...`` comment before the scrape (a comment
+Prometheus ignores); ``# host=...`` (or an ``instance``/``host``/``hostname``/``node`` label) names
+the host, else the file's stem. Metric names (reference/ops_formats.md section 4.4):
+
+* ``node_infiniband_<name>{device,port}``: mapped to the sysfs name (``port_transmit_wait_total``
+  -> ``port_xmit_wait``; ``np_cnp_packets_sent_total`` -> ``np_cnp_sent`` ...);
+* ``node_ethtool_<name>{device}``: node_exporter turned ``rx``/``tx`` into ``received``/``transmitted``;
+  turned back (``received_prio3_pause_duration`` -> ``rx_pause_duration``, priority 3);
+* ``infiniband_{hca,switch}_port_<name>{guid,port}``: mapped to the sysfs name; host is the
+  ``name``/``switch`` label or the GUID.
+
+Other metrics are skipped. node_exporter reads the 32-bit sysfs ``counters/`` files, so its
+InfiniBand port counters carry the IBA field widths (a counter at ``2^w - 1`` is saturated).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from fabricplan.errors import InputError
+from fabricplan.ops import defaults
+from fabricplan.ops.readers._common import read_text
+from fabricplan.ops.readers.telemetry import canonical_ethtool, parse_time
+from fabricplan.ops.telemetry import SeriesBuilder, Telemetry
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+_HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
+_PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
+
+#: node_exporter infiniband collector metric -> sysfs name (collector/infiniband_linux.go).
+NODE_INFINIBAND = {
+    "link_downed_total": "link_downed", "link_error_recovery_total": "link_error_recovery",
+    "local_link_integrity_errors_total": "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors_total": "excessive_buffer_overrun_errors",
+    "port_constraint_errors_received_total": "port_rcv_constraint_errors",
+    "port_constraint_errors_transmitted_total": "port_xmit_constraint_errors",
+    "port_data_received_bytes_total": "port_rcv_data_bytes", "port_data_transmitted_bytes_total": "port_xmit_data_bytes",
+    "port_discards_received_total": "port_rcv_discards", "port_discards_transmitted_total": "port_xmit_discards",
+    "port_errors_received_total": "port_rcv_errors", "port_packets_received_total": "port_rcv_packets",
+    "port_packets_transmitted_total": "port_xmit_packets", "port_transmit_wait_total": "port_xmit_wait",
+    "port_receive_remote_physical_errors_total": "port_rcv_remote_physical_errors",
+    "port_receive_switch_relay_errors_total": "port_rcv_switch_relay_errors", "symbol_error_total": "symbol_error",
+    "vl15_dropped_total": "VL15_dropped",
+    "duplicate_requests_packets_total": "duplicate_request", "implied_nak_seq_errors_total": "implied_nak_seq_err",
+    "local_ack_timeout_errors_total": "local_ack_timeout_err", "np_cnp_packets_sent_total": "np_cnp_sent",
+    "np_ecn_marked_roce_packets_received_total": "np_ecn_marked_roce_packets",
+    "out_of_buffer_drops_total": "out_of_buffer", "out_of_sequence_packets_received_total": "out_of_sequence",
+    "packet_sequence_errors_total": "packet_seq_err", "rnr_nak_retry_packets_received_total": "rnr_nak_retry_err",
+    "roce_adp_retransmits_total": "roce_adp_retrans", "roce_adp_retransmits_timeout_total": "roce_adp_retrans_to",
+    "roce_slow_restart_used_total": "roce_slow_restart", "roce_slow_restart_cnps_total": "roce_slow_restart_cnps",
+    "roce_slow_restart_total": "roce_slow_restart_trans", "rp_cnp_packets_handled_total": "rp_cnp_handled",
+    "rp_cnp_ignored_packets_received_total": "rp_cnp_ignored", "rx_icrc_encapsulated_errors_total": "rx_icrc_encapsulated",
+}
+#: infiniband_exporter ``infiniband_{hca,switch}_port_<name>`` -> sysfs name.
+IB_EXPORTER = {
+    "symbol_error_total": "symbol_error", "link_downed_total": "link_downed",
+    "link_error_recovery_total": "link_error_recovery", "receive_errors_total": "port_rcv_errors",
+    "receive_remote_physical_errors_total": "port_rcv_remote_physical_errors",
+    "receive_switch_relay_errors_total": "port_rcv_switch_relay_errors", "transmit_discards_total": "port_xmit_discards",
+    "transmit_constraint_errors_total": "port_xmit_constraint_errors",
+    "receive_constraint_errors_total": "port_rcv_constraint_errors",
+    "local_link_integrity_errors_total": "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors_total": "excessive_buffer_overrun_errors", "transmit_wait_total": "port_xmit_wait",
+    "transmit_data_bytes_total": "port_xmit_data_bytes", "receive_data_bytes_total": "port_rcv_data_bytes",
+    "transmit_packets_total": "port_xmit_packets", "receive_packets_total": "port_rcv_packets",
+}
+#: node_exporter's fixed ethtool names (``rx_bytes`` -> ``node_ethtool_received_bytes_total``).
+_ETHTOOL_FIXED = {"received_bytes_total": "rx_bytes", "received_packets_total": "rx_packets",
+                  "received_errors_total": "rx_errors", "received_dropped_total": "rx_dropped",
+                  "transmitted_bytes_total": "tx_bytes", "transmitted_packets_total": "tx_packets",
+                  "transmitted_errors_total": "tx_errors"}
+_HOST_LABELS = ("host", "hostname", "node", "nodename", "instance")
+
+
+def ethtool_name(stat: str) -> str:
+    """node_exporter's ethtool metric suffix back to the ethtool stat (``received_prio3_pause`` ->
+    ``rx_prio3_pause``; the collector maps ``(^|_)rx(_|$)`` to ``received`` and tx likewise)."""
+    if stat in _ETHTOOL_FIXED:
+        return _ETHTOOL_FIXED[stat]
+    name = re.sub(r"(^|_)received(_|$)", r"\1rx\2", stat)
+    return re.sub(r"(^|_)transmitted(_|$)", r"\1tx\2", name)
+
+
+def host_of(labels: dict[str, str], fallback: str) -> str:
+    for key in _HOST_LABELS:
+        if labels.get(key):
+            value = labels[key]
+            return value.rsplit(":", 1)[0] if key == "instance" and value.count(":") == 1 else value
+    return fallback
+
+
+def map_metric(name: str, labels: dict[str, str], host: str) -> tuple[str, str, str, str, int | None, int | None] | None:
+    """``(counter, host, device, port, priority, width_bits)`` of one exporter metric, None if unused."""
+    widths = defaults.value("health.ib_counter_width_bits")
+    if name.startswith("node_infiniband_"):
+        counter = NODE_INFINIBAND.get(name[len("node_infiniband_"):])
+        if counter is None:
+            return None
+        width = widths.get(counter) if counter in widths else None
+        return counter, host_of(labels, host), labels.get("device", "?"), labels.get("port", ""), None, width
+    if name.startswith("node_ethtool_"):
+        counter, prio = canonical_ethtool(ethtool_name(name[len("node_ethtool_"):]))
+        return counter, host_of(labels, host), labels.get("device", "?"), "", prio, None
+    for prefix in ("infiniband_hca_port_", "infiniband_switch_port_"):
+        if name.startswith(prefix):
+            counter = IB_EXPORTER.get(name[len(prefix):])
+            if counter is None:
+                return None
+            owner = labels.get("name") or labels.get("switch") or labels.get("hca") or labels.get("guid") or host
+            return counter, owner, labels.get("guid", "?"), labels.get("port", ""), None, None
+    return None
+
+
+def parse_labels(text: str, where: str) -> dict[str, str]:
+    """``a="x",b="y"`` (the part between the braces) -> dict, with the format's escapes."""
+    labels: dict[str, str] = {}
+    pos = 0
+    body = text.strip()
+    while pos < len(body):
+        m = _LABEL.match(body, pos)
+        if not m:
+            raise InputError(f'malformed labels near {body[pos:pos + 30]!r}: expected name="value"', location=where)
+        value = m.group(2).replace("\\\\", "\x00").replace('\\"', '"').replace("\\n", "\n").replace("\x00", "\\")
+        labels[m.group(1)] = value
+        pos = m.end()
+    return labels
+
+
+def parse_sample(line: str, where: str) -> tuple[str, dict[str, str], float, float | None]:
+    """One exposition line -> (name, labels, value, timestamp in s or None)."""
+    m = _NAME.match(line)
+    if not m:
+        raise InputError(f"expected a metric name, got {line[:40]!r}", location=where)
+    name = m.group(0)
+    rest = line[m.end():]
+    labels: dict[str, str] = {}
+    if rest.startswith("{"):
+        close = _closing_brace(rest)
+        if close < 0:
+            raise InputError("unclosed '{' in the labels", location=where)
+        labels = parse_labels(rest[1:close], where)
+        rest = rest[close + 1:]
+    parts = rest.split()
+    if len(parts) not in (1, 2):
+        raise InputError(f"expected 'name{{labels}} value [timestamp_ms]', got {line[:60]!r}", location=where)
+    try:
+        value = float(parts[0])
+    except ValueError:
+        raise InputError(f"value of {name} must be a number, got {parts[0][:30]!r}", location=where) from None
+    stamp = None
+    if len(parts) == 2:
+        if not re.fullmatch(r"-?\d{1,16}", parts[1]):
+            raise InputError(f"timestamp must be integer milliseconds, got {parts[1][:30]!r}", location=where)
+        stamp = int(parts[1]) / 1000.0
+    return name, labels, value, stamp
+
+
+def _closing_brace(text: str) -> int:
+    quoted = escaped = False
+    for i, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == "}" and not quoted:
+            return i
+    return -1
+
+
+def read_exposition(path: Path | str) -> Telemetry:
+    """Scrapes of exposition text (see the module docstring) into the telemetry model."""
+    text = read_text(path)
+    builder = SeriesBuilder()
+    host = Path(path).stem
+    scrape_time: float | None = None
+    used = 0
+    seen = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{number}"
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            head = _HEADER.match(stripped)
+            if head:
+                pairs = dict(_PAIR.findall(head.group(1)))
+                if "time" in pairs:
+                    scrape_time = parse_time(pairs["time"], where)
+                host = pairs.get("host", host)
+            continue
+        name, labels, value, stamp = parse_sample(stripped, where)
+        seen += 1
+        mapped = map_metric(name, labels, host)
+        if mapped is None:
+            continue
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"counter {name} must be finite and >= 0, got {value}", location=where)
+        t = stamp if stamp is not None else scrape_time
+        if t is None:
+            raise InputError(f"sample of {name} has no time: add a timestamp or a '# time=...' line before the scrape",
+                             location=where)
+        counter, owner, device, port, prio, width = mapped
+        builder.add(counter, owner, device, port, prio, t, value, str(path), width_bits=width)
+        used += 1
+    if seen == 0:
+        raise InputError("no samples: expected Prometheus exposition text ('name{labels} value')", location=str(path))
+    if used == 0:
+        raise InputError("no node_infiniband_*, node_ethtool_* or infiniband_*_port_* metrics in the file",
+                         location=str(path))
+    return Telemetry(builder.build(), [str(path)])

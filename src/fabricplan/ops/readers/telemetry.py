@@ -1,0 +1,393 @@
+"""Telemetry readers for captured files: ``ethtool -S`` snapshots, RDMA ``hw_counters`` dumps,
+``perfquery`` output, RTT CSV and fabricplan's own ``.npz`` save; each into ``ops.telemetry``.
+
+Snapshot files (ethtool, hw_counters, perfquery) hold one or more snapshots, each introduced by a
+header comment with the capture time and, if the text does not say it, where it was taken::
+
+    # time=2026-12-01T08:00:00Z host=node01 device=eth2
+    NIC statistics:
+         rx_prio3_pause: 18234
+         ...
+
+``time`` is epoch seconds or ISO 8601 (``Z`` or an offset; naive times are UTC). ``host``
+defaults to the file's stem; ``device`` (ethtool: the netdev) to ``eth``; ``rdma=mlx5_0/1`` on an
+ethtool header names the port by its RDMA device instead, so that its ethtool and hw_counters
+counters form one port. Formats (reference/ops_formats.md section 4):
+
+* ethtool: ``NIC statistics:`` then ``name: value`` lines (mlx5 names; ``rx_prioN_*`` become the
+  counter ``rx_*`` with priority N; other drivers' names are kept as they are);
+* hw_counters / sysfs counters: ``grep -H . /sys/class/infiniband/*/ports/*/{hw_counters,counters}/*``
+  lines (``/sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent:123``);
+* perfquery: ``# Port counters: Lid 3 port 1 ...`` or ``# Port extended counters: ...`` then
+  ``Name:.....value`` lines; non-extended counters carry their IBA field width (they saturate);
+* RTT CSV: a header ``time,src,dst,rtt_us`` then one sample a row.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import math
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from fabricplan.errors import InputError
+from fabricplan.ops import defaults
+from fabricplan.ops.readers._common import read_text as read_config_text
+from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry, prefill
+
+_HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
+_PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
+_ETHTOOL_LINE = re.compile(r"^\s+([^:\s][^:]*):\s*(-?\d+)\s*$")
+_PRIO = re.compile(r"^(rx|tx)_prio(\d)_(.+)$")
+_SYSFS_LINE = re.compile(r"^(?:\S*/)?infiniband/([^/\s]+)/ports/(\d+)/(hw_counters|counters|counters_ext)/([^:/\s]+):\s*(\d+)\s*$")
+_PERFQUERY_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*Lid\s+(\d+)\s+port\s+(\d+)")
+_PERFQUERY_LINE = re.compile(r"^(\w+):\.+(\S+)$")
+#: Numbers longer than this are refused (a u64 has 20 digits).
+_MAX_DIGITS = 20
+#: Program limit: the largest telemetry text file read (a day of full ``ethtool -S`` snapshots of a
+#: port every 15 s is ~60 MB); larger captures: split them, or save once as .npz.
+MAX_TELEMETRY_BYTES = 512 * 1024 * 1024
+
+
+def read_text(path: Path | str) -> str:
+    """A UTF-8 telemetry capture of at most :data:`MAX_TELEMETRY_BYTES` (the configuration readers'
+    bounded reader below 10 MiB; above, a plain bounded read). Failures are InputErrors naming the file."""
+    where = str(path)
+    try:
+        size = Path(path).stat().st_size if Path(path).is_file() else 0
+    except OSError:
+        size = 0
+    if size <= 10 * 1024 * 1024:
+        return read_config_text(path)
+    if size > MAX_TELEMETRY_BYTES:
+        raise InputError(f"file is {size / 1e6:,.0f} MB; telemetry text is read up to "
+                         f"{MAX_TELEMETRY_BYTES // (1024 * 1024)} MiB a file (split it, or save it once as .npz with "
+                         "--save-telemetry)", location=where)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError("not UTF-8 text (a binary file?)", location=f"{where}:{line}") from None
+
+#: perfquery field -> sysfs counter name (reference/ops_formats.md section 4.3).
+PERFQUERY_NAMES = {
+    "SymbolErrorCounter": "symbol_error", "LinkErrorRecoveryCounter": "link_error_recovery",
+    "LinkDownedCounter": "link_downed", "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors", "PortXmitDiscards": "port_xmit_discards",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors", "PortRcvConstraintErrors": "port_rcv_constraint_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors", "VL15Dropped": "VL15_dropped",
+    "PortXmitWait": "port_xmit_wait", "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data",
+    "PortXmitPkts": "port_xmit_packets", "PortRcvPkts": "port_rcv_packets",
+    "PortUnicastXmitPkts": "unicast_xmit_packets", "PortUnicastRcvPkts": "unicast_rcv_packets",
+    "PortMulticastXmitPkts": "multicast_xmit_packets", "PortMulticastRcvPkts": "multicast_rcv_packets",
+    "QP1Dropped": "qp1_dropped",
+}
+
+
+def parse_time(text: str, location: str) -> float:
+    """Epoch seconds (``1764576000`` or ``1764576000.5``) or ISO 8601 -> epoch seconds (UTC if naive)."""
+    raw = text.strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            stamp = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise InputError(f"time must be epoch seconds or ISO 8601 (2026-12-01T08:00:00Z), got {raw[:40]!r}",
+                             location=location) from None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=timezone.utc)
+        return stamp.timestamp()
+    if not math.isfinite(value) or not 0 <= value < 1e11:
+        raise InputError(f"time must be epoch seconds (0..1e11), got {raw[:40]!r}", location=location)
+    return value
+
+
+def _number(text: str, location: str, what: str) -> float:
+    if text.isdigit() and len(text) <= _MAX_DIGITS:  # the common case: a plain counter reading
+        return float(text)
+    digits = text.strip().lstrip("-")
+    if len(digits) > _MAX_DIGITS:
+        raise InputError(f"{what}: a {len(digits):,}-digit number (at most {_MAX_DIGITS} digits)", location=location)
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{what} must be a number, got {text[:40]!r}", location=location) from None
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"{what} must be a finite number >= 0, got {text[:40]!r}", location=location)
+    return value
+
+
+def _header(line: str) -> dict[str, str] | None:
+    if not line.startswith("#"):
+        return None
+    m = _HEADER.match(line.strip())
+    return dict(_PAIR.findall(m.group(1))) if m else None
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_ethtool(name: str) -> tuple[str, int | None]:
+    """``rx_prio3_pause`` -> (``rx_pause``, 3); any other name stays as it is, priority None."""
+    m = _PRIO.match(name)
+    if m:
+        return f"{m.group(1)}_{m.group(3)}", int(m.group(2))
+    return name, None
+
+
+def _split_rdma(value: str, location: str) -> tuple[str, str]:
+    device, sep, port = value.partition("/")
+    if not sep or not device or not port.isdigit():
+        raise InputError(f"rdma must be DEVICE/PORT (mlx5_0/1), got {value[:40]!r}", location=location)
+    return device, port
+
+
+def read_ethtool(path: Path | str) -> Telemetry:
+    """Snapshots of ``ethtool -S IF`` (each under a ``# time=... host=... device=...`` header)."""
+    text = read_text(path)
+    builder = SeriesBuilder()
+    stem = Path(path).stem
+    snap: dict[str, Any] | None = None
+    count = 0
+    source = str(path)
+    for number, line in enumerate(text.splitlines(), 1):
+        head = _header(line)
+        if head is not None:
+            where = f"{path}:{number}"
+            if "time" not in head:
+                raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
+            snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem),
+                    "device": head.get("device", "eth"), "port": ""}
+            if "rdma" in head:
+                snap["device"], snap["port"] = _split_rdma(head["rdma"], where)
+            count += 1
+            continue
+        m = _ETHTOOL_LINE.match(line)
+        if m is None:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#") or stripped == "NIC statistics:":
+                continue
+            raise InputError(f"expected '     counter: value' under 'NIC statistics:', got {stripped[:50]!r}",
+                             location=f"{path}:{number}")
+        if snap is None:
+            raise InputError("counter before any '# time=...' snapshot header", location=f"{path}:{number}")
+        counter, prio = canonical_ethtool(m.group(1).strip())
+        raw = m.group(2)
+        value = float(raw) if raw.isdigit() and len(raw) <= _MAX_DIGITS else _number(raw, f"{path}:{number}", counter)
+        builder.add(counter, snap["host"], snap["device"], snap["port"], prio, snap["t"], value, source)
+    if count == 0:
+        raise InputError("no snapshot: expected '# time=... host=... device=...' then 'NIC statistics:'",
+                         location=str(path))
+    return Telemetry(builder.build(), [str(path)])
+
+
+def read_sysfs_counters(path: Path | str) -> Telemetry:
+    """Snapshots of ``grep -H . /sys/class/infiniband/*/ports/*/{hw_counters,counters}/*``."""
+    text = read_text(path)
+    builder = SeriesBuilder()
+    stem = Path(path).stem
+    snap: dict[str, Any] | None = None
+    count = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{number}"
+        head = _header(line)
+        if head is not None:
+            if "time" not in head:
+                raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
+            snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem)}
+            count += 1
+            continue
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        m = _SYSFS_LINE.match(line.strip())
+        if not m:
+            raise InputError("expected '/sys/class/infiniband/DEV/ports/N/hw_counters/NAME:VALUE' "
+                             f"(grep -H output), got {line.strip()[:60]!r}", location=where)
+        if snap is None:
+            raise InputError("counter before any '# time=...' snapshot header", location=where)
+        device, port, folder, name, value = m.groups()
+        width = None
+        if folder == "counters":  # PortCounters: each counter stops at its IBA field width
+            width = defaults.value("health.ib_counter_width_bits").get(name)
+        elif folder == "counters_ext":
+            name = name.removesuffix("_64")
+        builder.add(name, snap["host"], device, port, None, snap["t"], _number(value, where, name), str(path),
+                    width_bits=width)
+    if count == 0:
+        raise InputError("no snapshot: expected '# time=... host=...' then grep -H lines of hw_counters",
+                         location=str(path))
+    return Telemetry(builder.build(), [str(path)])
+
+
+def read_perfquery(path: Path | str) -> Telemetry:
+    """Snapshots of ``perfquery [-x] LID PORT`` output; non-extended counters saturate at their
+    IBA width (``health.ib_counter_width_bits``), extended (``-x``) ones are 64-bit."""
+    text = read_text(path)
+    builder = SeriesBuilder()
+    stem = Path(path).stem
+    widths = defaults.value("health.ib_counter_width_bits")
+    head: dict[str, Any] | None = None
+    block: dict[str, Any] | None = None
+    count = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{number}"
+        stripped = line.strip()
+        if not stripped:
+            continue
+        parsed = _header(stripped)
+        if parsed is not None:
+            if "time" not in parsed:
+                raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
+            head = {"t": parse_time(parsed["time"], where), "host": parsed.get("host", stem),
+                    "device": parsed.get("device")}
+            block = None
+            continue
+        m = _PERFQUERY_HEAD.match(stripped)
+        if m:
+            if head is None:
+                raise InputError("perfquery block before any '# time=...' snapshot header", location=where)
+            block = {"extended": bool(m.group(1)), "device": head["device"] or f"lid{m.group(2)}", "port": m.group(3)}
+            count += 1
+            continue
+        if stripped.startswith("#"):
+            continue
+        m = _PERFQUERY_LINE.match(stripped)
+        if not m:
+            raise InputError(f"expected 'Name:.....value' (perfquery), got {stripped[:50]!r}", location=where)
+        if block is None or head is None:
+            raise InputError("counter line before a '# Port counters: Lid N port P' line", location=where)
+        field, raw = m.groups()
+        if field in ("PortSelect", "CounterSelect", "CounterSelect2"):
+            continue
+        name = PERFQUERY_NAMES.get(field, field)
+        width = None if block["extended"] else widths.get(name)
+        value = _number(raw, where, field)
+        builder.add(name, head["host"], block["device"], block["port"], None, head["t"], value, str(path),
+                    width_bits=width)
+    if count == 0:
+        raise InputError("no perfquery block: expected '# time=...' then '# Port counters: Lid N port P'",
+                         location=str(path))
+    return Telemetry(builder.build(), [str(path)])
+
+
+def read_rtt_csv(path: Path | str) -> Telemetry:
+    """RTT samples: CSV with the header ``time,src,dst,rtt_us`` (extra columns ignored)."""
+    text = read_text(path)
+    rows = csv.reader(io.StringIO(text))
+    try:
+        header = next(rows)
+    except StopIteration:
+        raise InputError("empty RTT file; expected the header time,src,dst,rtt_us", location=str(path)) from None
+    names = [h.strip() for h in header]
+    missing = [c for c in ("time", "src", "dst", "rtt_us") if c not in names]
+    if missing:
+        raise InputError(f"RTT CSV header lacks {', '.join(missing)}; expected time,src,dst,rtt_us",
+                         location=f"{path}:1")
+    col = {c: names.index(c) for c in ("time", "src", "dst", "rtt_us")}
+    builder = SeriesBuilder()
+    times: dict[str, float] = {}
+    for number, row in enumerate(rows, 2):
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        where = f"{path}:{number}"
+        if len(row) < len(names):
+            raise InputError(f"expected {len(names)} columns ({','.join(names)}), got {len(row)}", location=where)
+        stamp = row[col["time"]].strip()
+        t = times.get(stamp)
+        if t is None:
+            t = times[stamp] = parse_time(stamp, f"{where}:time")
+        src, dst = row[col["src"]].strip(), row[col["dst"]].strip()
+        if not src or not dst:
+            raise InputError("src and dst must not be empty", location=where)
+        rtt = _number(row[col["rtt_us"]], f"{where}:rtt_us", "rtt_us")
+        builder.add("rtt_us", src, "rtt", dst, None, t + 0.0, rtt, str(path))
+    # RTT samples may share a time (several probes per second): keep them all, ordered by time.
+    series = _rtt_series(builder)
+    if not series:
+        raise InputError("no RTT samples after the header", location=str(path))
+    return Telemetry(series, [str(path)])
+
+
+def _rtt_series(builder: SeriesBuilder) -> list[Series]:
+    import numpy as np
+
+    out = []
+    for (counter, host, device, port, prio), (ts, vs, source, _extra) in builder._points.items():  # noqa: SLF001
+        t = np.asarray(ts, dtype=float)
+        order = np.argsort(t, kind="stable")
+        out.append(Series(counter, host, device, port, prio, t[order], np.asarray(vs, dtype=float)[order], source,
+                          kind=SAMPLE))
+    return out
+
+
+def read_npz(path: Path | str) -> Telemetry:
+    """The model as ``fabricplan health --save-telemetry`` wrote it."""
+    import zipfile
+
+    import numpy as np
+
+    where = str(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            series = []
+            groups: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            members: dict[int, list[Series]] = {}
+            for i, (counter, host, device, port, prio, source, kind, width, from_rate, j, row) in enumerate(
+                    meta["series"]):
+                if j not in groups:
+                    groups[j] = (data[f"t{int(j)}"].astype(float, copy=False),
+                                 data[f"v{int(j)}"].astype(float, copy=False))
+                    members[j] = []
+                t, matrix = groups[j]
+                if matrix.ndim != 2 or matrix.shape[1] != t.shape[0] or t.ndim != 1 or not 0 <= row < matrix.shape[0]:
+                    raise InputError(f"series {i} ({counter}): values do not match their times", location=where)
+                series.append(Series(str(counter), str(host), str(device), str(port), None if prio < 0 else int(prio),
+                                     t, matrix[int(row)], str(source), kind=str(kind),
+                                     width_bits=None if width < 0 else int(width), from_rate=bool(from_rate)))
+                if len(members[j]) != int(row):
+                    raise InputError(f"series {i} ({counter}): rows out of order", location=where)
+                members[j].append(series[-1])
+            for j, (t, matrix) in groups.items():
+                if len(members[j]) == matrix.shape[0]:
+                    prefill(members[j], t, matrix)
+            return Telemetry(series, [str(s) for s in meta.get("sources", [])] or [where])
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError("file not found", location=where) from None
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a fabricplan telemetry .npz ({type(exc).__name__})", location=where) from None
+
+
+#: ``--input`` kinds and their readers (the exposition-text reader lives in prom_text.py).
+KINDS = ("ethtool", "hw_counters", "perfquery", "prom", "rtt", "npz")
+
+
+def read_input(kind: str, path: Path | str) -> Telemetry:
+    """Read one telemetry file of ``kind`` (one of :data:`KINDS`)."""
+    if kind == "ethtool":
+        return read_ethtool(path)
+    if kind == "hw_counters":
+        return read_sysfs_counters(path)
+    if kind == "perfquery":
+        return read_perfquery(path)
+    if kind == "rtt":
+        return read_rtt_csv(path)
+    if kind == "npz":
+        return read_npz(path)
+    if kind == "prom":
+        from fabricplan.ops.readers.prom_text import read_exposition
+
+        return read_exposition(path)
+    raise InputError(f"unknown input kind {kind!r}; known: {', '.join(KINDS)}", location="--input")

@@ -57,10 +57,11 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
 
     catalog = load_catalog(catalog_paths or [])
     options = dict(options)
-    options["link_gbps"] = parse_link_gbps(options.pop("link")) if options.get("link") else None
+    link = options.pop("link", None)
+    options["link_gbps"] = parse_link_gbps(link) if link else None
     result = run_scenarios(scenario, catalog=catalog, record=plot is not None, **options)
     if plot is not None:
-        from fabricplan.sim.plot import write_plot
+        from fabricplan.report.sim_plot import write_plot
 
         write_plot(result, plot)
     document = result.document()
@@ -121,6 +122,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(1, "--seed", help="Seed of ECMP hashing and the permutation"),
         max_time_ms: float = typer.Option(50.0, "--max-time-ms", help="Stop after this much simulated time"),
         step_us: Optional[float] = typer.Option(None, "--step-us", help="Integration step (default: catalog)"),
+        loop_delay_us: Optional[float] = typer.Option(None, "--loop-delay-us", help="Control-loop delay added to "
+                                                                                    "each path's round trip"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
         plot: Optional[Path] = typer.Option(None, "--plot", help="Write rates, queues and pauses over time "
                                                                  "(plotly HTML)"),
@@ -130,5 +133,5 @@ def register(app: typer.Typer) -> None:
         options = {"k": k, "tiers": tiers, "link": link, "hosts": hosts, "senders": senders,
                    "flow_size": flow_size, "routing": routing, "cc": cc, "pfc": pfc, "pfc_xoff_kb": pfc_xoff_kb,
                    "pfc_xon_kb": pfc_xon_kb, "mtu": mtu, "link_latency_us": link_latency_us, "seed": seed,
-                   "max_time_ms": max_time_ms, "step_us": step_us}
+                   "max_time_ms": max_time_ms, "step_us": step_us, "loop_delay_us": loop_delay_us}
         _simulate(scenario, options, as_json, plot, catalog)

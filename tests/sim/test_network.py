@@ -104,3 +104,17 @@ def test_flows_csr():
     with pytest.raises(ValueError):
         Flows.from_paths([0], [1], 1.0, [])
     assert not flows.src.flags.writeable
+
+
+def test_parallel_cables_are_distinct_paths():
+    # two hosts on two leaves joined by one spine with two parallel cables per leaf
+    src = [0, 2, 1, 3, 2, 2, 3, 3]
+    dst = [2, 0, 3, 1, 4, 4, 4, 4]
+    src, dst = src + dst[4:], dst + src[4:]
+    net = Network(link_src=src, link_dst=dst, capacity_gbps=np.ones(12), latency_us=np.ones(12),
+                  buffer_bytes=np.ones(12), node_kind=[0, 0, 1, 1, 1], node_tier=[0, 0, 1, 1, 2], n_hosts=2)
+    reverse = net.reverse_links()
+    assert np.all(reverse >= 0) and np.all(reverse[reverse] == np.arange(12))
+    assert len(set(reverse.tolist())) == 12
+    paths = equal_cost_paths(net, 0, 1)
+    assert len(paths) == 4 and len({tuple(p.tolist()) for p in paths}) == 4

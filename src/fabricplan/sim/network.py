@@ -74,8 +74,6 @@ class Network:
             raise ValueError("Network link endpoints must be node ids 0..n_nodes-1")
         keys = self.link_src * self.n_nodes + self.link_dst
         order = np.argsort(keys, kind="stable")
-        if n_links and np.any(np.diff(keys[order]) == 0):
-            raise ValueError("Network has two links with the same (src, dst)")
         object.__setattr__(self, "_keys", keys[order])
         object.__setattr__(self, "_order", order)
 
@@ -88,7 +86,8 @@ class Network:
         return len(self.link_src)
 
     def link_ids(self, u, v) -> np.ndarray:
-        """Link ids of ``u[i] -> v[i]`` (arrays or scalars); -1 where there is no such link."""
+        """Link ids of ``u[i] -> v[i]`` (arrays or scalars); -1 where there is no such link; the
+        first of parallel cables."""
         u = np.asarray(u, dtype=np.int64)
         v = np.asarray(v, dtype=np.int64)
         keys = u * self.n_nodes + v
@@ -105,8 +104,18 @@ class Network:
         return link
 
     def reverse_links(self) -> np.ndarray:
-        """For every link ``u -> v`` the id of ``v -> u`` (-1 where the cable is one-way)."""
-        return self.link_ids(self.link_dst, self.link_src)
+        """For every link ``u -> v`` the id of ``v -> u`` (-1 where the cable is one-way); the i-th
+        of parallel cables ``u -> v`` pairs with the i-th ``v -> u``."""
+        if not self.n_links:
+            return np.zeros(0, dtype=np.int64)
+        first = np.searchsorted(self._keys, self._keys)  # first sorted position of each key
+        rank = np.empty(self.n_links, dtype=np.int64)
+        rank[self._order] = np.arange(self.n_links) - first  # occurrence of each link among parallels
+        back = self.link_dst * self.n_nodes + self.link_src
+        start = np.searchsorted(self._keys, back)
+        pos = np.minimum(start + rank, self.n_links - 1)
+        found = self._keys[pos] == back
+        return np.where(found, self._order[pos], -1)
 
     def leaf_of(self, hosts) -> np.ndarray:
         """The (first) leaf each host's uplink reaches."""
@@ -116,9 +125,9 @@ class Network:
 
 
 def _catalog_value(name: str, catalog) -> float:
-    from fabricplan.perf.params import perf_parameter
+    from fabricplan.sim.params import sim_parameter
 
-    return perf_parameter(name, catalog)
+    return sim_parameter(name, catalog)
 
 
 def fat_tree(k: int, tiers: int = 2, link_gbps: float | None = None, link_latency_us: float | None = None,

@@ -113,6 +113,8 @@ def register(app: typer.Typer) -> None:
         senders: Optional[int] = typer.Option(None, "--senders", help="Incast degree N (default 16)"),
         flow_size: str = typer.Option("1MB", "--flow-size", help="Bytes per flow, e.g. 64KB, 1MB"),
         routing: str = typer.Option("ecmp", "--routing", help="ecmp, adaptive or spray"),
+        qps: Optional[int] = typer.Option(None, "--qps", help="Queue pairs per connection, each hashed "
+                                                              "separately (default: NCCL's 1)"),
         cc: str = typer.Option("dcqcn", "--cc", help="dcqcn, none, ib-credit, ib-cc or tcp"),
         pfc: str = typer.Option("on", "--pfc", help="on or off (ignored by ib-credit and tcp)"),
         pfc_xoff_kb: Optional[float] = typer.Option(None, "--pfc-xoff-kb", help="Ingress bytes that send XOFF"),
@@ -131,7 +133,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fluid simulation of queues, ECN/DCQCN, PFC, InfiniBand credits or TCP on a k-ary fat tree."""
         options = {"k": k, "tiers": tiers, "link": link, "hosts": hosts, "senders": senders,
-                   "flow_size": flow_size, "routing": routing, "cc": cc, "pfc": pfc, "pfc_xoff_kb": pfc_xoff_kb,
+                   "flow_size": flow_size, "routing": routing, "qps": qps, "cc": cc, "pfc": pfc, "pfc_xoff_kb": pfc_xoff_kb,
                    "pfc_xon_kb": pfc_xon_kb, "mtu": mtu, "link_latency_us": link_latency_us, "seed": seed,
                    "max_time_ms": max_time_ms, "step_us": step_us, "loop_delay_us": loop_delay_us}
         _simulate(scenario, options, as_json, plot, catalog)

@@ -85,7 +85,7 @@ _PARAM_NAMES = {"rai_mbps": "dcqcn_rai_mbps", "rhai_mbps": "dcqcn_rhai_mbps", "k
 
 def dcqcn_params(catalog=None, **overrides: float | None) -> DcqcnParams:
     """The catalog's DCQCN defaults (``perf_defaults.dcqcn_*``), with ``overrides`` applied and checked."""
-    from fabricplan.perf.params import perf_parameter
+    from fabricplan.sim.params import sim_parameter as perf_parameter
 
     base = DcqcnParams(**{field: perf_parameter(entry, catalog) for field, entry in _PARAM_NAMES.items()})
     return base.with_values(**overrides).check()
@@ -374,7 +374,7 @@ class DcqcnAnalysis:
 def analyse(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams | None = None,
             catalog=None) -> DcqcnAnalysis:
     """Fixed point, phase margin, stability verdict and convergence bound of one DCQCN case."""
-    from fabricplan.perf.params import perf_parameter
+    from fabricplan.sim.params import sim_parameter as perf_parameter
 
     if not math.isfinite(delay_us) or delay_us < 0:
         raise InputError(f"must be a control-loop delay >= 0 us, got {delay_us:g}", location="--delay-us")

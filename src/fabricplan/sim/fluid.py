@@ -98,7 +98,7 @@ class FluidConfig:
 
 def fluid_config(catalog=None, **overrides) -> FluidConfig:
     """A :class:`FluidConfig` from ``perf_defaults`` (``sim_*``, ``tcp_*``, ``dcqcn_*``) plus overrides."""
-    from fabricplan.perf.params import perf_parameter
+    from fabricplan.sim.params import sim_parameter as perf_parameter
     from fabricplan.sim.dcqcn import dcqcn_params
 
     def value(name: str) -> float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fabricplan.errors import InputError
-from fabricplan.sim.network import Flows, Network, equal_cost_paths, fat_tree
+from fabricplan.sim.network import Flows, Network, fat_tree
 
 SCENARIOS = ("incast", "permutation", "allreduce", "alltoall")
 ROUTINGS = ("ecmp", "adaptive", "spray")
@@ -44,46 +44,66 @@ def parse_bytes(text: str, flag: str = "--flow-size") -> float:
     return value
 
 
-def _hash_choice(seed: int, src: int, dst: int, index: int, n: int) -> int:
-    """A seeded per-flow hash onto ``n`` paths (the ECMP five-tuple hash stand-in)."""
-    return int(np.random.default_rng([seed & 0xFFFFFFFF, src, dst, index]).integers(n))
+def route(network: Network, src, dst, routing: str, seed: int, qps: int = 1) -> tuple[Flows, np.ndarray]:
+    """Ordered paths for flows ``src[i] -> dst[i]`` as (sub)flows: ``(flows, owner)``, where
+    ``owner[j]`` is the flow subflow ``j`` belongs to and its size is the flow's share.
 
-
-def route(network: Network, src, dst, routing: str, seed: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """Paths for flows ``src[i] -> dst[i]``: (paths, owner) where ``owner[j]`` is the flow path j carries.
-
-    ``ecmp``: one equal-cost path per flow by a seeded hash; ``adaptive``: each flow in turn takes
-    the path whose busiest link carries the fewest flows so far (flowlet/adaptive routing onto the
-    least-loaded path, as a flow-level stand-in); ``spray``: the flow is split evenly over all its
-    equal-cost paths (per-packet spraying as a fluid).
+    The equal-cost paths come from :func:`fabricplan.sim.routing.path_tables` (the flow-level
+    simulator's tables). ``ecmp``: each of the connection's ``qps`` queue pairs is hashed (seeded)
+    onto one path and carries ``1/qps`` of the bytes (as :func:`fabricplan.sim.routing.route`);
+    ``adaptive``: each QP in turn takes the path whose busiest link is least loaded so far
+    (flowlet adaptive routing); ``spray``: an even split over the paths (at most
+    ``MAX_SPRAY_PATHS`` evenly spaced ones), per-packet spraying as a fluid.
     """
+    from fabricplan.sim.routing import path_tables
+
     if routing not in ROUTINGS:
         raise InputError(f"must be one of {', '.join(ROUTINGS)}, got '{routing}'", location="--routing")
-    paths: list[np.ndarray] = []
-    owner: list[int] = []
-    load = np.zeros(network.n_links)
-    for i, (s, d) in enumerate(zip(np.asarray(src).tolist(), np.asarray(dst).tolist())):
-        options = equal_cost_paths(network, s, d)
-        if not options:
-            raise InputError(f"hosts {s} and {d} are not connected", location="topology")
-        if routing == "spray":
-            if len(options) > MAX_SPRAY_PATHS:
-                offset = _hash_choice(seed, s, d, i, len(options))
-                step = len(options) // MAX_SPRAY_PATHS
-                options = [options[(offset + j * step) % len(options)] for j in range(MAX_SPRAY_PATHS)]
-            chosen = options
-        elif routing == "adaptive" and len(options) > 1:
-            scores = [(float(load[p].max()), float(load[p].sum()), j) for j, p in enumerate(options)]
-            best = min(scores)[:2]
-            ties = [j for busiest, total, j in scores if (busiest, total) == best]
-            chosen = [options[ties[_hash_choice(seed, s, d, i, len(ties))]]]
-        else:
-            chosen = [options[_hash_choice(seed, s, d, i, len(options))]]
-        for path in chosen:
-            load[path] += 1.0 / len(chosen)
-            paths.append(path)
-            owner.append(i)
-    return paths, np.asarray(owner, dtype=np.int64)
+    if int(qps) != qps or qps < 1:
+        raise InputError(f"must be a whole number of queue pairs >= 1, got {qps}", location="--qps")
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    n = len(src)
+    links, count = path_tables(network, src, dst)
+    dummy = network.n_links
+    h_max = links.shape[2] - 2
+    # host uplink first, the switch path, host downlink last (the tables keep the host links apart)
+    links = links[:, :, [h_max] + list(range(h_max)) + [h_max + 1]]
+    rng = np.random.default_rng(seed)
+    weight = np.zeros(links.shape[:2])
+    rows = np.arange(n)
+    if routing == "spray":
+        spread = np.minimum(count, MAX_SPRAY_PATHS)
+        offset = (rng.random(n) * count).astype(np.int64)
+        for j in range(int(spread.max())):
+            use = j < spread
+            pick = (offset + j * (count // spread)) % count
+            weight[rows[use], pick[use]] += 1.0 / spread[use]
+    elif routing == "ecmp":
+        choice = np.minimum((rng.random((n, qps)) * count[:, None]).astype(np.int64), count[:, None] - 1)
+        np.add.at(weight, (np.repeat(rows, qps), choice.ravel()), 1.0 / qps)
+    else:
+        load = np.zeros(dummy + 1)
+        for i in rng.permutation(n):
+            table = links[i, :count[i]]
+            for _ in range(qps):
+                cost = load[table]
+                cost[table == dummy] = -np.inf
+                busiest = cost.max(axis=1)
+                best = np.flatnonzero(busiest == busiest.min())
+                j = int(best[int(rng.integers(len(best)))])
+                load[table[j]] += 1.0 / qps
+                load[dummy] = 0.0
+                weight[i, j] += 1.0 / qps
+    owner, path = np.nonzero(weight > 0)
+    chosen = links[owner, path]
+    keep = chosen != dummy
+    lengths = keep.sum(axis=1)
+    ptr = np.zeros(len(owner) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    flows = Flows(src=src[owner], dst=dst[owner], size_bytes=weight[owner, path], start_us=np.zeros(len(owner)),
+                  path_ptr=ptr, path_links=chosen[keep])
+    return flows, owner
 
 
 @dataclass
@@ -303,12 +323,20 @@ def summary_lines(doc: dict) -> list[str]:
     return lines
 
 
+def _qps(qps: int | None, catalog) -> int:
+    """Queue pairs per connection: the flag, else ``perf_defaults.nccl_ib_qps_per_connection``."""
+    from fabricplan.sim.params import sim_parameter
+
+    return int(sim_parameter("nccl_ib_qps_per_connection", catalog)) if qps is None else qps
+
+
 def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: float | None = None,
                   hosts: int | None = None, senders: int | None = None, flow_size="1MB", routing: str = "ecmp",
                   cc: str = "dcqcn", pfc: str | bool = "on", pfc_xoff_kb: float | None = None,
                   pfc_xon_kb: float | None = None, mtu: int | None = None, link_latency_us: float | None = None,
                   seed: int = 1, max_time_ms: float = 50.0, step_us: float | None = None,
-                  loop_delay_us: float | None = None, record: bool = False, catalog=None) -> ScenarioResult:
+                  loop_delay_us: float | None = None, qps: int | None = None, record: bool = False,
+                  catalog=None) -> ScenarioResult:
     """Build the fat tree and the jobs, route, run the fluid model and return the result."""
     from fabricplan.sim.fluid import fluid_config, simulate_fluid
 
@@ -336,15 +364,15 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
     if len(src) > MAX_FLOWS:
         raise InputError(f"{len(src)} flows exceed the simulator's limit of {MAX_FLOWS}; lower --hosts",
                          location="--hosts")
-    paths, owner = route(network, src, dst, routing, seed)
-    share = np.bincount(owner, minlength=len(src))[owner]
-    flows = Flows.from_paths(src[owner], dst[owner], sizes[owner] / share, paths)
+    shares, owner = route(network, src, dst, routing, seed, qps=_qps(qps, catalog))
+    flows = Flows(src=shares.src, dst=shares.dst, size_bytes=sizes[owner] * shares.size_bytes,
+                  start_us=shares.start_us, path_ptr=shares.path_ptr, path_links=shares.path_links)
     if record:
         steps = max(1, int(config.max_time_us / config.step_us / 20000))
         config = config.with_values(record_every=steps)
     fluid = simulate_fluid(network, flows, config)
     settings = {"k": k, "tiers": tiers, "hosts": network.n_hosts, "link_gbps": float(network.capacity_gbps[0]),
-                "link_latency_us": float(network.latency_us[0]), "routing": routing, "cc": config.cc,
+                "link_latency_us": float(network.latency_us[0]), "routing": routing, "qps": _qps(qps, catalog), "cc": config.cc,
                 "pfc": config.uses_pfc, "lossless": config.lossless, "flow_size_bytes": size, "seed": seed,
                 "step_us": config.step_us, "packet_payload_bytes": config.payload_bytes,
                 "packet_header_bytes": config.header_bytes, "senders": senders if senders is not None else 16}

@@ -106,3 +106,12 @@ def test_cli_json_keys(cli):
 def test_cli_text(cli):
     result = cli("dcqcn", "--flows", "2", "--delay-us", "1", "--link", "100G")
     assert result.code == 0 and "stable" in result.out and "phase margin" in result.out
+
+
+@pytest.mark.parametrize("flows, published_s", [(2, 0.35817), (10, 0.12137), (20, 0.074943), (50, 0.040262),
+                                                 (100, 0.025873)])
+def test_convergence_bound_matches_the_published_curve(flows, published_s):
+    # jitupadhye-zz/rdma conext2016/figures/convergence_rai10.txt (40G, R_AI = 10 Mb/s, the other
+    # parameters at their defaults): the bound in seconds against N; tolerance 5 %
+    bound = convergence_bound(40, flows, DEFAULT.with_values(rai_mbps=10), 0.1).bound_ms / 1e3
+    assert bound == pytest.approx(published_s, rel=0.05)

@@ -43,9 +43,10 @@ def _dcqcn(flows: int, delay_us: float, link: str, overrides: dict, as_json: boo
     fp = result.fixed_point
     verdict = "stable" if result.stable else "UNSTABLE"
     stdout.print(f"DCQCN, {flows} flows on {link_gbps:g} Gb/s, control-loop delay {delay_us:g} us")
-    stdout.print(f"  fixed point   rate {fp.rate_gbps:.3g} Gb/s per flow, p* {fp.p_star:.3g} "
-                 f"(Taylor {fp.p_star_taylor:.3g}), queue {fp.queue_bytes / 1e3:.1f} KB, alpha* {fp.alpha:.3f}"
-                 + ("" if fp.in_marking_range else "  (p* > Pmax: queue sits at ~Kmax)"))
+    stdout.print(f"  fixed point   {fp.rate_gbps:.3g} Gb/s per flow, queue {fp.queue_bytes / 1e3:.1f} KB, "
+                 f"alpha* {fp.alpha:.3f}")
+    stdout.print(f"                p* {fp.p_star:.3g} (Taylor {fp.p_star_taylor:.3g})"
+                 + ("" if fp.in_marking_range else ", above Pmax: the queue sits at ~Kmax"))
     stdout.print(f"  phase margin  {result.phase_margin_deg:.1f} deg -> {verdict}")
     stdout.print(f"  convergence   <= {result.convergence.bound_ms:.1f} ms to within 10 % of fair share")
 

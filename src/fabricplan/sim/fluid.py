@@ -308,6 +308,7 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
     Rt = line_pps.copy()
     alpha = np.ones(F)
     rai = dp.rai_mbps * 1e6 / 8.0 / pkt
+    rhai = max(dp.rhai_mbps, dp.rai_mbps) * 1e6 / 8.0 / pkt
     min_pps = np.minimum(dp.min_rate_mbps * 1e6 / 8.0 / pkt, line_pps)
     B = dp.byte_counter_bytes / pkt
     T = dp.rate_timer_us * 1e-6
@@ -460,7 +461,13 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
             a_rate = -np.expm1(taup * r_d * log1m)        # P(a mark in tau')
             byte_ev, byte_ai, timer_ev, timer_ai = _increase_events(r_d, p_d, log1m, B, T, Fr)
             d_alpha = dp.g / taup * (a_rate - alpha)
-            d_rt = -(Rt - Rc) / tau * cut + rai * (byte_ai + timer_ai)
+            # hyper increase (R_HAI) once both counters are past F stages: an AI event of one counter
+            # while the other has also gone F events unmarked (extension of the CoNEXT'16 model,
+            # which leaves R_HAI out; negligible at the fixed point, where (1-p)^(F B) ~ 0)
+            past_b = np.exp(Fr * B * log1m)
+            past_t = np.exp(Fr * T * r_d * log1m)
+            d_rt = -(Rt - Rc) / tau * cut + rai * (byte_ai + timer_ai) \
+                + (rhai - rai) * (byte_ai * past_t + timer_ai * past_b)
             d_rc = -Rc * alpha / (2 * tau) * cut + (Rt - Rc) / 2 * (byte_ev + timer_ev)
             alpha += dt * d_alpha
             Rt = np.minimum(np.maximum(Rt + dt * d_rt, min_pps), line_pps)

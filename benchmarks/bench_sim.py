@@ -1,7 +1,7 @@
 """Benchmark the fluid simulator: simulated time per wall second and how wall time grows.
 
 Run: ``PYTHONPATH=src python benchmarks/bench_sim.py [--figure docs/img/sim-benchmark.png]``.
-Cases (DCQCN + PFC, 100G links, 1 us propagation, step 0.5 us, the `fabricplan simulate`
+Cases (DCQCN + PFC, 100G links, 1 us propagation, step 1 us, the `fabricplan simulate`
 conventions):
 
 1. a 64-to-1 incast of 1 MB on a k=16 two-tier fat tree (until every flow completes);

@@ -347,6 +347,9 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
     uniform = bool(np.all(d_e == d_e[0]) and np.all(d_q == d_e[0]))
     d0 = int(d_e[0])
     e_range = np.arange(E)
+    prev_keys = e_prevq[hp]
+    ecn = cfg.cc == "dcqcn"
+    p_path = np.zeros(F)
 
     max_steps = int(min(MAX_STEPS, math.ceil(cfg.max_time_us / dt_us)))
     t_step = 0
@@ -380,7 +383,7 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
                     _tcp_loss(drop_f, t_us, injected, delivered, dropped, cwnd, ssthresh, stall_until,
                               recover_until, timeouts, base_rtt_us, cfg, pkt)
         # ingress occupancy (per upstream queue id) and in-flight bytes per link
-        occ = np.bincount(e_prevq[hp], weights=q[hp], minlength=Q)
+        occ = np.bincount(prev_keys, weights=q[hp], minlength=Q)
         np.maximum(max_ingress, occ, out=max_ingress)
         # 2. service
         if cfg.uses_pfc:
@@ -403,8 +406,9 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         # 3. RED/ECN on the standing egress backlog (what this step's arrivals could not leave)
         qpost = qsum - serve
         np.maximum(max_queue, qpost, out=max_queue)
-        p_q = np.minimum(np.maximum((qpost - kmin) * (pmax / (kmax - kmin)), 0.0), pmax)
-        p_q[qpost > kmax] = 1.0
+        if ecn:
+            p_q = np.minimum(np.maximum((qpost - kmin) * (pmax / (kmax - kmin)), 0.0), pmax)
+            p_q[qpost > kmax] = 1.0
         dep_last = dep[last]
         if uniform:
             ring[(t_step + d0) % D] = dep
@@ -413,15 +417,14 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         recv_pps = dep_last / dt / pkt  # packets reaching the NP (marked with the path probability)
         # 4. PFC state per ingress (queue id of the link it arrived on)
         if cfg.uses_pfc:
-            occ_after = np.bincount(e_prevq[hp], weights=q[hp], minlength=Q)
+            occ_after = np.bincount(prev_keys, weights=q[hp], minlength=Q)
             pause_gen = np.where(occ_after >= xoff_q, True, np.where(occ_after <= xon_q, False, pause_gen))
             pause_gen[to_host_q] = False
             pause_hist[slot] = pause_gen
             pause_us[pause_gen] += dt_us
-        # path marking probability
-        log_keep = np.bincount(e_flow, weights=np.log1p(-np.minimum(p_q[e_q], 1.0 - 1e-12)), minlength=F)
-        p_path = -np.expm1(log_keep)
-        if cfg.cc == "dcqcn":  # ECN-capable transport: packets reaching the receiver marked on the path
+        if ecn:  # path marking probability; ECN-capable transport: packets reaching the receiver marked
+            log_keep_q = np.log1p(-np.minimum(p_q, 1.0 - 1e-12))
+            p_path = -np.expm1(np.bincount(e_flow, weights=log_keep_q[e_q], minlength=F))
             marks += recv_pps * dt * p_path
         # 5. senders
         remaining = wire + retransmit - injected
@@ -473,7 +476,7 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
             Rt = np.minimum(np.maximum(Rt + dt * d_rt, min_pps), line_pps)
             Rc = np.minimum(np.maximum(Rc + dt * d_rc, min_pps), line_pps)
             np.minimum(np.maximum(alpha, 0.0, out=alpha), 1.0, out=alpha)
-            cnps += dt * np.where(sent_pps > 0, -np.expm1(tau * sent_pps * np.log1p(-np.minimum(p_path, 1 - 1e-12)))
+            cnps += dt * np.where(recv_pps > 0, -np.expm1(tau * recv_pps * np.log1p(-np.minimum(p_path, 1 - 1e-12)))
                                   / tau, 0.0)
             rate_now = float(Rc.min()) * pkt * 8 / 1e9
             min_rate = min(min_rate, rate_now)

@@ -62,7 +62,7 @@ def max_min_rates(n_flows: int, entry_flow: np.ndarray, entry_link: np.ndarray, 
     while running.any():
         on = running[entry_flow]
         load = np.bincount(entry_link[on], weights=weight[on], minlength=n_links)
-        used = np.flatnonzero(load > 0)
+        used = np.flatnonzero(load > RELATIVE_TOLERANCE * RELATIVE_TOLERANCE)
         share = residual[used] / load[used]
         bottleneck = used[np.argmin(share)]
         inc = float(share.min())

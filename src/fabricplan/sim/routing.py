@@ -46,6 +46,12 @@ ADAPTIVE_RATE = 20.0
 ADAPTIVE_TOLERANCE = 1e-6
 #: Program limit: padded path-table entries (connections x paths x hops) held at once.
 MAX_TABLE_ENTRIES = 50_000_000
+#: Program limit: equal-cost paths kept per pair of leaves. Above it (e.g. (k/2)^2 core paths
+#: between pods of a large 3-tier fabric) a uniform random subset of this size, drawn per leaf
+#: pair from a generator seeded by the pair, stands for the set: an ECMP draw from it is still a
+#: uniform draw over all paths, and different pairs use different subsets, so core links share
+#: the load evenly on average (spraying over the subset is even only on average at the top tier).
+MAX_PATHS_PER_PAIR = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,19 +87,25 @@ def _leaf_paths(network: Network, a: int, b: int) -> np.ndarray:
             if common:
                 tier = network.node_tier
                 top = min(int(tier[c]) for c in common)
-                rows = [list(up) + [int(reverse[link]) for link in down[::-1]]
-                        for c in sorted(c for c in common if tier[c] == top) for up in up_a[c] for down in up_b[c]]
+                tops = sorted(c for c in common if tier[c] == top)
+                total = sum(len(up_a[c]) * len(up_b[c]) for c in tops)
+                keep = None
+                if total > MAX_PATHS_PER_PAIR:
+                    keep = set(np.random.default_rng((a, b)).choice(total, MAX_PATHS_PER_PAIR, replace=False).tolist())
+                index = 0
+                for c in tops:
+                    for up in up_a[c]:
+                        for down in up_b[c]:
+                            if keep is None or index in keep:
+                                rows.append(list(up) + [int(reverse[link]) for link in down[::-1]])
+                            index += 1
             table = np.array(rows, dtype=np.int64).reshape(len(rows), -1)
         cache[(a, b)] = table
     return table
 
 
-def path_tables(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Padded path tables of connections ``src[i] -> dst[i]``: ``(links, count)`` with ``links`` of
-    shape ``F x Pmax x H`` (link ids; padding is ``network.n_links``, a dummy link) and ``count[i]``
-    the number of equal-cost paths of connection ``i`` (its first ``count[i]`` rows are real)."""
-    n = len(src)
-    dummy = network.n_links
+def _host_tables(network: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per host its uplink and leaf (-1 for multi-homed hosts), and the reverse of every link (cached)."""
     if "host_up" not in network._cache:
         up = _up_table(network)
         network._cache["host_up"] = np.array([up[h][0][1] if len(up[h]) == 1 else -1
@@ -101,39 +113,41 @@ def path_tables(network: Network, src: np.ndarray, dst: np.ndarray) -> tuple[np.
         network._cache["host_leaf"] = np.array([up[h][0][0] if len(up[h]) == 1 else -1
                                                 for h in range(network.n_hosts)], dtype=np.int64)
         network._cache["reverse"] = network.reverse_links()
-    host_up, leaf, reverse = network._cache["host_up"], network._cache["host_leaf"], network._cache["reverse"]
+    return network._cache["host_up"], network._cache["host_leaf"], network._cache["reverse"]
+
+
+def path_tables(network: Network, src: np.ndarray, dst: np.ndarray):
+    """Equal-cost paths of connections ``src[i] -> dst[i]``, shared by connections between the same leaves.
+
+    Returns ``(simple, pair, padded, count)``: ``simple[i]`` when both hosts have one uplink (their
+    host links are then left out of the table and are the same on every path); ``pair[i]`` the
+    row of ``padded`` (``U x Pmax x H`` link ids, padding ``network.n_links``, a dummy link) with
+    connection ``i``'s paths; ``count[u]`` the number of real paths of row ``u``.
+    """
+    dummy = network.n_links
+    host_up, leaf, _ = _host_tables(network)
     single = host_up >= 0
     simple = single[src] & single[dst] & (src != dst)
-    tables: list[np.ndarray] = []
     keys = np.stack([np.where(simple, leaf[src], src), np.where(simple, leaf[dst], dst), simple], axis=1)
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    unique, pair = np.unique(keys, axis=0, return_inverse=True)
+    pair = pair.ravel()
+    tables: list[np.ndarray] = []
     for a, b, is_simple in unique:
         if is_simple:
             tables.append(_leaf_paths(network, int(a), int(b)))
         else:  # multi-homed hosts or a host to itself: its own path list
             found = equal_cost_paths(network, int(a), int(b))
             tables.append(np.array(found, dtype=np.int64).reshape(len(found), -1))
-    index = inverse
-    counts = np.array([len(t) for t in tables], dtype=np.int64)
-    if np.any(counts == 0):
-        bad = int(np.flatnonzero(counts[index] == 0)[0])
+    count = np.array([len(t) for t in tables], dtype=np.int64)
+    if np.any(count == 0):
+        bad = int(np.flatnonzero(count[pair] == 0)[0])
         raise InputError(f"no path from host {src[bad]} to host {dst[bad]}", location="flows")
-    p_max = int(counts.max()) if len(counts) else 1
+    p_max = int(count.max()) if len(count) else 1
     h_max = max((t.shape[1] for t in tables), default=0)
-    extra = 2  # host uplink and downlink of simple connections
-    if n * p_max * (h_max + extra) > MAX_TABLE_ENTRIES:
-        raise InputError(f"{n:,} connections x {p_max} paths exceed the simulator's "
-                         f"{MAX_TABLE_ENTRIES:,}-entry path table", location="flows")
     padded = np.full((len(tables), p_max, h_max), dummy, dtype=np.int64)
     for u, table in enumerate(tables):
         padded[u, :table.shape[0], :table.shape[1]] = table
-    links = np.full((n, p_max, h_max + extra), dummy, dtype=np.int64)
-    links[:, :, :h_max] = padded[index]
-    row = np.arange(p_max)[None, :] < counts[index][:, None]
-    links[:, :, h_max] = np.where(simple[:, None] & row, host_up[src][:, None], dummy)
-    links[:, :, h_max + 1] = np.where(simple[:, None] & row, reverse[np.maximum(host_up[dst], 0)][:, None], dummy)
-    return links, counts[index]
+    return simple, pair, padded, count
 
 
 def route(network: Network, src, dst, *, routing: str = "ecmp", qps: int = 1, seed: int = 0,
@@ -161,21 +175,58 @@ def route(network: Network, src, dst, *, routing: str = "ecmp", qps: int = 1, se
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Routed(0, empty, empty, np.zeros(0), empty)
-    links, count = path_tables(network, src, dst)
-    rng = np.random.default_rng(seed)
+    simple, pair, padded, count = path_tables(network, src, dst)
+    dummy = network.n_links
+    host_up, _, reverse = _host_tables(network)
     demand = np.ones(n) if demand is None else np.broadcast_to(np.asarray(demand, dtype=float), (n,))
-    valid = np.arange(links.shape[1])[None, :] < count[:, None]
-    if routing == "spray":
-        weight = valid / count[:, None]
-    elif routing == "ecmp":
-        choice = np.minimum((rng.random((n, qps)) * count[:, None]).astype(np.int64), count[:, None] - 1)
-        weight = np.zeros(valid.shape)
-        np.add.at(weight, (np.repeat(np.arange(n), qps), choice.ravel()), 1.0 / qps)
-    elif granularity == "flowlet":
-        weight = _greedy_flowlets(network, links, count, demand, qps, rng)
-    else:
-        weight = _balanced_split(network, links, valid, count, demand)
-    return _entries(network, links, weight, count)
+    rng = np.random.default_rng(seed)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    hosted = np.flatnonzero(simple)  # host links: the same on every path, weight 1
+    parts.append((np.concatenate([hosted, hosted]),
+                  np.concatenate([host_up[src[hosted]], reverse[host_up[dst[hosted]]]]), np.ones(2 * len(hosted))))
+    paths = count[pair]
+    one = np.flatnonzero(paths == 1)
+    parts.append(_rows(padded[pair[one], 0][:, None, :], one, np.ones((len(one), 1)), dummy))
+    many = np.flatnonzero(paths > 1)
+    if len(many):
+        tables = padded[pair[many]]  # m x Pmax x H
+        valid = np.arange(padded.shape[1])[None, :] < paths[many][:, None]
+        if len(many) * tables.shape[1] * max(tables.shape[2], 1) > MAX_TABLE_ENTRIES:
+            raise InputError(f"{len(many):,} connections x {tables.shape[1]} paths exceed the simulator's "
+                             f"{MAX_TABLE_ENTRIES:,}-entry path table", location="flows")
+        if routing == "spray":
+            weight = valid / paths[many][:, None]
+        elif routing == "ecmp":
+            choice = np.minimum((rng.random((len(many), qps)) * paths[many][:, None]).astype(np.int64),
+                                paths[many][:, None] - 1)
+            weight = np.zeros(valid.shape)
+            np.add.at(weight, (np.repeat(np.arange(len(many)), qps), choice.ravel()), 1.0 / qps)
+        elif granularity == "flowlet":
+            weight = _greedy_flowlets(network, tables, paths[many], demand[many], qps, rng)
+        else:
+            weight = _balanced_split(network, tables, valid, paths[many], demand[many])
+        parts.append(_rows(tables, many, weight, dummy))
+    flow = np.concatenate([p[0] for p in parts])
+    link = np.concatenate([p[1] for p in parts])
+    weight = np.concatenate([p[2] for p in parts])
+    return Routed(n, flow, link, weight, paths)
+
+
+def _rows(tables: np.ndarray, flows: np.ndarray, weight: np.ndarray, dummy: int):
+    """Entries of connections ``flows`` with path weights ``weight`` (m x P) over ``tables``
+    (m x P x H); paths of one connection that share a link add up."""
+    if not len(flows) or tables.shape[2] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    per_entry = np.broadcast_to(weight[:, :, None], tables.shape)
+    keep = (tables != dummy) & (per_entry > 0)
+    flow = np.broadcast_to(flows[:, None, None], tables.shape)[keep]
+    link = tables[keep]
+    w = per_entry[keep]
+    if weight.shape[1] == 1:
+        return flow, link, w
+    key = flow * (dummy + 1) + link
+    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return flow[first], link[first], np.bincount(inverse.ravel(), weights=w)
 
 
 def _link_weights(links: np.ndarray, weight: np.ndarray, n_slots: int) -> np.ndarray:
@@ -186,26 +237,20 @@ def _link_weights(links: np.ndarray, weight: np.ndarray, n_slots: int) -> np.nda
 
 def _balanced_split(network: Network, links, valid, count, demand) -> np.ndarray:
     """Per-packet adaptive routing: from the even split, traffic moves off paths whose busiest link
-    is above the connection's best path (multiplicative weights, module docstring)."""
+    is above the connection's best path (multiplicative weights, module docstring). ``links``
+    are the connections' paths without their host links (the same on every path)."""
     inverse_capacity = np.append(1.0 / network.capacity_gbps, 0.0)  # the dummy link costs nothing
     weight = valid / count[:, None]
-    multi = count > 1
-    if not multi.any():
-        return weight
-    rows = np.flatnonzero(multi)
-    sub_links, sub_valid = links[rows], valid[rows]
-    fixed = _link_weights(links[~multi], (weight * demand[:, None])[~multi], len(inverse_capacity))
     for _ in range(ADAPTIVE_STEPS):
-        load = (fixed + _link_weights(sub_links, weight[rows] * demand[rows, None], len(inverse_capacity)))
-        utilisation = load * inverse_capacity
-        cost = utilisation[sub_links].max(axis=2)
-        cost[~sub_valid] = np.inf
+        utilisation = _link_weights(links, weight * demand[:, None], len(inverse_capacity)) * inverse_capacity
+        cost = utilisation[links].max(axis=2)
+        cost[~valid] = np.inf
         excess = cost - cost.min(axis=1, keepdims=True)
-        if float(np.max(np.where(sub_valid & (weight[rows] > ADAPTIVE_TOLERANCE), excess, 0.0))) < ADAPTIVE_TOLERANCE:
+        if float(np.max(np.where(valid & (weight > ADAPTIVE_TOLERANCE), excess, 0.0))) < ADAPTIVE_TOLERANCE:
             break  # every path in use is as good as the best one: equilibrium
-        updated = weight[rows] * np.exp(-ADAPTIVE_RATE * np.where(sub_valid, excess, 0.0))
-        updated[~sub_valid] = 0.0
-        weight[rows] = updated / updated.sum(axis=1, keepdims=True)
+        updated = weight * np.exp(-ADAPTIVE_RATE * np.where(valid, excess, 0.0))
+        updated[~valid] = 0.0
+        weight = updated / updated.sum(axis=1, keepdims=True)
     return weight
 
 
@@ -218,20 +263,7 @@ def _greedy_flowlets(network: Network, links, count, demand, qps: int, rng) -> n
         table = links[i, :count[i]]
         step = demand[i] / qps * inverse_capacity[table]
         for _ in range(qps):
-            best = int(np.argmin((utilisation[table] + step).max(axis=1))) if count[i] > 1 else 0
+            best = int(np.argmin((utilisation[table] + step).max(axis=1)))
             utilisation[table[best]] += step[best]
             weight[i, best] += 1.0 / qps
     return weight
-
-
-def _entries(network: Network, links, weight, count) -> Routed:
-    """One entry per (connection, link) with the summed weight of the paths through it."""
-    dummy = network.n_links
-    per_entry = np.broadcast_to(weight[:, :, None], links.shape)
-    flow = np.broadcast_to(np.arange(len(links))[:, None, None], links.shape)
-    keep = (links != dummy) & (per_entry > 0)
-    flow, link, w = flow[keep], links[keep], per_entry[keep]
-    key = flow * (dummy + 1) + link
-    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    summed = np.bincount(inverse.ravel(), weights=w)
-    return Routed(len(links), flow[first], link[first], summed, count)

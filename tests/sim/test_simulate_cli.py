@@ -59,3 +59,18 @@ def test_plot_writes_html(cli, tmp_path):
     assert result.code == 0, result.err
     text = out.read_text()
     assert "Sending rate per flow" in text and "Ports paused by PFC" in text
+
+
+def test_simulate_a_specs_design_takes_its_fabric_defaults(cli):
+    # the 1,024-H100 example on InfiniBand NDR: credits + IB CC and adaptive routing from the profile,
+    # 400G ports from the design; lossless without pause frames
+    doc = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "infiniband-ndr",
+              "--senders", "16", "--json").json()
+    settings = doc["settings"]
+    assert (settings["cc"], settings["routing"], settings["link_gbps"]) == ("ib-cc", "adaptive", 400.0)
+    assert doc["completed"] == 16 and doc["drops_bytes"] == 0 and doc["pfc_paused_ports"] == 0
+    roce = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "roce-v2",
+               "--senders", "16", "--json").json()
+    assert roce["settings"]["cc"] == "dcqcn" and roce["settings"]["pfc"] is True
+    bad = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "aws-efa")
+    assert bad.code == 2 and "--fabric" in bad.err

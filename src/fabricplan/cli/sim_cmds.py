@@ -60,6 +60,22 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
     options = dict(options)
     link = options.pop("link", None)
     options["link_gbps"] = parse_link_gbps(link) if link else None
+    spec, fabric = options.pop("spec", None), options.pop("fabric", None)
+    defaults = {"cc": "dcqcn", "pfc": "on", "routing": "ecmp"}
+    if spec is not None:
+        from fabricplan.sim.scenarios import design_case
+
+        if options["link_gbps"] is not None or options["hosts"] is not None:
+            raise InputError("--link and --hosts describe the generic fat tree; a spec's design sets them",
+                             location="--spec")
+        case = design_case(spec, fabric, catalog)
+        options["network"] = case["network"]
+        defaults = {"cc": case["cc"], "pfc": "on" if case["pfc"] else "off", "routing": case["routing"]}
+    elif fabric is not None:
+        raise InputError("--fabric picks one of a spec's fabrics; give --spec too", location="--fabric")
+    for key, value in defaults.items():
+        if options.get(key) is None:
+            options[key] = value
     result = run_scenarios(scenario, catalog=catalog, record=plot is not None, **options)
     if plot is not None:
         from fabricplan.report.sim_plot import write_plot
@@ -113,11 +129,16 @@ def register(app: typer.Typer) -> None:
         hosts: Optional[int] = typer.Option(None, "--hosts", help="Hosts attached (default: all of the tree)"),
         senders: Optional[int] = typer.Option(None, "--senders", help="Incast degree N (default 16)"),
         flow_size: str = typer.Option("1MB", "--flow-size", help="Bytes per flow, e.g. 64KB, 1MB"),
-        routing: str = typer.Option("ecmp", "--routing", help="ecmp, adaptive or spray"),
+        spec: Optional[Path] = typer.Option(None, "--spec", help="Simulate this spec's design instead of a "
+                                                                 "generic fat tree (hosts are NIC ports)"),
+        fabric: Optional[str] = typer.Option(None, "--fabric", help="Which of the spec's fabrics (default: its "
+                                                                    "first); sets --cc/--pfc/--routing defaults"),
+        routing: Optional[str] = typer.Option(None, "--routing", help="ecmp (default), adaptive or spray"),
         qps: Optional[int] = typer.Option(None, "--qps", help="Queue pairs per connection, each hashed "
                                                               "separately (default: NCCL's 1)"),
-        cc: str = typer.Option("dcqcn", "--cc", help="dcqcn, none, ib-credit, ib-cc or tcp"),
-        pfc: str = typer.Option("on", "--pfc", help="on or off (ignored by ib-credit and tcp)"),
+        cc: Optional[str] = typer.Option(None, "--cc", help="dcqcn (default), none, ib-credit, ib-cc or tcp"),
+        pfc: Optional[str] = typer.Option(None, "--pfc", help="on (default) or off (ignored by ib-credit, ib-cc "
+                                                              "and tcp)"),
         pfc_xoff_kb: Optional[float] = typer.Option(None, "--pfc-xoff-kb", help="Ingress bytes that send XOFF"),
         pfc_xon_kb: Optional[float] = typer.Option(None, "--pfc-xon-kb", help="Ingress bytes that send XON"),
         mtu: Optional[int] = typer.Option(None, "--mtu", help="Payload bytes per packet (default 4096)"),
@@ -133,7 +154,7 @@ def register(app: typer.Typer) -> None:
         catalog: CatalogOption = None,
     ) -> None:
         """Fluid simulation of queues, ECN/DCQCN, PFC, InfiniBand credits or TCP on a k-ary fat tree."""
-        options = {"k": k, "tiers": tiers, "link": link, "hosts": hosts, "senders": senders,
+        options = {"spec": spec, "fabric": fabric, "k": k, "tiers": tiers, "link": link, "hosts": hosts, "senders": senders,
                    "flow_size": flow_size, "routing": routing, "qps": qps, "cc": cc, "pfc": pfc, "pfc_xoff_kb": pfc_xoff_kb,
                    "pfc_xon_kb": pfc_xon_kb, "mtu": mtu, "link_latency_us": link_latency_us, "seed": seed,
                    "max_time_ms": max_time_ms, "step_us": step_us, "loop_delay_us": loop_delay_us}

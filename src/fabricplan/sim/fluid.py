@@ -301,7 +301,10 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
     q = np.zeros(E)
     ring = np.zeros((D, E))      # bytes that left entry e, by the step they land at the next hop
     arrivals = np.zeros(E)
-    nic_room = 2.0 * pkt
+    line_Bps_flow = cap_Bps[e_link[first]]
+    # a NIC holds two packets of a flow, or two steps of line rate if that is more (so that the
+    # step length never throttles a sender)
+    nic_room = np.maximum(2.0 * pkt, 2.0 * line_Bps_flow * dt)
     # DCQCN (rates in wire packets/s)
     line_pps = line_Bps / pkt
     Rc = line_pps.copy()

@@ -64,11 +64,20 @@ def route(network: Network, src, dst, routing: str, seed: int, qps: int = 1) -> 
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     n = len(src)
-    links, count = path_tables(network, src, dst)
+    simple, pair, padded, row_count = path_tables(network, src, dst)
     dummy = network.n_links
-    h_max = links.shape[2] - 2
-    # host uplink first, the switch path, host downlink last (the tables keep the host links apart)
-    links = links[:, :, [h_max] + list(range(h_max)) + [h_max + 1]]
+    count = row_count[pair]
+    # ordered paths: host uplink, the shared switch path, host downlink (the tables leave the host
+    # links of single-homed hosts out; multi-homed hosts' rows are whole paths already)
+    h_max = padded.shape[2]
+    links = np.full((n, padded.shape[1], h_max + 2), dummy, dtype=np.int64)
+    links[:, :, 1:h_max + 1] = padded[pair]
+    real = np.arange(padded.shape[1])[None, :] < count[:, None]
+    if simple.any():
+        up = network.link_ids(src[simple], network.leaf_of(src[simple]))
+        down = network.link_ids(network.leaf_of(dst[simple]), dst[simple])
+        links[simple, :, 0] = np.where(real[simple], up[:, None], dummy)
+        links[simple, :, h_max + 1] = np.where(real[simple], down[:, None], dummy)
     rng = np.random.default_rng(seed)
     weight = np.zeros(links.shape[:2])
     rows = np.arange(n)
@@ -121,15 +130,23 @@ def build_job(name: str, network: Network, k: int, senders: int | None, size: fl
     half = k // 2
     if name == "incast":
         n = 16 if senders is None else senders
-        if n < 1 or half + n > H:
-            raise InputError(f"an incast of {n} needs hosts {half}..{half + n - 1}; the tree has {H} "
-                             f"(raise --k or --hosts, or lower --senders)", location="--senders")
-        src = list(range(half, half + n))
+        leaf = network.leaf_of(np.arange(H))
+        # the next hosts in order that are not under the receiver's leaf (on a k-ary fat tree:
+        # hosts k/2 .. k/2+N-1); the victim is the host after them, sending to the receiver's neighbour
+        # (a one-switch fabric has no other leaf: then the receiver's neighbours send)
+        neighbours = np.flatnonzero(leaf == leaf[0])[1:]
+        others = np.flatnonzero(leaf != leaf[0])
+        if not len(others):
+            others, neighbours = neighbours[1:], neighbours[:1]
+        if n < 1 or n > len(others):
+            raise InputError(f"an incast of {n} needs {n} hosts besides the receiver's leaf; the network has "
+                             f"{len(others)} (raise --k or --hosts, or lower --senders)", location="--senders")
+        src = others[:n].tolist()
         dst = [0] * n
         victim = [False] * n
-        if half + n < H and H > 1:
-            src.append(half + n)
-            dst.append(1)
+        if n < len(others) and len(neighbours):
+            src.append(int(others[n]))
+            dst.append(int(neighbours[0]))
             victim.append(True)
         return Job(name, np.array(src), np.array(dst), np.full(len(src), size), np.array(victim))
     if H < 2:
@@ -323,6 +340,34 @@ def summary_lines(doc: dict) -> list[str]:
     return lines
 
 
+#: How a fabric profile's flow and congestion control map onto the fluid model's --cc and --pfc.
+PROFILE_CC = {("pfc", "dcqcn"): ("dcqcn", True), ("credit", "ib_cc"): ("ib-cc", True),
+              ("credit", "none"): ("ib-credit", True), ("none", "tcp"): ("tcp", False),
+              ("none", "none"): ("none", False), ("pfc", "none"): ("none", True)}
+
+
+def design_case(spec_path, fabric: str | None, catalog) -> dict:
+    """The network and the --cc/--pfc/--routing defaults of a spec's design for one of its fabrics
+    (the spec's first fabric unless ``fabric`` names another of its profiles)."""
+    from fabricplan.design import resolve
+    from fabricplan.sim.fabric import design_network
+    from fabricplan.spec import load_spec
+
+    spec = load_spec(spec_path, catalog)
+    choices = {choice.profile: choice for choice in spec.fabric_choices()}
+    if not choices:
+        raise InputError("the spec names no fabrics", location=str(spec_path))
+    name = fabric or next(iter(choices))
+    if name not in choices:
+        raise InputError(f"the spec's fabrics are {', '.join(choices)}, got '{name}'", location="--fabric")
+    design = resolve(spec, catalog, choices[name])
+    profile = catalog.fabric(design.fabric)
+    cc, pfc = PROFILE_CC.get((profile.flow_control, profile.congestion_control), ("none", False))
+    routing = profile.routing if profile.routing in ROUTINGS else "ecmp"
+    network = design_network(design.size, link_gbps=design.hardware.port_speed_gbps, catalog=catalog)
+    return {"network": network, "cc": cc, "pfc": pfc, "routing": routing, "fabric": design.fabric}
+
+
 def _qps(qps: int | None, catalog) -> int:
     """Queue pairs per connection: the flag, else ``perf_defaults.nccl_ib_qps_per_connection``."""
     from fabricplan.sim.params import sim_parameter
@@ -336,7 +381,7 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
                   pfc_xon_kb: float | None = None, mtu: int | None = None, link_latency_us: float | None = None,
                   seed: int = 1, max_time_ms: float = 50.0, step_us: float | None = None,
                   loop_delay_us: float | None = None, qps: int | None = None, record: bool = False,
-                  catalog=None) -> ScenarioResult:
+                  network: Network | None = None, catalog=None) -> ScenarioResult:
     """Build the fat tree and the jobs, route, run the fluid model and return the result."""
     from fabricplan.sim.fluid import fluid_config, simulate_fluid
 
@@ -351,7 +396,9 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
     if not math.isfinite(max_time_ms) or max_time_ms <= 0:
         raise InputError(f"must be > 0 ms, got {max_time_ms:g}", location="--max-time-ms")
     size = parse_bytes(flow_size) if isinstance(flow_size, str) else float(flow_size)
-    network = fat_tree(k, tiers, link_gbps=link_gbps, link_latency_us=link_latency_us, hosts=hosts, catalog=catalog)
+    if network is None:
+        network = fat_tree(k, tiers, link_gbps=link_gbps, link_latency_us=link_latency_us, hosts=hosts,
+                           catalog=catalog)
     config = fluid_config(catalog, cc=cc, pfc=pfc_on, step_us=step_us, payload_bytes=mtu,
                           pfc_xoff_bytes=None if pfc_xoff_kb is None else pfc_xoff_kb * 1e3,
                           pfc_xon_bytes=None if pfc_xon_kb is None else pfc_xon_kb * 1e3,
@@ -371,7 +418,7 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
         steps = max(1, int(config.max_time_us / config.step_us / 20000))
         config = config.with_values(record_every=steps)
     fluid = simulate_fluid(network, flows, config)
-    settings = {"k": k, "tiers": tiers, "hosts": network.n_hosts, "link_gbps": float(network.capacity_gbps[0]),
+    settings = {"k": k, "tiers": int(network.node_tier.max()), "hosts": network.n_hosts, "link_gbps": float(network.capacity_gbps[0]),
                 "link_latency_us": float(network.latency_us[0]), "routing": routing, "qps": _qps(qps, catalog), "cc": config.cc,
                 "pfc": config.uses_pfc, "lossless": config.lossless, "flow_size_bytes": size, "seed": seed,
                 "step_us": config.step_us, "packet_payload_bytes": config.payload_bytes,

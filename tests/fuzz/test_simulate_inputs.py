@@ -23,6 +23,10 @@ import pytest
     (["incast", "--step-us", "0"], "--step-us"),
     (["incast", "--hosts", "0"], "--hosts"),
     (["incast", "--loop-delay-us", "-3"], "--loop-delay-us"),
+    (["incast", "--qps", "0"], "--qps"),
+    (["incast", "--fabric", "roce-v2"], "--fabric"),
+    (["incast", "--spec", "examples/llama70b-1024-h100.yaml", "--hosts", "4"], "--spec"),
+    (["incast", "--spec", "no-such-spec.yaml"], "no-such-spec.yaml"),
 ])
 def test_bad_simulate_input(cli, args, flag):
     result = cli("simulate", *args)

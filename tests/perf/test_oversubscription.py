@@ -44,20 +44,26 @@ def _topology(ratio: float, *, style: str = "rail_optimized", aligned: bool = Tr
 @pytest.mark.parametrize("fabric", ["infiniband-ndr", "roce-v2", "ethernet-tcp"])
 @pytest.mark.parametrize("aligned", [True, False])
 def test_one_to_one_changes_nothing_exactly(fabric, aligned):
-    # Non-blocking: every pattern keeps today's time, bit for bit, whatever the placement assumption.
+    # Non-blocking: no oversubscription cap, and with topology-aware placement every pattern keeps
+    # today's time bit for bit. Without it (issue 14) rings hash every node's channels onto the leaf
+    # uplinks, so their share of the NIC bandwidth can only drop (NCCL's tuner may then pick another
+    # protocol, so the time itself is not monotone).
     for op in OPS:
         for nodes in (2, 16, 128, 1024):
             for size in (8, 2**20, GiB):
                 base = collective_time(op, size, 8 * nodes, 8, fabric, H100, catalog=CATALOG)
                 new = collective_time(op, size, 8 * nodes, 8, fabric, H100, catalog=CATALOG,
                                       topology=_topology(1.0, aligned=aligned))
-                assert new.time_us == base.time_us, (op, nodes, size)
+                if aligned:
+                    assert new.time_us == base.time_us, (op, nodes, size)
+                else:
+                    assert new.routing_efficiency <= base.routing_efficiency, (op, nodes, size)
                 assert new.oversubscription_factor == 1.0
 
 
 def test_cluster_shape_defaults_are_todays_model():
     shape = ClusterShape(gpu=H100, gpus=16384, gpus_per_node=8, scale_up_domain=8, nics_per_node=8)
-    explicit = dataclasses.replace(shape, oversubscription=(1.0, 1.0), topology_aware_scheduling=False)
+    explicit = dataclasses.replace(shape, oversubscription=(1.0, 1.0), topology_aware_scheduling=True)
     job = JobSpec(name="mixtral", model="mixtral-8x7b", gpus=1024, tp=2, pp=1, ep=8,
                   global_batch_sequences=2048, seq_len_tokens=4096)
     assert step_time(job, explicit, "infiniband-ndr", catalog=CATALOG) == step_time(
@@ -85,7 +91,8 @@ def test_spread_ring_all_reduce_across_leaves_is_r_times_slower():
     assert flat.oversubscription_factor == 1.0
     bandwidth_term = (over.time_us - over.latency_us) / (flat.time_us - flat.latency_us)
     assert bandwidth_term == pytest.approx(flat.routing_efficiency / over.routing_efficiency, rel=1e-9)
-    assert flat.busbw_gbytes_per_s / over.busbw_gbytes_per_s == pytest.approx(3.0, rel=0.02)
+    # (3:1 leaves have half the uplinks, so the spread ring's ECMP collisions differ too: within 5 %)
+    assert flat.busbw_gbytes_per_s / over.busbw_gbytes_per_s == pytest.approx(3.0, rel=0.05)
 
 
 def test_aligned_ring_across_leaves_keeps_its_bandwidth():
@@ -200,6 +207,10 @@ def test_decision_sees_oversubscription_cost_and_speed():
     # (> 5x: the per-operation backward is shorter than the old flat-fraction one, so less of the
     # non-blocking all-reduce hides behind it too.)
     assert over.jobs[0].exposed_comm_s["dp"] > 5 * flat.jobs[0].exposed_comm_s["dp"]
-    # With topology-aware placement the rings stay on their leaves: within 0.1 %.
+    # With topology-aware placement the rings stay on their leaves: 3:1 aligned does at least as well
+    # as 1:1 spread (whose rings now also hash every node's channels onto the uplinks, issue 14),
+    # and as well as 1:1 aligned within 0.1 %.
     aligned = evaluate(_moe_spec(3.0, True), CATALOG).outcomes["infiniband-ndr"]
-    assert aligned.jobs[0].gpu_utilisation == pytest.approx(flat.jobs[0].gpu_utilisation, rel=1e-3)
+    flat_aligned = evaluate(_moe_spec(1.0, True), CATALOG).outcomes["infiniband-ndr"]
+    assert aligned.jobs[0].gpu_utilisation >= flat.jobs[0].gpu_utilisation
+    assert aligned.jobs[0].gpu_utilisation == pytest.approx(flat_aligned.jobs[0].gpu_utilisation, rel=1e-3)

@@ -150,10 +150,12 @@ def test_no_collnet_or_multinode_nvls_on_sockets():
 
 
 # Values the model gave before issue 12 (commit 2b160ad): InfiniBand and RoCE collectives of NCCL's
-# tuner must be bit for bit the same (the socket model and latencyInter change touch neither).
+# tuner must be bit for bit the same (the socket model and latencyInter change touch neither). Issue 14
+# replaced adaptive routing's unsourced 10 % residual collision loss by NVIDIA's 95 % vs 60 %
+# (12.5 %): InfiniBand values that carry an ECMP term moved in the 8th digit.
 UNCHANGED_ALL_REDUCE_US = {
     ("infiniband-ndr", 8, 16): 25.202149450097647,
-    ("infiniband-ndr", 8, 1024): 43.00004537306118,
+    ("infiniband-ndr", 8, 1024): 43.0000461496353,  # issue 14: adaptive routing keeps 12.5 % of the ECMP loss, not 10 %
     ("infiniband-ndr", 2**30, 16): 4428.294627383016,
     ("infiniband-ndr", 2**30, 1024): 5860.687723840345,
     ("roce-v2", 8, 16): 26.542164251207733,
@@ -175,7 +177,7 @@ def test_ib_send_recv_and_all_to_all_unchanged():
     assert collective_time("send_recv", 8, 16, 8, "infiniband-ndr", H100,
                            catalog=CATALOG).time_us == 9.30612765957447
     assert collective_time("all_to_all", 8, 1024, 8, "infiniband-ndr", H100,
-                           catalog=CATALOG).time_us == 213.90017190678194
+                           catalog=CATALOG).time_us == 213.9001726797277  # issue 14: sourced AR residual
 
 
 def test_small_send_recv_and_all_to_all_latency_ordered_ib_roce_tcp():

@@ -48,7 +48,8 @@ _flags_show_no_type()
 COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_cmds", "topology": "plan_cmds",
                    "cost": "plan_cmds", "collective": "perf_cmds", "step": "perf_cmds", "compare": "decide_cmds",
                    "lint": "ops_cmds", "headroom": "ops_cmds",
-                   "health": "health_cmds", "calibrate": "measure_cmds", "check-measured": "measure_cmds"}
+                   "health": "health_cmds", "dcqcn": "sim_cmds", "simulate": "sim_cmds",
+                   "calibrate": "measure_cmds", "check-measured": "measure_cmds"}
 
 
 _registered = False

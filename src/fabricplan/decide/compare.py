@@ -14,6 +14,7 @@ from fabricplan.decide.whatif import (
     scale_grid,
     sensitivity,
 )
+from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import ClusterSpec, check_references
 from fabricplan.spec.load import located
@@ -33,6 +34,9 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
 def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, search_scale: bool,
              analyse_sensitivity: bool, plan: Plan) -> CompareReport:
     check_references(spec, catalog)
+    model = resolve_efficiency_model(plan.efficiency_model)
+    usage = getattr(model, "usage", None)  # a model that can say how it answered (e.g. sim's cache)
+    before = usage() if usage else None
     if progress:
         progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
     decision = evaluate(spec, catalog, plan=plan)
@@ -53,6 +57,8 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
                          "as idle time at that size.")
     crossing = crossovers(spec, catalog, curve, plan) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
+    if before is not None and hasattr(model, "usage_note"):
+        notes.append(model.usage_note(before))
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
     return CompareReport(
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,

@@ -13,6 +13,8 @@ where they sit (:class:`~fabricplan.design.NetworkPlacement`) and on which fabri
   oversubscribed tiers (:func:`oversubscription_factor`).
 * ``ideal``: every pattern gets the full per-NIC bandwidth (no collisions, no oversubscription):
   the bound a perfect network would give, useful to see how much the fabric's routing costs.
+* ``sim``: the flow-level simulator (:mod:`fabricplan.perf.sim_efficiency`): NCCL's connections
+  routed over the communicator's part of the design, max-min rates; cached by scenario hash.
 
 A new model (e.g. a simulator-backed one) is a callable with a ``name`` registered with
 :func:`register_efficiency_model`; perf never changes for it.
@@ -124,9 +126,16 @@ def ecmp_flows(placement: NetworkPlacement, pattern: str, n_nodes: int, channels
                qps_per_connection: int) -> int:
     """Flows (queue pairs) hashed onto one leaf's uplinks: ring = channels per NIC (each ring leaves
     a leaf group once), tree = every node under the leaf, all_to_all = every node to every remote
-    node; each times the queue pairs per connection and the NICs of one node on the leaf."""
+    node; each times the queue pairs per connection and the NICs of one node on the leaf.
+
+    Without topology-aware scheduling (``placement.aligned`` False) a ring's neighbours sit under
+    other leaves (as :func:`crossing_share` takes it), so every node under the leaf sends its ring
+    channels up: ``nodes_per_leaf x channels`` flows. The flow-level simulator (``sim`` model)
+    measures the same effect on the placement's graph.
+    """
     remote_nodes = max(n_nodes - placement.nodes_per_leaf, 1)
-    per_pattern = {"ring": channels_per_nic, "tree": placement.nodes_per_leaf * channels_per_nic,
+    ring = channels_per_nic if placement.aligned else placement.nodes_per_leaf * channels_per_nic
+    per_pattern = {"ring": ring, "tree": placement.nodes_per_leaf * channels_per_nic,
                    "all_to_all": placement.nodes_per_leaf * remote_nodes}
     if pattern not in per_pattern:
         raise InputError(f"unknown traffic pattern '{pattern}'; known: {', '.join(PATTERNS)}")
@@ -171,7 +180,15 @@ class IdealEfficiency:
         return Efficiency(value=1.0, oversubscription=1.0, model=self.name)
 
 
-_MODELS: dict[str, Callable[[], EfficiencyModel]] = {"analytic": AnalyticEfficiency, "ideal": IdealEfficiency}
+def _sim_model() -> EfficiencyModel:
+    """The ``sim`` model, imported when first asked for (it loads the simulator)."""
+    from fabricplan.perf.sim_efficiency import SimEfficiency
+
+    return SimEfficiency()
+
+
+_MODELS: dict[str, Callable[[], EfficiencyModel]] = {"analytic": AnalyticEfficiency, "ideal": IdealEfficiency,
+                                                     "sim": _sim_model}
 DEFAULT_MODEL = "analytic"
 
 

@@ -1,0 +1,9 @@
+"""Flow-level and fluid network simulation over a fabric's real graph (issue 14).
+
+``network`` holds the contract every simulator model reads (:class:`Network`, :func:`fat_tree`,
+:func:`equal_cost_paths`, :class:`Flows`); numpy is the only heavy dependency and loads with it.
+"""
+
+from fabricplan.sim.network import Flows, Network, equal_cost_paths, fat_tree
+
+__all__ = ["Flows", "Network", "equal_cost_paths", "fat_tree"]

@@ -1,0 +1,76 @@
+"""`fabricplan simulate`: the JSON document's keys, scenario conventions and the plot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricplan.sim.network import fat_tree
+from fabricplan.sim.scenarios import build_job, parse_bytes
+
+
+def test_simulate_json_keys_and_numbers(cli):
+    result = cli("simulate", "incast", "--k", "8", "--senders", "8", "--flow-size", "256KB", "--link", "100G",
+                 "--json")
+    assert result.code == 0, result.err
+    doc = result.json()
+    for key in ("fct_us", "goodput_gbps", "pfc_pause_us", "pause_spread_hops", "ecn_marks", "cnps", "drops_bytes",
+                "victim_slowdown", "jain_fairness", "jobs", "simulated_us_per_wall_s"):
+        assert key in doc
+    assert set(doc["fct_us"]) == {"mean", "p50", "p99", "max"}
+    assert doc["completed"] == doc["flows"] == 8
+    # 8 x 256 KB (63 packets of 4,160 B each) through one 100G port: at least 8 x 262,080 B / 12.5 GB/s = 168 us
+    assert doc["fct_us"]["max"] >= 8 * 63 * 4160 / 12.5e3
+    assert 80 < doc["goodput_gbps"] <= 100
+    assert doc["settings"]["packet_payload_bytes"] == 4096 and doc["settings"]["link_latency_us"] == 1.0
+    assert all(name.count("->") == 1 for name in doc["pfc_pause_us"])
+
+
+def test_one_flow_alone_takes_its_ideal_time(cli):
+    # a 2-host permutation: each flow alone at 100G, 1 MB = 245 packets = 1,019,200 B on the wire:
+    # 81.5 us of serialisation + 3 hops x 1 us there and back + 2 store-and-forward packets (0.7 us)
+    doc = cli("simulate", "permutation", "--k", "4", "--hosts", "2", "--json").json()
+    expected = 245 * 4160 / 12.5e3 + 2 * 2 * 1.0 + 1 * 4160 / 12.5e3
+    assert doc["fct_us"]["max"] == pytest.approx(expected, rel=0.03)
+
+
+def test_scenario_conventions():
+    net = fat_tree(8, 2, link_gbps=100)
+    incast = build_job("incast", net, 8, 6, 1e6, 1)
+    assert incast.src[:6].tolist() == [4, 5, 6, 7, 8, 9] and set(incast.dst[:6].tolist()) == {0}
+    assert incast.victim.tolist() == [False] * 6 + [True] and (incast.src[-1], incast.dst[-1]) == (10, 1)
+    perm = build_job("permutation", net, 8, None, 1e6, 7)
+    assert sorted(perm.dst.tolist()) == list(range(32)) and not np.any(perm.src == perm.dst)
+    assert perm.dst.tolist() == build_job("permutation", net, 8, None, 1e6, 7).dst.tolist()  # seeded
+    ring = build_job("allreduce", net, 8, None, 1e6, 1)
+    assert ring.size_bytes[0] == pytest.approx(2 * 31 / 32 * 1e6)
+    a2a = build_job("alltoall", net, 8, None, 31e6, 1)
+    assert len(a2a.src) == 32 * 31 and a2a.size_bytes[0] == pytest.approx(1e6)
+
+
+def test_parse_bytes():
+    assert parse_bytes("1MB") == 1e6 and parse_bytes("64KB") == 64e3 and parse_bytes("1MiB") == 2 ** 20
+    assert parse_bytes("4096") == 4096
+
+
+def test_plot_writes_html(cli, tmp_path):
+    out = tmp_path / "sim.html"
+    result = cli("simulate", "allreduce", "--k", "4", "--flow-size", "64KB", "--plot", str(out))
+    assert result.code == 0, result.err
+    text = out.read_text()
+    assert "Sending rate per flow" in text and "Ports paused by PFC" in text
+
+
+def test_simulate_a_specs_design_takes_its_fabric_defaults(cli):
+    # the 1,024-H100 example on InfiniBand NDR: credits + IB CC and adaptive routing from the profile,
+    # 400G ports from the design; lossless without pause frames
+    doc = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "infiniband-ndr",
+              "--senders", "16", "--json").json()
+    settings = doc["settings"]
+    assert (settings["cc"], settings["routing"], settings["link_gbps"]) == ("ib-cc", "adaptive", 400.0)
+    assert doc["completed"] == 16 and doc["drops_bytes"] == 0 and doc["pfc_paused_ports"] == 0
+    roce = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "roce-v2",
+               "--senders", "16", "--json").json()
+    assert roce["settings"]["cc"] == "dcqcn" and roce["settings"]["pfc"] is True
+    bad = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "aws-efa")
+    assert bad.code == 2 and "--fabric" in bad.err

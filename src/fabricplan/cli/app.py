@@ -47,14 +47,15 @@ _flags_show_no_type()
 #: The module that registers each top-level command (tests check it matches `app`).
 COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_cmds", "topology": "plan_cmds",
                    "cost": "plan_cmds", "collective": "perf_cmds", "step": "perf_cmds", "compare": "decide_cmds",
-                   "lint": "ops_cmds", "headroom": "ops_cmds"}
+                   "lint": "ops_cmds", "headroom": "ops_cmds",
+                   "sweep": "sweep_cmds"}
 
 
 def _register_all() -> None:
     """Each command module adds its commands to `app`: planning, performance, decision, operations."""
-    from fabricplan.cli import decide_cmds, ops_cmds, perf_cmds, plan_cmds
+    from fabricplan.cli import decide_cmds, ops_cmds, perf_cmds, plan_cmds, sweep_cmds
 
-    for module in (plan_cmds, perf_cmds, decide_cmds, ops_cmds):
+    for module in (plan_cmds, perf_cmds, decide_cmds, ops_cmds, sweep_cmds):
         module.register(app)
 
 

@@ -91,3 +91,12 @@ def test_report_unknown_axis(cli, tmp_path):
     cli("sweep", "run", write_sweep(tmp_path, SMALL_AXES), "--out", out, "-e", "inprocess", "-q")
     result = cli("sweep", "report", out, "--x", "cluster.nodes")
     assert result.code == 2 and result.err.strip().startswith("error: --x: 'cluster.nodes' is not an axis")
+
+
+
+def test_pyarrow_missing_says_how_to_install(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    result = cli("sweep", "run", write_sweep(tmp_path, SMALL_AXES), "-e", "inprocess", "--out", tmp_path / "out", "-q")
+    assert result.code == 2
+    assert result.err.strip() == 'error: the sweep results need pyarrow: pip install "fabricplan[sweep]"'

@@ -53,3 +53,21 @@ def test_killed_run_resumes_without_recomputing(tmp_path):
     assert len(ids) == len(set(ids)) == 400
     assert sorted(final.column("point_index").to_pylist()) == list(range(400))
     assert not list(out.glob(".part-*.tmp"))
+
+
+def test_ctrl_c_on_the_process_pool_stops_cleanly_and_keeps_finished_batches(tmp_path):
+    path, out = write_sweep(tmp_path, POINTS_200, name="interrupt"), tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "fabricplan.cli.app", "sweep", "run", str(path), "--out", str(out),
+                                "--workers", "2", "--batch-size", str(BATCH), "-q"],
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("part-*.parquet"))) < 4 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted: finished batches are saved in")
+    assert "Traceback" not in stderr
+    done, _ = read_results(out)
+    assert 4 * BATCH <= done.num_rows < 200

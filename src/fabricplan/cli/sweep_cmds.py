@@ -76,7 +76,8 @@ def run(
             now = pending if limit is None else min(limit, pending)
             stderr.print(f"{summary.name}: {summary.points_kept:,} points ({summary.points_skipped:,} already in "
                          f"{summary.out}); {now:,} to run on {summary.executor} ({summary.workers} "
-                         f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)")
+                         f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)",
+                         soft_wrap=True)
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -107,7 +108,7 @@ def run(
     except KeyboardInterrupt:
         if bar is not None:
             bar.stop()
-        stderr.print(f"interrupted: finished batches are saved in {folder}; run again to resume")
+        stderr.print(f"interrupted: finished batches are saved in {folder}; run again to resume", soft_wrap=True)
         raise typer.Exit(130) from None
     finally:
         if bar is not None:
@@ -117,7 +118,8 @@ def run(
         emit_json(record)
     elif show:
         stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
-                     f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}")
+                     f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
+                     soft_wrap=True)
 
 
 @sweep_app.command("report")

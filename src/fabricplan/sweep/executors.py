@@ -64,6 +64,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(context: PointContext, args: BatchArgs) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle: it stops the pool
     _WORKER["context"], _WORKER["args"] = context, args
 
 
@@ -94,8 +97,7 @@ def run_process_pool(context: PointContext, batches: Sequence[list[Task]], args:
                 for future in done:
                     yield future.result()
         except BaseException:
-            for future in in_flight:
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)  # the batches running finish; none start
             raise
 
 
@@ -135,7 +137,11 @@ def start_ray(address: str | None, workers: int, temp_dir: str | None = None) ->
         import fabricplan
 
         # The cluster's workers get this fabricplan (its dependencies must be installed there).
-        ray.init(address=address, runtime_env={"py_modules": [fabricplan]}, **options)
+        try:
+            ray.init(address=address, runtime_env={"py_modules": [fabricplan]}, **options)
+        except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+            reason = " ".join(str(exc).split())[:300]
+            raise InputError(f"cannot connect to the Ray cluster: {reason}", location=f"--ray-address {address}") from None
         return True
     ray.init(address="local", num_cpus=workers, object_store_memory=LOCAL_RAY_OBJECT_STORE_BYTES,
              _node_ip_address="127.0.0.1", _temp_dir=temp_dir, **options)

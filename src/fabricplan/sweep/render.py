@@ -105,6 +105,12 @@ def terminal_renderables(analysis: SweepAnalysis) -> list[Any]:
     return out
 
 
+def _axis_title(analysis: SweepAnalysis, column: str | None) -> str:
+    """The axis path of a column, escaped for a plotly label."""
+    paths = {c: p for p, c in analysis.axes.items()}
+    return html.escape(paths.get(column or "", column or ""))
+
+
 def _key(value: Any) -> tuple[int, Any]:
     return (0, value) if isinstance(value, (int, float)) else (1, str(value))
 
@@ -171,7 +177,7 @@ def map_figure(analysis: SweepAnalysis) -> Any:
         zmax=n - 0.5, colorscale=scale, showscale=False, text=text, texttemplate="%{text}",
         hovertemplate="%{text}<extra></extra>", xgap=1, ygap=1))
     figure.update_layout(title={"text": "Recommended fabric (and the share of points in the cell that agree)"},
-                         xaxis_title=html.escape(analysis.x or ""), yaxis_title=html.escape(analysis.y or ""),
+                         xaxis_title=_axis_title(analysis, analysis.x), yaxis_title=_axis_title(analysis, analysis.y),
                          height=MAP_HEIGHT_PX, template="plotly_white", font={"family": FONT_FAMILY},
                          xaxis={"type": "category"}, yaxis={"type": "category"})
     return figure
@@ -193,7 +199,7 @@ def gap_figure(analysis: SweepAnalysis, pair: str) -> Any:
         texttemplate="%{z:.1%}", hovertemplate="%{z:.2%}<extra></extra>", xgap=1, ygap=1))
     figure.update_layout(title={"text": f"Crossover surface: cost of {html.escape(a)} / {html.escape(b)} - 1 "
                                         "(median over the other axes; the sign change is the crossover)"},
-                         xaxis_title=html.escape(analysis.x or ""), yaxis_title=html.escape(analysis.y or ""),
+                         xaxis_title=_axis_title(analysis, analysis.x), yaxis_title=_axis_title(analysis, analysis.y),
                          height=MAP_HEIGHT_PX, template="plotly_white", font={"family": FONT_FAMILY},
                          xaxis={"type": "category"}, yaxis={"type": "category"})
     return figure

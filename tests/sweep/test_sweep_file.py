@@ -100,3 +100,12 @@ def test_worked_example_has_2000_points():
 def test_unknown_output_is_one_line(tmp_path):
     with pytest.raises(InputError, match=r"outputs\[0\]: unknown output 'cost'"):
         load_sweep(write_sweep(tmp_path, SMALL_AXES, outputs=["cost"]))
+
+
+def test_point_ids_change_with_the_bundled_data(tmp_path, monkeypatch):
+    import fabricplan.sweep.points as points
+
+    values = {"cluster.gpus": 512}
+    before = load_sweep(write_sweep(tmp_path, SMALL_AXES)).point_id(values)
+    monkeypatch.setattr(points, "bundled_data_hash", lambda: "another catalog release")
+    assert load_sweep(write_sweep(tmp_path, SMALL_AXES)).point_id(values) != before

@@ -1,5 +1,6 @@
-"""`--executor ray` on a real local Ray cluster (loopback, 2 CPUs, 150 MB object store, no dashboard,
-a temporary folder): a 200-point sweep gives the same rows as the local process pool."""
+"""`--executor ray` on a real local Ray cluster started by the run (single node on loopback, 2 CPUs,
+150 MB object store, no dashboard, a temporary folder): a 200-point sweep gives the same rows as the
+local process pool."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def test_ray_rows_equal_the_local_executors(cli, tmp_path):
     assert on_ray.code == 0, on_ray.err
     summary = on_ray.json()
     assert (summary["points_computed"], summary["points_failed"], summary["workers"]) == (200, 0, 2)
+    assert summary["ray_nodes"] == ["127.0.0.1"]  # one node, on loopback
     assert summary["batches_written"] == 200 // summary["batch_size"] + (200 % summary["batch_size"] > 0) > 1
     assert not ray.is_initialized()  # the local Ray this run started is stopped again
     local = cli("sweep", "run", path, "--out", tmp_path / "local", "--json", "-q")

@@ -33,7 +33,7 @@ def run(
     ] = None,
     ray_address: Annotated[Optional[str], typer.Option(
         "--ray-address", help="Ray cluster to run on (e.g. 10.0.0.1:6379 or ray://host:10001); default: "
-                              "a local Ray on loopback.")] = None,
+                              "a local single-node Ray, stopped at the end.")] = None,
     ray_temp_dir: Annotated[Optional[Path], typer.Option(
         "--ray-temp-dir", help="Folder for the sessions and logs of a local Ray (default: Ray's own).")] = None,
     limit: Annotated[Optional[int], typer.Option(
@@ -42,8 +42,10 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Run a sweep: every point is a compare of the base spec with the axes' values; results go to
-    one Parquet dataset, one row per point. A re-run skips points already done."""
+    """Run a sweep: a compare at every point, one Parquet row per point; a re-run resumes.
+
+    Every point is a quick compare of the base spec with the axes' values (analytic model); results
+    go to one Parquet dataset, one row per point. A re-run skips points already done."""
     from fabricplan.sweep.executors import EXECUTORS, import_ray
 
     if executor not in EXECUTORS:
@@ -133,8 +135,10 @@ def report(
         "--html", help="Also write a self-contained HTML report with plotly charts to this file.")] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Pareto fronts (cost per useful GPU-hour vs step time, per fabric), the recommended fabric over
-    two axes and the crossover surface of each pair of fabrics."""
+    """Pareto fronts, the recommended fabric over two axes, crossovers.
+
+    Pareto fronts of cost per useful GPU-hour vs step time per fabric, the recommended fabric as a
+    map over two axes, and the crossover surface of each pair of fabrics."""
     from fabricplan.sweep.analysis import analyse
     from fabricplan.sweep.render import analysis_document, terminal_renderables
     from fabricplan.sweep.store import read_results
@@ -160,7 +164,7 @@ def report(
 
 @sweep_app.command("outputs")
 def outputs(json_output: JsonOption = False) -> None:
-    """The per-fabric outputs a sweep file can keep (its `outputs:` list) and the per-point ones."""
+    """The outputs a sweep file can keep (its `outputs:` list) and the per-point ones."""
     from fabricplan.sweep.adapter import FABRIC_OUTPUTS, POINT_OUTPUTS
 
     items = {**{name: f"{d} (per fabric)" for name, (d, _f, _t) in FABRIC_OUTPUTS.items()},
@@ -168,8 +172,12 @@ def outputs(json_output: JsonOption = False) -> None:
     if json_output:
         emit_json(items)
         return
+    from rich.table import Table
+
+    table = Table("output", "description", box=None, pad_edge=False)
     for name, description in items.items():
-        stdout.print(f"{name:30} {description}")
+        table.add_row(name, description)
+    stdout.print(table)
 
 
 @sweep_app.command("schema")

@@ -28,6 +28,7 @@ EXECUTORS = ("inprocess", "process", "ray")
 RAY_INSTALL_HINT = '--executor ray needs Ray: pip install "fabricplan[ray]"'
 #: Program limits of a local Ray started for a try: its object store and no dashboard.
 LOCAL_RAY_OBJECT_STORE_BYTES = 150 * 1024 * 1024
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,9 @@ def import_ray() -> Any:
 
 
 def start_ray(address: str | None, workers: int, temp_dir: str | None = None) -> bool:
-    """Connect to the Ray cluster at ``address``, or start a local one on loopback with ``workers``
-    CPUs, a small object store and no dashboard. True when this call started it (and should stop it)."""
+    """Connect to the Ray cluster at ``address``, or start a local single-node one on loopback with
+    ``workers`` CPUs, a small object store and no dashboard. True when this call started it (and
+    should stop it)."""
     ray = import_ray()
     if ray.is_initialized():
         return False
@@ -143,16 +145,44 @@ def start_ray(address: str | None, workers: int, temp_dir: str | None = None) ->
             reason = " ".join(str(exc).split())[:300]
             raise InputError(f"cannot connect to the Ray cluster: {reason}", location=f"--ray-address {address}") from None
         return True
-    ray.init(address="local", num_cpus=workers, object_store_memory=LOCAL_RAY_OBJECT_STORE_BYTES,
-             _node_ip_address="127.0.0.1", _temp_dir=temp_dir, **options)
+    # On Linux Ray binds even a local cluster to the machine's network address (it resolves 127.0.0.1
+    # to it: ray/_private/services.py resolve_ip_for_localhost) unless clusters are switched off, as
+    # Ray does by default on macOS and Windows (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER, read into
+    # ray_constants.ENABLE_RAY_CLUSTER at import). Switched off while the local node starts (its
+    # processes inherit the variable), so everything listens on loopback only; restored after.
+    from ray._private import ray_constants
+
+    previous_env = os.environ.get(LOOPBACK_ENV)
+    previous_flag = ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", num_cpus=workers, object_store_memory=LOCAL_RAY_OBJECT_STORE_BYTES,
+                 _temp_dir=temp_dir, **options)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = previous_flag
+        if previous_env is None:
+            os.environ.pop(LOOPBACK_ENV, None)
+        else:
+            os.environ[LOOPBACK_ENV] = previous_env
     return True
 
 
+def node_addresses() -> list[str]:
+    """The addresses of the connected Ray cluster's nodes (for the run summary)."""
+    import ray
+
+    return sorted({node["NodeManagerAddress"] for node in ray.nodes() if node.get("Alive")})
+
+
 def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, workers: int,
-            address: str | None = None, temp_dir: str | None = None) -> Iterator[Rows]:
+            address: str | None = None, temp_dir: str | None = None,
+            info: dict[str, Any] | None = None) -> Iterator[Rows]:
     ray = import_ray()
     started = start_ray(address, workers, temp_dir)
     try:
+        if info is not None:
+            info["ray_nodes"] = node_addresses()
         capacity = max(1, int(ray.cluster_resources().get("CPU", workers)))
         remote = ray.remote(num_cpus=1, max_retries=2)(_ray_batch)
         context_ref = ray.put(context)
@@ -175,11 +205,13 @@ def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArg
 
 
 def execute(executor: str, context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, *,
-            workers: int, ray_address: str | None = None, ray_temp_dir: str | None = None) -> Iterator[Rows]:
+            workers: int, ray_address: str | None = None, ray_temp_dir: str | None = None,
+            info: dict[str, Any] | None = None) -> Iterator[Rows]:
+    """The rows of each batch as it finishes; ``info`` gets what the executor ran on (Ray's nodes)."""
     if executor == "inprocess":
         return run_inprocess(context, batches, args)
     if executor == "process":
         return run_process_pool(context, batches, args, workers)
     if executor == "ray":
-        return run_ray(context, batches, args, workers, ray_address, ray_temp_dir)
+        return run_ray(context, batches, args, workers, ray_address, ray_temp_dir, info)
     raise InputError(f"unknown executor '{executor}'; choose one of {', '.join(EXECUTORS)}", location="--executor")

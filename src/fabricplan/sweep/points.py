@@ -263,8 +263,8 @@ def load_sweep(path: str | Path) -> Sweep:
                            quick=sweep_file.quick, efficiency_model=sweep_file.efficiency_model)
     overlay_text = [Path(o).read_bytes().decode("utf-8", "replace") for o in overlays]
     inputs_hash = hashlib.sha256(canonical({
-        "base": base_document, "catalog_overlays": overlay_text, "quick": sweep_file.quick,
-        "efficiency_model": sweep_file.efficiency_model}).encode()).hexdigest()
+        "base": base_document, "catalog_overlays": overlay_text, "bundled_data": bundled_data_hash(),
+        "quick": sweep_file.quick, "efficiency_model": sweep_file.efficiency_model}).encode()).hexdigest()
     sweep = Sweep(name=sweep_file.name, source=where, axes=axes, groups=groups, conditions=[], context=context,
                   inputs_hash=inputs_hash, columns=columns,
                   arrow_types={axis: _arrow_type(values) for axis, values in axes.items()})
@@ -278,6 +278,19 @@ def load_sweep(path: str | Path) -> Sweep:
     for condition in sweep.conditions:  # values of types that do not compare fail here, not mid-run
         sweep._holds(condition, first)
     return sweep
+
+
+def bundled_data_hash() -> str:
+    """SHA-256 of the bundled catalog data files and the fabricplan version: an upgrade that changes
+    a price or parameter changes every point id, so old rows are not taken for new ones."""
+    import fabricplan
+
+    digest = hashlib.sha256(fabricplan.__version__.encode())
+    folder = Path(fabricplan.__file__).parent / "catalog" / "data"
+    for data_file in sorted(folder.iterdir()):
+        if data_file.suffix in (".yaml", ".csv", ".json"):
+            digest.update(data_file.name.encode() + b"\0" + data_file.read_bytes())
+    return digest.hexdigest()
 
 
 #: Columns every results row has besides the axes and outputs.

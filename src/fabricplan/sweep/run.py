@@ -30,7 +30,7 @@ class RunSummary:
     points_failed: int = 0
     batches_written: int = 0
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    ray_nodes: list[str] = field(default_factory=list)
 
     @property
     def points_per_s(self) -> float:
@@ -70,8 +70,10 @@ def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "process", worke
     args = BatchArgs(columns=sweep.columns, json_axes=json_axes)
     start = time.perf_counter()
     try:
+        info: dict[str, list[str]] = {}
         for rows in execute(executor, sweep.context, batches, args, workers=workers, ray_address=ray_address,
-                            ray_temp_dir=ray_temp_dir):
+                            ray_temp_dir=ray_temp_dir, info=info):
+            summary.ray_nodes = info.get("ray_nodes", [])
             store.write(rows)
             summary.batches_written += 1
             summary.points_computed += len(rows)

@@ -109,3 +109,19 @@ def test_duckdb_reads_the_dataset_without_fabricplan(tmp_path):
     assert json.loads(cheapest[1]) in ([1.0, 1.0], [2.0, 1.0])  # list values: canonical JSON text
     manifest = json.loads((tmp_path / "out" / "_sweep.json").read_text())
     assert manifest["axes"]["topology.oversubscription"] == "topology_oversubscription"
+
+
+def test_dry_run_counts_points_and_writes_nothing(cli, tmp_path):
+    path = write_sweep(tmp_path, SMALL_AXES, filters=["cluster.gpus >= 1024"])
+    result = cli("sweep", "run", path, "--dry-run", "--json")
+    assert result.code == 0
+    assert (result.json()["points_total"], result.json()["points_kept"]) == (6, 4)
+    assert result.json()["out"] == str(tmp_path / "t.sweep") and not (tmp_path / "t.sweep").exists()
+
+
+def test_sweep_schema_command_is_the_published_schema(cli):
+    from fabricplan.sweep.model import SweepFile
+
+    result = cli("sweep", "schema")
+    assert result.code == 0 and json.loads(result.out) == SweepFile.model_json_schema()
+    assert set(json.loads(result.out)["required"]) == {"base", "axes"}

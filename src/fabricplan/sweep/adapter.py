@@ -7,6 +7,10 @@ columns. When compare's internals change, only this adapter changes.
 Per-fabric outputs become the columns ``<fabric>__<output>`` (fabric id with ``-`` as ``_``, e.g.
 ``infiniband_ndr__cost_per_useful_gpu_hour_usd``); point outputs keep their own names. Job outputs
 are those of the spec's first job (the main job of the mix); ``None`` when the spec has no jobs.
+
+At merge with compare's Monte Carlo uncertainty: a sweep point wants the analytic point estimate
+(no draws, or the fewest the option allows), passed in :func:`compare_point`, and the outputs read
+the point estimate, not a draw.
 """
 
 from __future__ import annotations

@@ -125,3 +125,14 @@ def test_sweep_schema_command_is_the_published_schema(cli):
     result = cli("sweep", "schema")
     assert result.code == 0 and json.loads(result.out) == SweepFile.model_json_schema()
     assert set(json.loads(result.out)["required"]) == {"base", "axes"}
+
+
+def test_pyarrow_dataset_reads_the_folder_as_one_table(tmp_path):
+    import pyarrow.dataset as ds
+
+    sweep = load_sweep(write_sweep(tmp_path, SMALL_AXES))
+    run_sweep(sweep, tmp_path / "out", executor="inprocess", batch_size=4)
+    table = ds.dataset(tmp_path / "out", format="parquet").to_table()  # `_sweep.json` is skipped
+    assert table.num_rows == 6 and len(list((tmp_path / "out").glob("part-*.parquet"))) == 2
+    assert table.schema.field("infiniband_ndr__cost_per_useful_gpu_hour_usd").type == "double"
+    assert table.schema.field("cluster_gpus").type == "int64"

@@ -1,4 +1,5 @@
-"""Write the published JSON Schemas: the cluster spec (input) and the compare report (--json output).
+"""Write the published JSON Schemas: the cluster spec and the sweep file (inputs) and the compare report
+(--json output).
 
     python scripts/export_schemas.py          # rewrite schemas/*.schema.json
     python scripts/export_schemas.py --check  # exit 1 if a committed schema is out of date
@@ -12,11 +13,13 @@ from pathlib import Path
 
 from fabricplan.decide.models import CompareReport
 from fabricplan.spec import ClusterSpec
+from fabricplan.sweep.model import SweepFile
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = {
     "cluster-spec.schema.json": lambda: ClusterSpec.model_json_schema(mode="validation"),
     "compare-report.schema.json": lambda: CompareReport.model_json_schema(mode="serialization"),
+    "sweep.schema.json": lambda: SweepFile.model_json_schema(mode="validation"),
 }
 
 

@@ -15,7 +15,8 @@ def test_help_imports_no_heavy_modules():
             "from fabricplan.cli.app import run\n"
             "assert run(['--help']) == 0\n"
             "heavy = ['numpy', 'pydantic', 'networkx', 'plotly', 'scipy', 'fabricplan.catalog', 'fabricplan.perf',\n"
-            "         'fabricplan.decide', 'fabricplan.cost', 'fabricplan.spec', 'fabricplan.report']\n"
+            "         'fabricplan.decide', 'fabricplan.cost', 'fabricplan.spec', 'fabricplan.report',\n"
+            "         'fabricplan.sweep', 'pyarrow', 'ray']\n"
             "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(SRC)}, cwd=SRC.parent)

@@ -1,0 +1,217 @@
+"""Where batches of points run: in this process, a local process pool (default), or a Ray cluster.
+
+Every executor runs the same function (:func:`fabricplan.sweep.evaluate.run_batch`) on the same
+batches, so the rows are identical whichever runs them. Each yields the rows of a batch as soon as
+it finishes (in any order); the caller writes each batch as one part file.
+
+* ``inprocess``: one batch after another here (no start-up, no copying).
+* ``process``: ``concurrent.futures.ProcessPoolExecutor`` (spawned workers). The point context
+  (base spec and catalog, ~50 kB pickled) goes to each worker once, through the pool's initializer;
+  a task carries only its batch's point values.
+* ``ray``: ``ray.put`` puts the context in the object store once; each task gets its reference and
+  the worker fetches and unpickles it once per worker process (kept by reference id). At most
+  ``2 x workers`` batches are in flight, so a large sweep does not queue every task at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fabricplan.errors import InputError
+from fabricplan.sweep.evaluate import Task, run_batch
+from fabricplan.sweep.points import PointContext
+
+EXECUTORS = ("inprocess", "process", "ray")
+RAY_INSTALL_HINT = '--executor ray needs Ray: pip install "fabricplan[ray]"'
+#: Program limits of a local Ray started for a try: its object store and no dashboard.
+LOCAL_RAY_OBJECT_STORE_BYTES = 150 * 1024 * 1024
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@dataclass(frozen=True)
+class BatchArgs:
+    """What stays the same for every batch of a run (columns, JSON-encoded axes)."""
+
+    columns: dict[str, str]
+    json_axes: frozenset[str]
+
+
+Rows = list[dict[str, Any]]
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def batch_size_for(points: int, workers: int, requested: int | None) -> int:
+    """Points per task: as asked, else enough batches for ~8 per worker (so the pool balances and a
+    killed run loses little) and at most 200 points (~1 s of analytic compares) per batch."""
+    if requested is not None:
+        return requested
+    return max(1, min(200, -(-points // (8 * max(1, workers)))))
+
+
+def run_inprocess(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs) -> Iterator[Rows]:
+    for batch in batches:
+        yield run_batch(context, batch, args.columns, args.json_axes)
+
+
+# --- local process pool -----------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(context: PointContext, args: BatchArgs) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle: it stops the pool
+    _WORKER["context"], _WORKER["args"] = context, args
+
+
+def _pool_batch(batch: list[Task]) -> Rows:
+    args: BatchArgs = _WORKER["args"]
+    return run_batch(_WORKER["context"], batch, args.columns, args.json_axes)
+
+
+def run_process_pool(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs,
+                     workers: int) -> Iterator[Rows]:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    spawn = multiprocessing.get_context("spawn")  # no fork of a process with a progress thread
+    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_init_worker,
+                             initargs=(context, args)) as pool:
+        pending = iter(batches)
+        in_flight = set()
+        try:
+            for batch in pending:
+                in_flight.add(pool.submit(_pool_batch, batch))
+                if len(in_flight) >= 2 * workers:
+                    done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+            while in_flight:
+                done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # the batches running finish; none start
+            raise
+
+
+# --- Ray ----------------------------------------------------------------------------------------------
+
+_RAY_CONTEXTS: dict[str, PointContext] = {}
+
+
+def _ray_batch(context_ref: list[Any], batch: list[Task], args: BatchArgs) -> Rows:
+    """A Ray task: the context reference is wrapped in a list so Ray does not fetch it for every task;
+    the worker fetches it once and keeps it."""
+    import ray
+
+    key = context_ref[0].hex()
+    if key not in _RAY_CONTEXTS:
+        _RAY_CONTEXTS.clear()
+        _RAY_CONTEXTS[key] = ray.get(context_ref[0])
+    return run_batch(_RAY_CONTEXTS[key], batch, args.columns, args.json_axes)
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError(RAY_INSTALL_HINT) from None
+    return ray
+
+
+def start_ray(address: str | None, workers: int, temp_dir: str | None = None) -> bool:
+    """Connect to the Ray cluster at ``address``, or start a local single-node one on loopback with
+    ``workers`` CPUs, a small object store and no dashboard. True when this call started it (and
+    should stop it)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if address:
+        import fabricplan
+
+        # The cluster's workers get this fabricplan (its dependencies must be installed there).
+        try:
+            ray.init(address=address, runtime_env={"py_modules": [fabricplan]}, **options)
+        except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+            reason = " ".join(str(exc).split())[:300]
+            raise InputError(f"cannot connect to the Ray cluster: {reason}", location=f"--ray-address {address}") from None
+        return True
+    # On Linux Ray binds even a local cluster to the machine's network address (it resolves 127.0.0.1
+    # to it: ray/_private/services.py resolve_ip_for_localhost) unless clusters are switched off, as
+    # Ray does by default on macOS and Windows (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER, read into
+    # ray_constants.ENABLE_RAY_CLUSTER at import). Switched off while the local node starts (its
+    # processes inherit the variable), so everything listens on loopback only; restored after.
+    from ray._private import ray_constants
+
+    previous_env = os.environ.get(LOOPBACK_ENV)
+    previous_flag = ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", num_cpus=workers, object_store_memory=LOCAL_RAY_OBJECT_STORE_BYTES,
+                 _temp_dir=temp_dir, **options)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = previous_flag
+        if previous_env is None:
+            os.environ.pop(LOOPBACK_ENV, None)
+        else:
+            os.environ[LOOPBACK_ENV] = previous_env
+    return True
+
+
+def node_addresses() -> list[str]:
+    """The addresses of the connected Ray cluster's nodes (for the run summary)."""
+    import ray
+
+    return sorted({node["NodeManagerAddress"] for node in ray.nodes() if node.get("Alive")})
+
+
+def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, workers: int,
+            address: str | None = None, temp_dir: str | None = None,
+            info: dict[str, Any] | None = None) -> Iterator[Rows]:
+    ray = import_ray()
+    started = start_ray(address, workers, temp_dir)
+    try:
+        if info is not None:
+            info["ray_nodes"] = node_addresses()
+        capacity = max(1, int(ray.cluster_resources().get("CPU", workers)))
+        remote = ray.remote(num_cpus=1, max_retries=2)(_ray_batch)
+        context_ref = ray.put(context)
+        args_ref = ray.put(args)
+        pending = iter(batches)
+        in_flight: list[Any] = []
+        for batch in pending:
+            in_flight.append(remote.remote([context_ref], batch, args_ref))
+            if len(in_flight) >= 2 * capacity:
+                done, in_flight = ray.wait(in_flight, num_returns=1)
+                for ref in done:
+                    yield ray.get(ref)
+        while in_flight:
+            done, in_flight = ray.wait(in_flight, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def execute(executor: str, context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, *,
+            workers: int, ray_address: str | None = None, ray_temp_dir: str | None = None,
+            info: dict[str, Any] | None = None) -> Iterator[Rows]:
+    """The rows of each batch as it finishes; ``info`` gets what the executor ran on (Ray's nodes)."""
+    if executor == "inprocess":
+        return run_inprocess(context, batches, args)
+    if executor == "process":
+        return run_process_pool(context, batches, args, workers)
+    if executor == "ray":
+        return run_ray(context, batches, args, workers, ray_address, ray_temp_dir, info)
+    raise InputError(f"unknown executor '{executor}'; choose one of {', '.join(EXECUTORS)}", location="--executor")

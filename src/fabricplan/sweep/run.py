@@ -1,0 +1,85 @@
+"""Run a sweep: enumerate its points, skip those already in the results folder, run the rest in
+batches on an executor and write each finished batch as one part file."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricplan.sweep.evaluate import Task
+from fabricplan.sweep.executors import BatchArgs, batch_size_for, default_workers, execute
+from fabricplan.sweep.points import Sweep
+from fabricplan.sweep.store import ResultStore
+
+
+@dataclass
+class RunSummary:
+    """What a run did: points in the sweep, kept by the filters, already done, computed now, with errors."""
+
+    name: str
+    out: str
+    executor: str
+    workers: int
+    batch_size: int
+    points_total: int
+    points_kept: int
+    points_skipped: int
+    points_computed: int = 0
+    points_failed: int = 0
+    batches_written: int = 0
+    seconds: float = 0.0
+    ray_nodes: list[str] = field(default_factory=list)
+
+    @property
+    def points_per_s(self) -> float:
+        return self.points_computed / self.seconds if self.seconds > 0 else 0.0
+
+
+Progress = Callable[[int], None]  # called with the number of points a finished batch added
+
+
+def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "process", workers: int | None = None,
+              batch_size: int | None = None, ray_address: str | None = None, ray_temp_dir: str | None = None,
+              limit: int | None = None, on_start: Callable[[RunSummary], None] | None = None,
+              progress: Progress | None = None) -> RunSummary:
+    """Compute the sweep's points that ``out`` does not hold yet (``limit``: at most that many now)."""
+    store = ResultStore(out, sweep)
+    done = store.done_ids()
+    workers = 1 if executor == "inprocess" else workers or default_workers()
+    tasks: list[Task] = []
+    kept = 0
+    for index, values in sweep.points():
+        kept += 1
+        point_id = sweep.point_id(values)
+        if point_id not in done:
+            tasks.append((index, point_id, values))
+    skipped = kept - len(tasks)
+    if limit is not None:
+        tasks = tasks[:limit]
+    size = batch_size_for(len(tasks), workers, batch_size)
+    summary = RunSummary(name=sweep.name, out=str(out), executor=executor, workers=workers, batch_size=size,
+                         points_total=sweep.total, points_kept=kept, points_skipped=skipped)
+    if on_start:
+        on_start(summary)
+    if not tasks:
+        return summary
+    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    json_axes = frozenset(p for p, kind in sweep.arrow_types.items() if kind == "json")
+    args = BatchArgs(columns=sweep.columns, json_axes=json_axes)
+    start = time.perf_counter()
+    try:
+        info: dict[str, list[str]] = {}
+        for rows in execute(executor, sweep.context, batches, args, workers=workers, ray_address=ray_address,
+                            ray_temp_dir=ray_temp_dir, info=info):
+            summary.ray_nodes = info.get("ray_nodes", [])
+            store.write(rows)
+            summary.batches_written += 1
+            summary.points_computed += len(rows)
+            summary.points_failed += sum(1 for r in rows if r["error"] is not None)
+            if progress:
+                progress(len(rows))
+    finally:
+        summary.seconds = time.perf_counter() - start
+    return summary

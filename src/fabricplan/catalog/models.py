@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 PricePoint = Literal["low", "default", "high"]
 
@@ -290,6 +290,9 @@ class FabricProfile(Entry):
         default=1.0, gt=0, le=100,
         description="Network staff relative to the baseline; at most 100 (a sanity bound: no source "
                     "puts any fabric's operations at even 10x another's)")
+    #: What-if scale of the socket transport's modelled per-NIC bandwidth (the decision's bandwidth
+    #: lever, ``fabricplan.plan.Levers.bandwidth_multiplier``); not catalog data, never serialised.
+    _socket_bandwidth_scale: float = PrivateAttr(default=1.0)
 
 
 class Parameter(Entry):

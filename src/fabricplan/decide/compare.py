@@ -20,22 +20,28 @@ from fabricplan.spec.load import located
 
 
 def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Progress | None = None,
-            search_scale: bool = True, analyse_sensitivity: bool = True, plan: Plan = DEFAULT_PLAN) -> CompareReport:
+            search_scale: bool = True, analyse_sensitivity: bool = True, plan: Plan = DEFAULT_PLAN,
+            draws: int | None = None, seed: int | None = None) -> CompareReport:
     """Compare every fabric of the spec and recommend one, with what would change the answer.
 
     ``plan`` is the model chain every evaluation runs (:class:`fabricplan.plan.Plan`: swap a step or
-    the efficiency model there)."""
+    the efficiency model there). ``draws`` Monte Carlo draws over the catalog's ranges (default:
+    catalog ``uncertainty_draws``; 0 = none) with ``seed`` (default: catalog ``uncertainty_seed``)."""
     catalog = catalog or load_catalog()
+    if draws is None:
+        draws = int(catalog.parameter("uncertainty_draws").value.at("default"))
+    if seed is None:
+        seed = int(catalog.parameter("uncertainty_seed").value.at("default"))
     with located(spec):  # errors found by the models name the spec's file
-        return _compare(spec, catalog, progress, search_scale, analyse_sensitivity, plan)
+        return _compare(spec, catalog, progress, search_scale, analyse_sensitivity, plan, draws, seed)
 
 
 def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, search_scale: bool,
-             analyse_sensitivity: bool, plan: Plan) -> CompareReport:
+             analyse_sensitivity: bool, plan: Plan, draws: int = 0, seed: int = 0) -> CompareReport:
     check_references(spec, catalog)
     if progress:
         progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
-    decision = evaluate(spec, catalog, plan=plan)
+    decision = evaluate(spec, catalog, plan=plan, draws=draws, seed=seed)
     notes = []
     if not spec.jobs:
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
@@ -58,4 +64,4 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes,
-        efficiency_model=plan.efficiency_model_name)
+        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty)

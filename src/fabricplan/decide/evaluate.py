@@ -9,6 +9,7 @@ from fabricplan.cost import resolve_assumptions
 from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
 from fabricplan.decide.recommend import recommend
 from fabricplan.decide.rules import RuleContext, evaluate_rules
+from fabricplan.decide.uncertainty import Uncertainty, monte_carlo
 from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
 from fabricplan.spec import ClusterSpec
 
@@ -35,20 +36,32 @@ class Decision:
     outcomes: dict[str, FabricOutcome]
     rules: list[RuleResult]
     recommendation: Recommendation
+    uncertainty: Uncertainty | None = None
 
 
-def decide(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, FabricOutcome]) -> Decision:
-    """Rules on the numbers, then the ranking and the misjudgement checks."""
+def decide(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, FabricOutcome], *, draws: int = 0,
+           seed: int | None = None, plan: Plan = DEFAULT_PLAN) -> Decision:
+    """Rules on the numbers, the Monte Carlo over the catalog's ranges (``draws`` > 0), then the
+    ranking and the misjudgement checks."""
     rules = evaluate_rules(spec, catalog, outcomes)
     band = catalog.parameter("decision_close_call_band").value.at("default")
     context = RuleContext(spec=spec, catalog=catalog, outcomes=outcomes)
-    recommendation, checks = recommend(context, rules, band)
+    uncertainty = None
+    if draws > 0:
+        excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
+        eligible = [f for f in outcomes if f not in excluded] or list(outcomes)
+        if seed is None:
+            seed = int(catalog.parameter("uncertainty_seed").value.at("default"))
+        uncertainty = monte_carlo(spec, catalog, outcomes, eligible, draws, seed, plan)
+    recommendation, checks = recommend(context, rules, band, uncertainty)
     ranked = {fabric: outcomes[fabric].model_copy(update={"rank": index + 1})
               for index, fabric in enumerate(recommendation.ranking)}
-    return Decision(outcomes=ranked, rules=rules + checks, recommendation=recommendation)
+    return Decision(outcomes=ranked, rules=rules + checks, recommendation=recommendation, uncertainty=uncertainty)
 
 
 def evaluate(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
-             plan: Plan = DEFAULT_PLAN) -> Decision:
-    """The numbers of every fabric (by ``plan``), then the rules and the ranking."""
-    return decide(spec, catalog, fabric_outcomes(spec, catalog, scenario, plan=plan))
+             plan: Plan = DEFAULT_PLAN, *, draws: int = 0, seed: int | None = None) -> Decision:
+    """The numbers of every fabric (by ``plan``), then the rules and the ranking (with a Monte
+    Carlo of ``draws`` draws when > 0)."""
+    return decide(spec, catalog, fabric_outcomes(spec, catalog, scenario, plan=plan), draws=draws, seed=seed,
+                  plan=plan)

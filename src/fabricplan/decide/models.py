@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fabricplan.decide.uncertainty import Uncertainty
 from fabricplan.plan.outcome import FabricOutcome, JobOutcome
 
 
@@ -28,13 +29,33 @@ class RuleResult(BaseModel):
     message: str
 
 
+class RuleVote(BaseModel):
+    """A fired rule's vote and its weight (catalog ``rule_weight_<ID>``); rules break ties only."""
+
+    rule: str
+    weight: float
+    favours: list[str] = Field(default_factory=list)
+    disfavours: list[str] = Field(default_factory=list)
+    agrees_with_numbers: bool = Field(description="The rule favours (or does not disfavour) the numbers' leader")
+    decided: bool = Field(description="The weighted votes decided the recommendation (a close call) and this rule "
+                                      "voted for the recommended fabric")
+
+
 class Recommendation(BaseModel):
     ranking: list[str]
     recommended: str
     reasons: list[str]
     why_not: dict[str, str]
     disagreements: list[str] = Field(description="Where the rules and the numbers point different ways")
-    close_call: bool = Field(description="Top two within the close-call band on the deciding metric")
+    close_call: bool = Field(description="No fabric is best with probability >= decision_best_probability over "
+                                         "the Monte Carlo draws (without draws: top two within the close-call band)")
+    decided_by: Literal["numbers", "rules", "exclusions"] = Field(
+        default="numbers", description="What chose the recommended fabric: the numbers (a clear or undisputed "
+                                       "leader), the weighted rule votes (a close call), or exclusions (one left)")
+    numbers_leader: str = Field(default="", description="The eligible fabric the numbers put first")
+    probability_best: dict[str, float] | None = Field(
+        default=None, description="Share of Monte Carlo draws in which each fabric is the cheapest eligible one")
+    rule_votes: list[RuleVote] = Field(default_factory=list)
     feasible: bool = Field(
         default=True,
         description="False when the rules rule out every fabric (e.g. none meets the latency SLA): "
@@ -85,3 +106,6 @@ class CompareReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
     efficiency_model: str = Field(default="analytic",
                                   description="The model of each collective's share of the NIC bandwidth")
+    uncertainty: Uncertainty | None = Field(
+        default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
+                                  "GPU-hour and the probability of being best (None with --draws 0)")

@@ -33,6 +33,20 @@ class Levers:
     """What-if adjustments applied on top of the spec and catalog (sensitivity analysis)."""
 
     efficiency_multiplier: float = 1.0  # scales compute speed (step_time compute_efficiency_multiplier)
+    bandwidth_multiplier: float = 1.0   # scales the fabric's per-NIC bandwidth (RDMA ceiling or socket model)
+
+
+def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
+    """The design with its per-NIC bandwidth scaled by ``multiplier``: an RDMA profile's effective
+    bandwidth, or the socket transport's modelled bandwidth (the bandwidth lever of what-ifs and
+    the Monte Carlo). Placements are kept."""
+    if multiplier == 1.0:
+        return design
+    network = design.network
+    profile = network.profile.model_copy(update={
+        "effective_bandwidth_gbytes_per_s": network.profile.effective_bandwidth_gbytes_per_s * multiplier})
+    profile._socket_bandwidth_scale = network.profile._socket_bandwidth_scale * multiplier
+    return replace(design, network=replace(network, profile=profile, _placements=network._placements))
 
 
 DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
@@ -46,10 +60,12 @@ def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, le
                    efficiency: EfficiencyModel) -> list[StepResult]:
     """Each job's step time on the design's network (the default performance step).
 
-    The efficiency lever scales compute speed (``step_time``'s ``compute_efficiency_multiplier``):
+    The bandwidth lever scales the per-NIC bandwidth (:func:`scaled_bandwidth`). The efficiency
+    lever scales compute speed (``step_time``'s ``compute_efficiency_multiplier``):
     per-operation compute times are divided by it; a flat achievable fraction is multiplied
     (capped at 1).
     """
+    design = scaled_bandwidth(design, levers.bandwidth_multiplier)
     return [step_time(job, design.network, catalog=catalog, efficiency_model=efficiency,
                       compute_efficiency_multiplier=levers.efficiency_multiplier) for job in spec.jobs]
 

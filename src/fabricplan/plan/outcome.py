@@ -87,6 +87,14 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float
     )
 
 
+def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> float:
+    """Job-share-weighted GPU utilisation ``Σ share x compute / step`` (1.0 with no jobs: every
+    GPU-hour counts as useful)."""
+    if not jobs:
+        return 1.0
+    return sum(job.share * result.compute_s / result.step_time_s for job, result in zip(jobs, steps, strict=True))
+
+
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
                  steps: list[StepResult], assumptions: Assumptions) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric (the module docstring's formula).

@@ -1,0 +1,107 @@
+"""The Monte Carlo over the catalog's ranges: exact at zero width, linear in prices, and deciding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricplan.catalog import load_catalog
+from fabricplan.cost import resolve_assumptions
+from fabricplan.cost.draws import Draws, tco_draws
+from fabricplan.decide import evaluate, fabric_outcomes
+from fabricplan.spec import load_spec
+
+from project_paths import EXAMPLES
+
+CATALOG = load_catalog()
+PRICED = ("switches", "nics", "optics", "servers")
+
+
+def example(name, catalog=CATALOG):
+    return load_spec(EXAMPLES / f"{name}.yaml", catalog)
+
+
+def zero_width(catalog):
+    """The catalog with every price and parameter range collapsed onto its default."""
+    values = {}
+    for section in PRICED:
+        for entry_id, entry in catalog.section(section).items():
+            values[f"{section}.{entry_id}.price_usd"] = entry.price_usd.default
+    for entry_id, entry in catalog.section("parameters").items():
+        values[f"parameters.{entry_id}.value"] = entry.value.default
+    return catalog.with_values(values)
+
+
+@pytest.mark.parametrize("name", ["mid-128-h100-existing-ethernet", "llama70b-1024-h100"])
+def test_zero_width_monte_carlo_equals_the_deterministic_result(name):
+    catalog = zero_width(CATALOG)
+    decision = evaluate(example(name, catalog), catalog, draws=200, seed=3)
+    assert decision.uncertainty.ranged_inputs == []
+    for fabric, outcome in decision.outcomes.items():
+        dist = decision.uncertainty.fabrics[fabric]
+        for value in (dist.p10_usd, dist.p50_usd, dist.p90_usd, dist.mean_usd):
+            assert value == pytest.approx(outcome.cost_per_useful_gpu_hour_usd, rel=1e-12)
+    cheapest = min(decision.outcomes, key=lambda f: decision.outcomes[f].cost_per_useful_gpu_hour_usd)
+    assert decision.uncertainty.fabrics[cheapest].probability_best == 1.0
+    assert decision.uncertainty.clear
+
+
+def test_tco_draws_are_counts_times_price_draws():
+    """Only the switch price ranged: TCO moves by switches x (draw - default) x (1 + support x horizon)."""
+    catalog = zero_width(CATALOG).with_values({"switches.sw_ib_qm9700.price_usd": {"low": 30000, "high": 60000}})
+    spec = example("llama70b-1024-h100", catalog)
+    assumptions = resolve_assumptions(spec, catalog)
+    outcome = fabric_outcomes(spec, catalog, fabrics=["infiniband-ndr"])["infiniband-ndr"]
+    draws = Draws(n=500, seed=1)
+    tco = tco_draws(spec, catalog, outcome.cost, assumptions, draws)
+    price = draws.of("price:sw_ib_qm9700", 0, 0, 0)  # cached: the draws tco_draws used
+    assert 30000 <= price.min() < price.max() <= 60000
+    switches = outcome.cost.topology.total_switches
+    expected = outcome.tco_usd + switches * (price - 45000) * (
+        1 + assumptions.support_fraction_per_year * assumptions.horizon_years)
+    np.testing.assert_allclose(tco, expected, rtol=1e-12)
+
+
+def test_draws_are_seeded_and_shared_by_key():
+    a, b = Draws(n=100, seed=7), Draws(n=100, seed=7)
+    np.testing.assert_array_equal(a.of("price:x", 1, 2, 4), b.of("price:x", 1, 2, 4))
+    assert not np.array_equal(a.of("price:x", 1, 2, 4), Draws(n=100, seed=8).of("price:x", 1, 2, 4))
+    assert not np.array_equal(a.of("price:x", 1, 2, 4), a.of("price:y", 1, 2, 4))
+    # order-independent: asking for y first does not change x
+    c = Draws(n=100, seed=7)
+    c.of("price:y", 1, 2, 4)
+    np.testing.assert_array_equal(c.of("price:x", 1, 2, 4), a.of("price:x", 1, 2, 4))
+
+
+def test_a_price_overlay_that_should_flip_the_winner_does_and_rules_do_not_override_it():
+    spec = example("llama405b-16k-h100")
+    base = evaluate(spec, CATALOG, draws=1000)
+    assert base.recommendation.recommended == "infiniband-ndr"
+    # InfiniBand switches at twice their price: RoCE is then clearly cheaper per useful GPU-hour.
+    dear = CATALOG.with_values({"switches.sw_ib_qm9700.price_usd": {"low": 72000, "default": 90000,
+                                                                    "high": 100000}})
+    flipped = evaluate(load_spec(EXAMPLES / "llama405b-16k-h100.yaml", dear), dear, draws=1000)
+    rec = flipped.recommendation
+    assert flipped.uncertainty.leader == "roce-v2" and flipped.uncertainty.clear
+    assert rec.recommended == "roce-v2" and rec.decided_by == "numbers"
+    # SCALE003/SCALE004 still fire for InfiniBand: shown with their weights, but the numbers decided.
+    fired = {r.id for r in flipped.rules if r.fired}
+    assert {"SCALE003", "SCALE004"} <= fired
+    assert any(d.startswith("SCALE004") and "weight 0.25" in d and "the numbers decided" in d
+               for d in rec.disagreements)
+    votes = {v.rule: v for v in rec.rule_votes}
+    assert not votes["SCALE003"].agrees_with_numbers and not votes["SCALE003"].decided
+
+
+def test_rules_break_a_close_call_with_their_weights():
+    """Two fabrics the draws cannot separate: the weighted rule votes choose, and say so."""
+    spec = example("llama70b-1024-h100")
+    decision = evaluate(spec, CATALOG, draws=1000)
+    uncertainty = decision.uncertainty
+    probabilities = sorted((d.probability_best for d in uncertainty.fabrics.values()), reverse=True)
+    if uncertainty.clear:
+        pytest.skip("the catalog makes this example a clear call")
+    assert probabilities[0] < uncertainty.threshold
+    assert decision.recommendation.close_call
+    # the recommended fabric has the largest weighted vote among the contenders
+    assert decision.recommendation.recommended == "infiniband-ndr"

@@ -287,6 +287,7 @@ def test_faster_ports_speed_up_the_collectives():
 
     def dp_seconds(gpu, speed, fabric):
         spec = parse_spec({"cluster": {"gpu": gpu, "gpus": 1024, "nic_speed_gbps": speed},
+                           "topology": {"style": "rail_optimized"},  # same style at both speeds
                            "fabrics": [fabric],
                            "jobs": [{"name": "dp", "model": "llama3-8b", "global_batch_sequences": 1024,
                                      "seq_len_tokens": 8192}]})

@@ -13,6 +13,7 @@ from fabricplan.decide.whatif import (
     scale_curve,
     scale_grid,
     sensitivity,
+    tier_boundaries,
 )
 from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import ClusterSpec, check_references
@@ -39,6 +40,9 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
 def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, search_scale: bool,
              analyse_sensitivity: bool, plan: Plan, draws: int = 0, seed: int = 0) -> CompareReport:
     check_references(spec, catalog)
+    from fabricplan.plan.chain import cached_performance
+
+    plan = plan.replace(performance=cached_performance(plan.performance))  # what-ifs re-run the same step times
     if progress:
         progress(f"evaluating {len(spec.fabrics)} fabrics at {spec.cluster.gpus:,} GPUs")
     decision = evaluate(spec, catalog, plan=plan, draws=draws, seed=seed)
@@ -46,22 +50,24 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     if not spec.jobs:
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
     grid = scale_grid(spec, catalog) if search_scale else []
-    curve = scale_curve(spec, catalog, grid, progress, plan) if search_scale else []
+    scale_draws = min(draws, int(catalog.parameter("uncertainty_scale_draws").value.at("default")))
+    curve = scale_curve(spec, catalog, grid, progress, plan, scale_draws, seed) if search_scale else []
     for gpus in grid:
         left_out = jobs_left_out(spec, gpus)
         if left_out and len(left_out) < len(spec.jobs):
-            notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(left_out)} (its model "
-                         "parallelism does not lay out there); its share counts as idle time at that size.")
+            notes.append(f"The scale search skips {gpus:,} GPUs: {', '.join(left_out)} does not lay out there "
+                         "(its model parallelism), and a curve point must run the whole job mix.")
         no_memory = jobs_out_of_memory(spec, catalog, gpus)
         if no_memory and len(left_out) + len(no_memory) < len(spec.jobs):
-            notes.append(f"At {gpus:,} GPUs the scale search leaves out {', '.join(no_memory)} (it does not "
-                         "fit in GPU memory there, even with full activation recomputation); its share counts "
-                         "as idle time at that size.")
-    crossing = crossovers(spec, catalog, curve, plan) if search_scale else []
+            notes.append(f"The scale search skips {gpus:,} GPUs: {', '.join(no_memory)} does not fit in GPU memory "
+                         "there, even with full activation recomputation.")
+    threshold = catalog.parameter("decision_best_probability").value.at("default") if scale_draws else None
+    crossing = crossovers(spec, catalog, curve, plan, threshold) if search_scale else []
+    boundaries = tier_boundaries(spec, decision.outcomes, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
     return CompareReport(
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
-        crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes,
+        crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
         efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty)

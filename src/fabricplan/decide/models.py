@@ -68,15 +68,35 @@ class Recommendation(BaseModel):
 class Crossover(BaseModel):
     fabric_a: str
     fabric_b: str
-    gpus: int | None = Field(description="Smallest searched GPU count from which the leader changes; None = no change")
+    gpus: int | None = Field(description="Smallest searched GPU count from which the leader changes; None = no change "
+                                         "or no clear leader")
     leader_below: str
     leader_above: str | None
     note: str
+    kind: Literal["crossover", "no_change", "no_clear_leader"] = Field(
+        default="crossover", description="crossover: a clear leader hands over to another clear leader; "
+                                         "no_clear_leader: the pair is inside the uncertainty over a GPU range")
+    from_gpus: int | None = Field(default=None, description="no_clear_leader: first searched size without a clear leader")
+    to_gpus: int | None = Field(default=None, description="no_clear_leader: last searched size without a clear leader")
 
 
 class ScalePoint(BaseModel):
     gpus: int
     cost_per_useful_gpu_hour_usd: dict[str, float]
+    probability_lower: dict[str, float] = Field(
+        default_factory=dict, description="'a|b' -> share of Monte Carlo draws in which a costs less per useful "
+                                          "GPU-hour than b at this size (empty without draws)")
+    tiers: dict[str, int] = Field(default_factory=dict, description="Tiers of each fabric's chosen design here")
+
+
+class TierBoundary(BaseModel):
+    """A GPU count above which a fabric's design needs another switch tier."""
+
+    fabric: str
+    switch: str
+    radix: int
+    tiers_above: int = Field(description="Tiers needed just above this size")
+    gpus: int = Field(description="Largest GPU count the lower tier count holds")
 
 
 class SensitivityRow(BaseModel):
@@ -102,6 +122,8 @@ class CompareReport(BaseModel):
     recommendation: Recommendation
     crossovers: list[Crossover]
     scale_curve: list[ScalePoint]
+    tier_boundaries: list[TierBoundary] = Field(
+        default_factory=list, description="Where each fabric's chosen design changes tier count, in the searched range")
     sensitivity: list[SensitivityRow]
     notes: list[str] = Field(default_factory=list)
     efficiency_model: str = Field(default="analytic",

@@ -77,8 +77,10 @@ def _interp_index(grid: list[float], values: np.ndarray) -> tuple[np.ndarray, np
 
 
 def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, draws: Draws,
-                      plan: Plan = DEFAULT_PLAN, levers: Levers = Levers()) -> np.ndarray:
-    """Weighted utilisation per draw of ``outcome``'s design (module docstring)."""
+                      plan: Plan = DEFAULT_PLAN, levers: Levers = Levers(), light: bool = False) -> np.ndarray:
+    """Weighted utilisation per draw of ``outcome``'s design (module docstring). ``light`` (the
+    scale curve's many sizes): compute speed is held at its default, so only the per-NIC bandwidth,
+    the fabric-specific lever, is drawn (compute speed moves every fabric alike)."""
     import numpy as np
 
     if not spec.jobs:
@@ -89,7 +91,7 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
     profile = catalog.fabric(outcome.fabric)
     bw_name = "uncertainty_socket_bandwidth" if profile.socket is not None else "uncertainty_rdma_bandwidth"
     bw_range = catalog.parameter(bw_name).value
-    g_grid, b_grid = _lever_grid(gpu_range), _lever_grid(bw_range)
+    g_grid, b_grid = ([1.0] if light else _lever_grid(gpu_range)), _lever_grid(bw_range)
     g = draws.of_range("param:uncertainty_gpu_efficiency", gpu_range)
     b = draws.of_range(f"param:{bw_name}:{outcome.fabric}", bw_range)
     design = outcome_design(spec, catalog, outcome, plan)
@@ -113,26 +115,27 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
 
 def outcome_design(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, plan: Plan = DEFAULT_PLAN):
     """The design an outcome was computed on (the chosen design when several were considered)."""
+    from fabricplan.design.candidates import design_options
+
     choice = next(c for c in spec.fabric_choices() if c.profile == outcome.fabric)
-    design_spec = spec
-    chosen = getattr(outcome, "design", None)
+    chosen = outcome.design
     if chosen is not None:
-        choice = choice.model_copy(update={"switch": chosen.switch})
-        design_spec = spec.model_copy(update={"topology": spec.topology.model_copy(
-            update={"style": chosen.style})})
-    return plan.design(design_spec, catalog, choice)
+        for option in design_options(spec, catalog, choice):
+            if (option.switch, option.style) == (chosen.switch, chosen.style) and option.problem is None:
+                return plan.design(option.spec, catalog, option.choice)
+    return plan.design(spec, catalog, choice)
 
 
 def metric_draws(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, FabricOutcome], draws: Draws,
                  plan: Plan = DEFAULT_PLAN, price_multipliers: dict[str, float] | None = None,
-                 levers: Levers = Levers()) -> dict[str, np.ndarray]:
-    """Cost per useful GPU-hour draws per fabric."""
+                 levers: Levers = Levers(), light: bool = False) -> dict[str, np.ndarray]:
+    """Cost per useful GPU-hour draws per fabric (``light``: see :func:`utilisation_draws`)."""
     assumptions = resolve_assumptions(spec, catalog, price_multipliers)
     gpu_hours = spec.cluster.gpus * HOURS_PER_YEAR * assumptions.horizon_years
     result = {}
     for fabric, outcome in outcomes.items():
         tco = tco_draws(spec, catalog, outcome.cost, assumptions, draws)
-        utilisation = utilisation_draws(spec, catalog, outcome, draws, plan, levers)
+        utilisation = utilisation_draws(spec, catalog, outcome, draws, plan, levers, light)
         result[fabric] = tco / (gpu_hours * utilisation)
     return result
 

@@ -52,6 +52,21 @@ class JobOutcome(BaseModel):
     run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
 
 
+class DesignSummary(BaseModel):
+    """One candidate design of a fabric (switch model x topology style) and how it did."""
+
+    switch: str
+    style: str
+    radix: int | None = None
+    tiers: int | None = None
+    switches: int | None = Field(default=None, description="Switches in all tiers")
+    switches_by_tier: dict[str, int] = Field(default_factory=dict)
+    network_capex_usd: float | None = None
+    cost_per_useful_gpu_hour_usd: float | None = None
+    chosen: bool = False
+    note: str = Field(default="", description="Why it was chosen, or why not / why it cannot be built")
+
+
 class FabricOutcome(BaseModel):
     """Everything the decision weighs for one fabric."""
 
@@ -69,6 +84,10 @@ class FabricOutcome(BaseModel):
     tco_basis: Literal["cluster", "network"]
     cost_per_useful_gpu_hour_usd: float
     rank: int = 0
+    design: DesignSummary | None = Field(default=None, description="The design chosen for this fabric")
+    designs_considered: list[DesignSummary] = Field(
+        default_factory=list, description="Every switch model x style the spec left open, cheapest per useful "
+                                          "GPU-hour chosen (empty when only one design was possible)")
 
 
 def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None) -> JobOutcome:

@@ -37,7 +37,7 @@ from fabricplan.topology.ports import (
     leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
 )
 
-__all__ = ["FabricSize", "Style", "size_fabric", "tiers_needed"]
+__all__ = ["FabricSize", "Style", "size_fabric", "tier_capacities", "tiers_needed"]
 
 #: Display names per tier (plural), for notes.
 _PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
@@ -160,6 +160,16 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     chosen, _why = _choose_tiers(nodes * nics_per_node, nodes, nics_per_node, radix, style, None, max_tiers,
                                  capacity, layout, ratios, reserved_leaf_ports)
     return chosen
+
+
+def tier_capacities(*, nics_per_node: int, radix: int, style: Style, oversubscription: tuple[float, ...] = (1.0, 1.0),
+                    reserved_leaf_ports: int = 0) -> dict[int, int]:
+    """Most nodes 1..4 tiers of this design can hold (the tier boundaries: a non-blocking radix-64
+    fat tree holds 64, 2,048 and 65,536 NIC ports in 1, 2 and 3 tiers, Al-Fares et al. 2008).
+    Capacities are of full scalable units/racks, so they do not depend on the cluster's size."""
+    ratios = tier_ratios(oversubscription)
+    _layout, capacity = _layout_and_capacity(style, 1, nics_per_node, radix, ratios, reserved_leaf_ports)
+    return {t: c // nics_per_node for t, c in capacity.items()}
 
 
 def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved) -> tuple[LeafLayout, dict[int, int]]:

@@ -105,3 +105,31 @@ def test_rules_break_a_close_call_with_their_weights():
     assert decision.recommendation.close_call
     # the recommended fabric has the largest weighted vote among the contenders
     assert decision.recommendation.recommended == "infiniband-ndr"
+
+
+def test_the_infiniband_premium_row_flips_at_the_expected_ratio():
+    """IB leads RoCE by a small margin on the 16k example. Cost is linear in prices, so IB's metric
+    rises by (network hardware capex x (1 + support x horizon)) / useful GPU-hours per unit of
+    premium; the row must flip exactly when the swing passes the ratio that closes the gap."""
+    from fabricplan.decide.whatif import sensitivity
+
+    spec = example("llama405b-16k-h100")
+    outcomes = fabric_outcomes(spec, CATALOG)
+    ib, roce = outcomes["infiniband-ndr"], outcomes["roce-v2"]
+    assert ib.cost_per_useful_gpu_hour_usd < roce.cost_per_useful_gpu_hour_usd
+    assumptions = resolve_assumptions(spec, CATALOG)
+    per_unit = (ib.cost.network_capex_usd * (1 + assumptions.support_fraction_per_year * assumptions.horizon_years)
+                / ib.useful_gpu_hours)
+    ratio = (roce.cost_per_useful_gpu_hour_usd - ib.cost_per_useful_gpu_hour_usd) / per_unit
+    assert 0 < ratio < 0.3
+
+    def premium_row(swing):
+        return next(r for r in sensitivity(spec, CATALOG, swing=swing) if r.factor == "InfiniBand price premium")
+
+    below, above = premium_row(ratio * 0.9), premium_row(ratio * 1.1)
+    assert not below.flips and below.winner_high == "infiniband-ndr"
+    assert above.flips and above.winner_high == "roce-v2" and above.winner_low == "infiniband-ndr"
+    # only InfiniBand moved: RoCE's metric is unchanged in that row
+    assert above.metric_change_high["roce-v2"] == pytest.approx(0.0, abs=1e-12)
+    assert above.metric_change_high["infiniband-ndr"] == pytest.approx(ratio * 1.1 * per_unit
+                                                                      / ib.cost_per_useful_gpu_hour_usd, rel=1e-6)

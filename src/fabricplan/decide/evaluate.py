@@ -16,19 +16,51 @@ from fabricplan.spec import ClusterSpec
 
 @dataclass(frozen=True)
 class Scenario:
-    """What-if adjustments: category price multipliers, energy price multiplier, efficiency."""
+    """What-if adjustments: category price multipliers, energy price multiplier, efficiency; and
+    fabric-specific ones (fabric id -> multiplier) so a factor can move one fabric against another:
+    its network hardware prices (all categories), its per-NIC bandwidth, its operations staff."""
 
     price_multipliers: tuple[tuple[str, float], ...] = ()
     energy_multiplier: float = 1.0
     levers: Levers = Levers()
+    fabric_price_multipliers: tuple[tuple[str, float], ...] = ()
+    fabric_bandwidth_multipliers: tuple[tuple[str, float], ...] = ()
+    fabric_staff_multipliers: tuple[tuple[str, float], ...] = ()
+
+
+def _fabric_case(spec: ClusterSpec, catalog: Catalog, scenario: Scenario, fabric: str, assumptions):
+    """The assumptions and levers of one fabric under the scenario's fabric-specific factors."""
+    from dataclasses import replace
+
+    from fabricplan.cost.bom import CATEGORIES
+
+    levers = scenario.levers
+    price = dict(scenario.fabric_price_multipliers).get(fabric)
+    if price is not None:
+        base = dict(scenario.price_multipliers)
+        assumptions = resolve_assumptions(spec, catalog, {c: base.get(c, 1.0) * price for c in CATEGORIES},
+                                          scenario.energy_multiplier)
+    staff = dict(scenario.fabric_staff_multipliers).get(fabric)
+    if staff is not None:
+        assumptions = assumptions.model_copy(update={
+            "maturity_fte_multiplier": assumptions.maturity_fte_multiplier * staff})
+    bandwidth = dict(scenario.fabric_bandwidth_multipliers).get(fabric)
+    if bandwidth is not None:
+        levers = replace(levers, bandwidth_multiplier=levers.bandwidth_multiplier * bandwidth)
+    return assumptions, levers
 
 
 def fabric_outcomes(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
                     fabrics: list[str] | None = None, plan: Plan = DEFAULT_PLAN) -> dict[str, FabricOutcome]:
     """Numbers for each fabric of the spec (or the named subset), by the model chain ``plan``."""
     assumptions = resolve_assumptions(spec, catalog, dict(scenario.price_multipliers), scenario.energy_multiplier)
-    return {choice.profile: plan.run(spec, catalog, choice, assumptions, scenario.levers)
-            for choice in spec.fabric_choices() if fabrics is None or choice.profile in fabrics}
+    outcomes = {}
+    for choice in spec.fabric_choices():
+        if fabrics is not None and choice.profile not in fabrics:
+            continue
+        case_assumptions, levers = _fabric_case(spec, catalog, scenario, choice.profile, assumptions)
+        outcomes[choice.profile] = plan.run(spec, catalog, choice, case_assumptions, levers)
+    return outcomes
 
 
 @dataclass(frozen=True)

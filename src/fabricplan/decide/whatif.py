@@ -103,6 +103,7 @@ def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) ->
         return None
     data = spec.model_dump(exclude_unset=True)  # fields the user left open stay open (design search)
     data["cluster"].update(gpus=gpus, scale_up_domain=domain)
+    data["cluster"].pop("grow_to_gpus", None)  # the curve asks what each size costs built for itself
     data["jobs"] = [job.model_dump() for job in jobs]
     try:
         return ClusterSpec.model_validate(data)
@@ -317,14 +318,19 @@ def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
 def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
                 progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[SensitivityRow]:
     """Re-decide with each factor moved down and up by `swing` (default: the catalog's
-    ``sensitivity_swing``); report the winner each way and whether it flips."""
+    ``sensitivity_swing``); report the numbers' leader each way (the cheapest per useful GPU-hour
+    among the fabrics no rule rules out) and whether it flips. Besides factors that move every
+    fabric alike, fabric-specific ones move one fabric against the others so that a flip can show:
+    the InfiniBand price premium (every network part of the InfiniBand fabrics), the socket
+    transport's bandwidth (kernel-TCP fabrics) and the operations staff of InfiniBand and of
+    lossless-Ethernet (RoCE) fabrics."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
     if not 0 <= swing < 1:  # a swing of 100 % or more would price hardware at zero or below
         raise InputError(f"the sensitivity swing must be at least 0 and below 1, got {swing:g}", location="swing")
     base = evaluate(spec, catalog, plan=plan)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
-    winner = base.recommendation.recommended
+    winner = base.recommendation.numbers_leader or base.recommendation.recommended
     low, high = 1 - swing, 1 + swing
     cases: list[tuple[str, str, str, Callable[[float], tuple[ClusterSpec, Scenario]]]] = [
         ("switch prices", f"-{swing:.0%}", f"+{swing:.0%}",
@@ -336,6 +342,27 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
         ("achievable GPU efficiency", f"-{swing:.0%}", f"+{swing:.0%}",
          lambda m: (spec, Scenario(levers=Levers(efficiency_multiplier=m)))),
     ]
+    profiles = {c.profile: catalog.fabric(c.profile) for c in spec.fabric_choices()}
+    infiniband = [f for f, p in profiles.items() if p.family == "infiniband"]
+    socket = [f for f, p in profiles.items() if p.socket is not None]
+    roce = [f for f, p in profiles.items() if p.family == "ethernet" and p.transport == "rdma"]
+    others = len(profiles) > 1
+
+    def each(fabrics: list[str], field: str, m: float) -> Scenario:
+        return Scenario(**{field: tuple((f, m) for f in fabrics)})
+
+    if infiniband and others:
+        cases.append(("InfiniBand price premium", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(infiniband, "fabric_price_multipliers", m))))
+    if socket and others:
+        cases.append(("socket (kernel TCP) bandwidth", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(socket, "fabric_bandwidth_multipliers", m))))
+    if infiniband and others:
+        cases.append(("InfiniBand operations staff", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(infiniband, "fabric_staff_multipliers", m))))
+    if roce and others:
+        cases.append(("RoCE operations staff", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(roce, "fabric_staff_multipliers", m))))
     rows = []
     for factor, low_label, high_label, make in cases:
         if progress:
@@ -355,7 +382,7 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
 
 
 def _row(factor, low_label, high_label, decisions, base_metric, winner) -> SensitivityRow:
-    winners = [d.recommendation.recommended for d in decisions]
+    winners = [d.recommendation.numbers_leader or d.recommendation.recommended for d in decisions]
     changes = [{f: o.cost_per_useful_gpu_hour_usd / base_metric[f] - 1 for f, o in d.outcomes.items()}
                for d in decisions]
     excluded = [sorted({f for r in d.rules if r.fired for f in r.excludes}) for d in decisions]

@@ -123,7 +123,7 @@ def sensitivity_table(report: CompareReport) -> RenderableType:
     table = FitTable(("factor", "low / high", "winner", "flips", "change"), rows,
                      title="Sensitivity (one factor at a time)",
                      justify=["left", "left", "left", "left", "right"])
-    legend = Lines([("winner: ", "the recommended fabric at the low / high value (one name when both agree)"),
+    legend = Lines([("winner: ", "the cheapest per useful GPU-hour of the fabrics no rule rules out, at the low / high value (one name when both agree)"),
                     ("change: ", f"change of {recommended}'s {content.metric_label(report.deciding_metric)} "
                                  "at the low / high value")], style="dim")
     return Group(table, legend)

@@ -87,6 +87,8 @@ class ScalePoint(BaseModel):
         default_factory=dict, description="'a|b' -> share of Monte Carlo draws in which a costs less per useful "
                                           "GPU-hour than b at this size (empty without draws)")
     tiers: dict[str, int] = Field(default_factory=dict, description="Tiers of each fabric's chosen design here")
+    tier_capacity_gpus: dict[str, int] = Field(
+        default_factory=dict, description="Most GPUs each fabric's chosen design holds with its tiers here")
 
 
 class TierBoundary(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import get_args
 
@@ -163,7 +164,9 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
                     lower[_pair_key(a, b)] = float((sampled[a] < sampled[b]).mean())
         points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
             f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
-            tiers={f: o.cost.topology.tiers for f, o in outcomes.items()}))
+            tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
+            tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
+                                * spec.cluster.gpus_per_node for f, o in outcomes.items()}))
     return points
 
 
@@ -199,30 +202,50 @@ def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[st
     return {f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}
 
 
-#: Nodes either side of a bisection midpoint tried when the job mix does not lay out at it.
+#: Steps (of the job mix's layout unit) either side of a bisection midpoint tried when the mix does not
+#: lay out at it (an expert-parallel degree that does not divide the data-parallel one).
 BISECT_NEIGHBOURS = 4
 
 
+def layout_unit(spec: ClusterSpec) -> int:
+    """GPUs between two sizes where the whole job mix can lay out: whole nodes and whole model
+    replicas (tp x pp x cp) of every job whose data parallelism grows with the cluster."""
+    unit = spec.cluster.gpus_per_node
+    for job in spec.jobs:
+        if job.gpus is None:
+            unit = math.lcm(unit, job.tp * job.pp * job.cp)
+    return unit
+
+
+def _evaluable(spec, catalog, gpus, pair, plan) -> dict[str, float] | None:
+    try:
+        return _pair_metrics(spec, catalog, gpus, pair, plan)
+    except FabricplanError:
+        return None
+
+
 def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus: int, high_gpus: int,
-            leader_low: str, plan: Plan = DEFAULT_PLAN) -> tuple[int, int]:
-    """The GPU range, in whole nodes, in which `leader_low` stops leading: (last size it leads,
-    first size it does not), evaluated only at sizes where the whole job mix lays out (a midpoint
-    where it does not is moved by up to a few nodes). Narrowed to one node unless no size in between
-    lays out, in which case the range stays wider."""
-    per_node = spec.cluster.gpus_per_node
-    low, high = low_gpus // per_node, high_gpus // per_node
+            leader_low: str, plan: Plan = DEFAULT_PLAN, boundaries: Iterable[int] = ()) -> tuple[int, int]:
+    """The GPU range in which `leader_low` stops leading: (last size it leads, first size it does
+    not), in steps of the job mix's layout unit (:func:`layout_unit`), evaluated only where the whole
+    mix lays out. A tier boundary in the range is tried first (a design that needs another tier is
+    the usual cause); otherwise the range is bisected."""
+    unit = layout_unit(spec)
+    low, high = -(-low_gpus // unit), high_gpus // unit
+    low = low_gpus // unit if low_gpus % unit == 0 else low
+    for boundary in sorted(boundaries):
+        below, above = boundary // unit, boundary // unit + 1
+        if low <= below < above <= high:
+            m_below = _evaluable(spec, catalog, below * unit, pair, plan)
+            m_above = _evaluable(spec, catalog, above * unit, pair, plan)
+            if m_below and m_above and _leader(m_below, *pair) == leader_low != _leader(m_above, *pair):
+                return below * unit, above * unit
     while high - low > 1:
         mid = (low + high) // 2
         metrics, at = None, mid
         for shift in sorted(range(-BISECT_NEIGHBOURS, BISECT_NEIGHBOURS + 1), key=abs):
             at = mid + shift
-            if not low < at < high:
-                continue
-            try:
-                metrics = _pair_metrics(spec, catalog, at * per_node, pair, plan)
-            except FabricplanError:
-                metrics = None
-            if metrics is not None:
+            if low < at < high and (metrics := _evaluable(spec, catalog, at * unit, pair, plan)) is not None:
                 break
         if metrics is None:
             break
@@ -230,7 +253,7 @@ def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus
             low = at
         else:
             high = at
-    return low * per_node, high * per_node
+    return low * unit, high * unit
 
 
 def _states(points: list[ScalePoint], a: str, b: str, threshold: float | None) -> list[str | None]:
@@ -250,6 +273,13 @@ def _states(points: list[ScalePoint], a: str, b: str, threshold: float | None) -
         else:
             states.append(None)
     return states
+
+
+def _tier_change(before: ScalePoint, after: ScalePoint, pair: tuple[str, str]) -> str:
+    """'; roce-v2 goes from 2 to 3 tiers in between' when a fabric's tier count changes between two sizes."""
+    changes = [f"{f} goes from {before.tiers[f]} to {after.tiers[f]} tiers" for f in pair
+               if f in before.tiers and f in after.tiers and before.tiers[f] != after.tiers[f]]
+    return f"; {' and '.join(changes)} in between" if changes else ""
 
 
 def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
@@ -296,13 +326,20 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
                              + f" ({searched})"))
                     continue
                 if last_clear is not None and states[k] != last_clear and states[k - 1] == last_clear:
-                    low, high = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, last_clear, plan)
-                    exact = high - low == spec.cluster.gpus_per_node
-                    where = (f"below {high:,} GPUs, {states[k]} from there" if exact else
+                    boundaries = [points[k - 1].tier_capacity_gpus[f] for f in (a, b)
+                                  if points[k - 1].tiers.get(f) != points[k].tiers.get(f)
+                                  and f in points[k - 1].tier_capacity_gpus]
+                    low, high = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, last_clear, plan,
+                                        boundaries)
+                    unit = layout_unit(spec)
+                    step = "" if unit == spec.cluster.gpus_per_node else f" (the job mix lays out every {unit:,} GPUs)"
+                    where = (f"below {high:,} GPUs, {states[k]} from there{step}" if high - low == unit else
                              f"up to {low:,} GPUs, {states[k]} by {high:,} (the job mix does not lay out at the "
                              "sizes in between)")
+                    cause = _tier_change(points[k - 1], points[k], (a, b))
                     results.append(Crossover(fabric_a=a, fabric_b=b, gpus=high, leader_below=last_clear,
-                                             leader_above=states[k], note=f"{last_clear} leads {where} ({searched})"))
+                                             leader_above=states[k],
+                                             note=f"{last_clear} leads {where}{cause} ({searched})"))
                 last_clear = states[k]
                 k += 1
     return results

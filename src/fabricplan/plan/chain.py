@@ -86,7 +86,9 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
         key = (id(catalog), spec.model_dump_json(include={"cluster", "jobs"}), network.profile.model_dump_json(),
                network.profile._socket_bandwidth_scale, network.switch.id, getattr(gpu, "id", None),
                gpu.model_dump_json() if not isinstance(getattr(gpu, "id", None), str) or gpu.id == "custom-gpu"
-               else "", id(network.size), network.layout, levers, id(efficiency))
+               else "", id(network.size), network.layout, levers,
+               # registered models are built anew per run: the same name and class is the same model
+               (type(efficiency), getattr(efficiency, "name", None) or id(efficiency)))
         hit = cache.get(key)
         if hit is not None and hit[0] is network.size:
             return hit[1]

@@ -20,6 +20,9 @@ CASES = [
     dict(nodes=700, nics_per_node=1, radix=16, style="fat_tree", tiers=3),
     dict(nodes=90, nics_per_node=5, radix=24, style="leaf_spine", oversubscription=(2, 3)),
     dict(nodes=1, nics_per_node=8, radix=64, style="rail_optimized"),           # 0 tiers: NICs only
+    dict(nodes=16, nics_per_node=8, radix=64, style="rail_optimized"),          # folded SU: 2 rails per leaf
+    dict(nodes=10, nics_per_node=8, radix=64, style="rail_optimized"),          # folded SU: 3 rails per leaf
+    dict(nodes=1, nics_per_node=8, radix=64, style="rail_optimized", tiers=2),  # one leaf holds all 8 rails
     dict(nodes=512, nics_per_node=1, radix=8, style="fat_tree"),                # full 4-tier k=8: k⁴/8
     dict(nodes=300, nics_per_node=1, radix=8, style="fat_tree"),                # partial super-pod
     dict(nodes=170, nics_per_node=4, radix=10, style="rail_optimized", oversubscription=(1, 1.5)),

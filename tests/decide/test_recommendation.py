@@ -264,7 +264,7 @@ def test_price_multipliers_reject_unknown_categories():
 def test_a_switch_override_reaches_the_performance_model():
     # RoCE built from Spectrum-4 (600 ns) instead of the profile's Tomahawk-5 (800 ns): cost and
     # latency both follow the override.
-    base = {"cluster": {"gpu": "h100-sxm", "gpus": 1024}}
+    base = {"cluster": {"gpu": "h100-sxm", "gpus": 1024}, "topology": {"style": "rail_optimized"}}
     default = evaluate(parse_spec({**base, "fabrics": ["roce-v2"]}), CATALOG).outcomes["roce-v2"]
     spectrum = evaluate(parse_spec({**base, "fabrics": [{"profile": "roce-v2", "switch": "sw_eth_sn5600"}]}),
                         CATALOG).outcomes["roce-v2"]

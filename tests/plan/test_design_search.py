@@ -31,7 +31,7 @@ def test_128_gpu_infiniband_is_four_leaves_and_two_spines_and_lists_what_was_not
 def test_the_cheapest_design_per_useful_gpu_hour_is_chosen_and_every_loser_says_why():
     outcome = fabric_outcomes(spec_of(), CATALOG, fabrics=["roce-v2"])["roce-v2"]
     built = [d for d in outcome.designs_considered if d.cost_per_useful_gpu_hour_usd is not None]
-    assert {d.style for d in built} == {"rail_optimized", "leaf_spine", "fat_tree"}  # style not in the spec
+    assert {d.style for d in built} == {"rail_optimized", "leaf_spine", "fat_tree", "rail_only"}  # style open
     assert {d.switch for d in built} == {"sw_eth_th5", "sw_eth_sn5600", "sw_eth_th4"}
     best = min(built, key=lambda d: d.cost_per_useful_gpu_hour_usd)
     assert outcome.design == best and outcome.cost_per_useful_gpu_hour_usd == best.cost_per_useful_gpu_hour_usd
@@ -54,3 +54,15 @@ def test_a_switch_price_overlay_changes_the_chosen_switch():
     dear = CATALOG.with_values({"switches.sw_eth_th5.price_usd": 400000})
     outcome = fabric_outcomes(spec, dear)["roce-v2"]
     assert outcome.design.switch != "sw_eth_th5" and outcome.cost.switch_id == outcome.design.switch
+
+
+def test_rail_only_is_proposed_where_each_rail_fits_one_switch_and_refused_beyond():
+    """128 nodes fit one 128-port Tomahawk-5 per rail: rail-only needs 8 switches and no spine. On
+    64-port switches the 128 servers of a rail do not fit one switch, so rail-only is not buildable."""
+    outcome = fabric_outcomes(spec_of(), CATALOG, fabrics=["roce-v2"])["roce-v2"]
+    by = {(d.switch, d.style): d for d in outcome.designs_considered}
+    rail_only = by[("sw_eth_th5", "rail_only")]
+    assert (rail_only.tiers, rail_only.switches, rail_only.switches_by_tier) == (1, 8, {"leaf": 8})
+    assert by[("sw_eth_th5", "rail_optimized")].switches > 8
+    refused = by[("sw_eth_th4", "rail_only")]
+    assert refused.cost_per_useful_gpu_hour_usd is None and "rail-only" in refused.note

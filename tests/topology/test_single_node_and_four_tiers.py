@@ -150,3 +150,14 @@ def test_one_partly_filled_scalable_unit_folds_rails_onto_fewer_leaves():
     assert (full.leaf_switches, full.leaf_host_ports_max) == (8, 32)
     # 24 of 32 servers: one rail per leaf still (2 rails would need 48 host ports)
     assert size_fabric(nodes=24, nics_per_node=8, radix=64, style="rail_optimized").leaf_switches == 8
+
+
+def test_rail_only_puts_each_rail_on_one_switch_without_a_spine():
+    f = size_fabric(nodes=16, nics_per_node=8, radix=64, style="rail_only")
+    assert (f.tiers, f.total_switches, f.leaf_host_ports_max, f.total_links) == (1, 2, 64, 128)
+    full = size_fabric(nodes=64, nics_per_node=8, radix=64, style="rail_only")
+    assert (full.total_switches, full.spine_switches, full.leaf_spine_links) == (8, 0, 0)
+    with pytest.raises(InputError, match="rail-only"):
+        size_fabric(nodes=65, nics_per_node=8, radix=64, style="rail_only")
+    with pytest.raises(InputError, match="one tier"):
+        size_fabric(nodes=16, nics_per_node=8, radix=64, style="rail_only", tiers=2)

@@ -187,7 +187,7 @@ def tier_boundaries(spec: ClusterSpec, outcomes: dict, curve: list[ScalePoint]) 
                                    reserved_leaf_ports=spec.topology.reserved_leaf_ports)
         for tiers, nodes in sorted(capacity.items()):
             gpus = nodes * cluster.gpus_per_node
-            if tiers < 4 and low <= gpus < high:
+            if tiers < 4 and capacity[tiers + 1] > nodes and low <= gpus < high:
                 boundaries.append(TierBoundary(fabric=fabric, switch=outcome.cost.switch_id, radix=size.radix,
                                                tiers_above=tiers + 1, gpus=gpus))
     return sorted(boundaries, key=lambda b: (b.gpus, b.fabric))

@@ -15,7 +15,7 @@ from fabricplan.catalog.models import (
 )
 from fabricplan.spec.job import JobSpec
 
-TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree"]
+TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
 Maturity = Literal["none", "basic", "experienced", "expert"]
 DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
 

@@ -59,6 +59,8 @@ def _folded(size: FabricSize) -> bool:
 
 
 def _leaf_of(size: FabricSize, server: int, nic: int) -> int:
+    if size.style == "rail_only":  # rails 0..r-1 on switch 0, the next r on switch 1, ...
+        return nic // -(-size.nics_per_node // max(size.leaf_switches, 1))
     if size.tiers == 1:
         return 0
     if _folded(size):  # rails 0..r-1 on leaf 0, the next r on leaf 1, ...

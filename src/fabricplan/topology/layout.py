@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Style = Literal["rail_optimized", "leaf_spine", "fat_tree"]
-STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree")
+Style = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
+#: ``rail_only`` (no spine; :func:`fabricplan.topology.sizing.size_fabric`) has no leaf layout here.
+STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree", "rail_only")
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,11 +88,17 @@ def _part_range(catalog: Catalog, category: str, item_id: str) -> Range | None:
     """The catalog price range of a BOM line's item, or None (its price is then held fixed)."""
     lookup = {"switches": catalog.switch, "nics": catalog.nic, "optics": catalog.optic, "cables": catalog.optic}
     finder = lookup.get(category)
-    try:
-        item = finder(item_id) if finder else None
-    except Exception:  # noqa: BLE001 - a line another cost model adds without a catalog part
-        return None
-    return getattr(item, "price_usd", None)
+    if finder is not None:
+        try:
+            return getattr(finder(item_id), "price_usd", None)
+        except Exception:  # noqa: BLE001 - not a part of that section: look everywhere below
+            pass
+    for section in catalog.entries:  # a line another cost model adds (licences, support): any entry with the id
+        item = catalog.section(section).get(item_id)
+        price = getattr(item, "price_usd", None)
+        if isinstance(price, Range):
+            return price
+    return None
 
 
 def _param_ratio(spec: ClusterSpec, catalog: Catalog, draws: Draws, name: str, point: str) -> np.ndarray | float:

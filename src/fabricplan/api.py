@@ -84,8 +84,12 @@ def cost(spec: SpecLike, catalog: Catalog | Sequence[str | Path] | None = None, 
 
 
 def compare(spec: SpecLike, catalog: Catalog | Sequence[str | Path] | None = None, *, quick: bool = False,
-            efficiency_model: str | EfficiencyModel | None = None, plan: Plan | None = None) -> CompareReport:
+            efficiency_model: str | EfficiencyModel | None = None, plan: Plan | None = None,
+            draws: int | None = None, seed: int | None = None) -> CompareReport:
     """Rank the spec's fabrics, with reasons, rules, crossovers and sensitivity (``quick``: neither).
+
+    ``draws``/``seed``: the Monte Carlo over the catalog's ranges (default: the catalog's
+    ``uncertainty_draws`` and ``uncertainty_seed``; 0 draws = none).
 
     ``efficiency_model`` picks the model of each collective's share of the NIC bandwidth by name
     (``analytic``, ``ideal`` or a registered one); ``plan`` swaps whole steps of the model chain.
@@ -94,7 +98,7 @@ def compare(spec: SpecLike, catalog: Catalog | Sequence[str | Path] | None = Non
 
     cat = _catalog(catalog)
     return compare_spec(_spec(spec, cat), cat, search_scale=not quick, analyse_sensitivity=not quick,
-                        plan=_plan(plan, efficiency_model))
+                        plan=_plan(plan, efficiency_model), draws=draws, seed=seed)
 
 
 def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: str | None = None,

@@ -91,3 +91,26 @@ def test_compare_text_prints_job_names_with_brackets(cli, tmp_path):
     result = cli("compare", spec, "--quick", "--quiet")
     assert result.code == 0, result.err
     assert "[b]j[/]" in result.out
+
+
+def test_draws_and_seed_flags(cli):
+    spec = str(EXAMPLES / "mid-128-h100-existing-ethernet.yaml")
+    one = cli("compare", spec, "--quick", "--quiet", "--json", "--draws", "300", "--seed", "5")
+    two = cli("compare", spec, "--quick", "--quiet", "--json", "--draws", "300", "--seed", "5")
+    assert one.code == 0 and json.loads(one.out)["uncertainty"] == json.loads(two.out)["uncertainty"]
+    report = json.loads(one.out)
+    assert (report["uncertainty"]["draws"], report["uncertainty"]["seed"]) == (300, 5)
+    assert report["recommendation"]["decided_by"] in {"numbers", "rules", "exclusions"}
+    none = json.loads(cli("compare", spec, "--quick", "--quiet", "--json", "--draws", "0").out)
+    assert none["uncertainty"] is None and none["recommendation"]["probability_best"] is None
+    bad = cli("compare", spec, "--quick", "--quiet", "--draws", "-1")
+    assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1
+
+
+def test_markdown_shows_uncertainty_designs_votes_and_tier_boundaries(cli):
+    out = cli("compare", str(EXAMPLES / "mid-128-h100-existing-ethernet.yaml"), "--quiet", "--markdown",
+              "--draws", "200").out
+    for heading in ("## Uncertainty: cost per useful GPU-hour over 200 draws", "## Designs considered",
+                    "## Rule votes", "## Tier boundaries", "## Crossovers"):
+        assert heading in out, heading
+    assert "| infiniband-ndr | sw_ib_qm9700 | rail optimized | 2 | 6 |" in out  # 4 leaves + 2 spines

@@ -72,6 +72,9 @@ SPEC_NUMBERS = [
      "jobs[0].model.hidden"),
     (lambda d: d["cluster"].update(gpus=10 ** 30), "cluster.gpus"),
     (lambda d: d["cluster"].update(nics_per_node=10 ** 9), "cluster.nics_per_node"),
+    (lambda d: d["cluster"].update(grow_to_gpus=10 ** 30), "cluster.grow_to_gpus"),
+    (lambda d: d["cluster"].update(grow_to_gpus=32), "grow_to_gpus"),  # below gpus (64)
+    (lambda d: d["cluster"].update(grow_to_gpus=68), "grow_to_gpus"),  # not whole nodes
     (lambda d: d.update(economics={"energy_usd_per_kwh": 1e300}), "economics.energy_usd_per_kwh"),
     (lambda d: d.update(economics={"fte_cost_usd_per_year": 1e308}), "economics.fte_cost_usd_per_year"),
     (lambda d: d.update(economics={"colo_usd_per_kw_month": 1e200}), "economics.colo_usd_per_kw_month"),

@@ -29,7 +29,8 @@ def test_single_node_with_explicit_tiers_gets_a_switch():
     one = size_fabric(nodes=1, nics_per_node=8, radix=64, style="rail_optimized", tiers=1)
     assert (one.tiers, one.total_switches, one.host_links) == (1, 1, 8)
     two = size_fabric(nodes=1, nics_per_node=8, radix=64, style="rail_optimized", tiers=2)
-    assert (two.tiers, two.leaf_switches, two.spine_switches, two.host_links) == (2, 8, 1, 8)
+    # one partly filled SU folds its rails: the node's 8 rails share one leaf (32 host ports) under one spine
+    assert (two.tiers, two.leaf_switches, two.spine_switches, two.host_links) == (2, 1, 1, 8)
     assert size_fabric(nodes=2, nics_per_node=8, radix=64, style="rail_optimized").tiers == 1
 
 
@@ -136,3 +137,27 @@ def test_three_tier_results_unchanged_by_the_four_tier_plan():
         a = size_fabric(nodes=nodes, nics_per_node=8, radix=64, style="rail_optimized")
         b = size_fabric(nodes=nodes, nics_per_node=8, radix=64, style="rail_optimized", max_tiers=3)
         assert a == b and a.super_core_switches == 0 and a.core_super_core_links == 0
+
+
+def test_one_partly_filled_scalable_unit_folds_rails_onto_fewer_leaves():
+    """128 GPUs (16 nodes x 8 rails) at radix 64: a 32-server SU half filled. Two rails share each
+    leaf (16 + 16 host ports), so 4 leaves + 2 spines instead of 8 half-empty rail leaves + 2 spines."""
+    f = size_fabric(nodes=16, nics_per_node=8, radix=64, style="rail_optimized")
+    assert (f.tiers, f.leaf_switches, f.spine_switches, f.leaf_host_ports_max) == (2, 4, 2, 32)
+    assert f.leaf_uplinks == 32 and f.bisection_ratio == 1.0
+    # a full SU is not folded: the SuperPOD's 8 rail leaves per 32-node SU stay
+    full = size_fabric(nodes=32, nics_per_node=8, radix=64, style="rail_optimized")
+    assert (full.leaf_switches, full.leaf_host_ports_max) == (8, 32)
+    # 24 of 32 servers: one rail per leaf still (2 rails would need 48 host ports)
+    assert size_fabric(nodes=24, nics_per_node=8, radix=64, style="rail_optimized").leaf_switches == 8
+
+
+def test_rail_only_puts_each_rail_on_one_switch_without_a_spine():
+    f = size_fabric(nodes=16, nics_per_node=8, radix=64, style="rail_only")
+    assert (f.tiers, f.total_switches, f.leaf_host_ports_max, f.total_links) == (1, 2, 64, 128)
+    full = size_fabric(nodes=64, nics_per_node=8, radix=64, style="rail_only")
+    assert (full.total_switches, full.spine_switches, full.leaf_spine_links) == (8, 0, 0)
+    with pytest.raises(InputError, match="rail-only"):
+        size_fabric(nodes=65, nics_per_node=8, radix=64, style="rail_only")
+    with pytest.raises(InputError, match="one tier"):
+        size_fabric(nodes=16, nics_per_node=8, radix=64, style="rail_only", tiers=2)

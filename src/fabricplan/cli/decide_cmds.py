@@ -28,6 +28,12 @@ def compare(
     efficiency_model: Annotated[Optional[str], typer.Option(
         "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: analytic "
                                    "(default), ideal, or a registered one.")] = None,
+    draws: Annotated[Optional[int], typer.Option(
+        "--draws", min=0, max=1_000_000,
+        help="Monte Carlo draws over the catalog's ranges (default: catalog uncertainty_draws, 1,000); 0 = none "
+             "(the close call is then the fixed band).")] = None,
+    seed: Annotated[Optional[int], typer.Option(
+        "--seed", min=0, max=2**32 - 1, help="Seed of the Monte Carlo draws (default: catalog uncertainty_seed).")] = None,
 ) -> None:
     """Compare the fabrics on performance and cost, recommend one and say what would change it."""
     from fabricplan.catalog import load_catalog
@@ -56,7 +62,7 @@ def compare(
                 status.update(message)
 
         report = compare_spec(spec, cat, progress=progress, search_scale=not quick, analyse_sensitivity=not quick,
-                              plan=plan)
+                              plan=plan, draws=draws, seed=seed)
     if html is not None:
         from fabricplan.io import write_text_atomic
         from fabricplan.report.html import compare_html

@@ -3,9 +3,12 @@ three misjudgements the seeds warn about are checked on the result.
 
 1. Fabrics a fired rule excludes (latency SLA, operations maturity) drop to the bottom.
 2. The rest are ranked by cost per useful GPU-hour (lower is better).
-3. If others sit within the close-call band of the leader (catalog ``decision_close_call_band``),
-   the net count of fired rules favouring minus disfavouring each contender decides among them,
-   unless the fabrics hardly change the step time (rule MIX001): then cost alone decides.
+3. The numbers lead: with a Monte Carlo over the catalog's ranges, the fabric most often best; a
+   fabric best with probability >= ``decision_best_probability`` (0.8) is a clear winner and no
+   rule overrides it. Otherwise (a close call) the contenders (best with probability >= 1 - 0.8;
+   without a Monte Carlo: within ``decision_close_call_band`` of the cheapest) are ordered by the
+   weighted votes of the fired rules (``rule_weight_<ID>`` in decision.yaml: favouring minus
+   disfavouring), unless the fabrics hardly change the step time (rule MIX001): then cost decides.
 4. A rule that favours a fabric the numbers put behind is reported as a disagreement.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult
+from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult, RuleVote
 from fabricplan.decide.rules import S2, RuleContext
 
 
@@ -25,9 +28,21 @@ def _relative(a: float, b: float) -> float:
     return a / b - 1.0
 
 
-def _score(fabric: str, rules: list[RuleResult]) -> int:
+def rule_weight(catalog, rule_id: str) -> float:
+    """Votes of a rule in a close call (catalog ``rule_weight_<ID>``, else ``rule_weight_default``)."""
+    if catalog is None:
+        return 1.0
+    try:
+        return catalog.parameter(f"rule_weight_{rule_id}").value.at("default")
+    except Exception:  # noqa: BLE001 - a rule registered without its own weight
+        return catalog.parameter("rule_weight_default").value.at("default")
+
+
+def _score(fabric: str, rules: list[RuleResult], catalog=None) -> float:
+    """Weighted votes: Σ weight of fired rules favouring ``fabric`` − Σ weight of those disfavouring it."""
     fired = [r for r in rules if r.fired and r.kind != "check"]
-    return sum(fabric in r.favours for r in fired) - sum(fabric in r.disfavours for r in fired)
+    return (sum(rule_weight(catalog, r.id) for r in fired if fabric in r.favours)
+            - sum(rule_weight(catalog, r.id) for r in fired if fabric in r.disfavours))
 
 
 @dataclass(frozen=True)
@@ -36,8 +51,10 @@ class Ranking:
 
     order: list[str]
     excluded: set[str]  # fabrics a fired rule rules out (empty when it would rule out all)
-    contenders: list[str]  # fabrics within the close-call band of the cheapest eligible one
+    contenders: list[str]  # fabrics the numbers cannot separate from the leader (close call)
     all_excluded: bool  # the rules ruled out every fabric, so the numbers alone rank them
+    numbers_leader: str = ""  # the eligible fabric the numbers put first
+    decided_by: str = "numbers"  # numbers | rules
 
     @property
     def close_call(self) -> bool:
@@ -48,27 +65,47 @@ class Ranking:
         return [f for f in self.order if f not in self.excluded]
 
 
-def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float) -> Ranking:
-    """Rank by the numbers, exclusions last, rule scores deciding among close-call contenders."""
+def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
+                 uncertainty=None, catalog=None) -> Ranking:
+    """Rank by the numbers, exclusions last; weighted rule votes decide only among contenders.
+
+    With a Monte Carlo (``uncertainty``), the numbers' order is by probability of being best, and
+    the contenders are the fabrics best with probability at least ``1 − threshold`` when no fabric
+    reaches ``threshold`` (catalog ``decision_best_probability``): a clear winner is never
+    overridden. Without one, the contenders are the fabrics within the close-call ``band`` of the
+    cheapest (catalog ``decision_close_call_band``)."""
     excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
     all_excluded = excluded == set(outcomes)
     if all_excluded:  # nothing left: report all, but keep the numbers' order
         excluded = set()
-    by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: _metric(outcomes[f]))
-    leader = by_metric[0]
-    contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
+    if uncertainty is not None:
+        def win(f: str) -> float:
+            dist = uncertainty.fabrics.get(f)
+            return dist.probability_best if dist else 0.0
+        by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: (-win(f), _metric(outcomes[f])))
+        leader = by_metric[0]
+        if win(leader) >= uncertainty.threshold:
+            contenders = [leader]
+        else:
+            contenders = [f for f in by_metric if f == leader or win(f) >= 1 - uncertainty.threshold]
+    else:
+        by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: _metric(outcomes[f]))
+        leader = by_metric[0]
+        contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
     # When the fabrics hardly change the step time (MIX001), cost alone decides: no rule vote.
     cost_decides = any(r.fired and r.id == "MIX001" for r in rules)
     if len(contenders) > 1 and not cost_decides:
-        contenders.sort(key=lambda f: (-_score(f, rules), _metric(outcomes[f])))
+        position = {f: i for i, f in enumerate(by_metric)}
+        contenders.sort(key=lambda f: (-_score(f, rules, catalog), position[f]))
     rest = [f for f in by_metric if f not in contenders]
     dropped = sorted(excluded, key=lambda f: _metric(outcomes[f]))
+    decided_by = "rules" if contenders[0] != leader else "numbers"
     return Ranking(order=contenders + rest + dropped, excluded=excluded, contenders=contenders,
-                   all_excluded=all_excluded)
+                   all_excluded=all_excluded, numbers_leader=leader, decided_by=decided_by)
 
 
 def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str], rules: list[RuleResult],
-                        band: float) -> list[RuleResult]:
+                        band: float, uncertainty=None) -> list[RuleResult]:
     """CHECK001-003: the seeds' three misjudgements, asked of the result. Only `eligible` fabrics
     (not ruled out by a rule) are compared with the choice: a fabric the latency SLA or the team's
     skills rule out is no cheaper alternative."""
@@ -102,8 +139,13 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
         message=(f"{recommended} was chosen over {numbers_leader}, which the numbers favour; make sure the "
                  "existing estate, not the workload, is not the only reason" if compatibility_only
                  else "the choice does not rest on Ethernet compatibility alone")))
-    ib_default = (chosen.family == "infiniband" and any(
-        o.family != "infiniband" and _metric(o) <= _metric(chosen) * (1 + band) for o in outcomes.values()))
+    if uncertainty is not None:  # an Ethernet fabric the numbers cannot separate from the choice
+        ib_default = (chosen.family == "infiniband" and not uncertainty.clear and any(
+            o.family != "infiniband" and f in uncertainty.fabrics
+            and uncertainty.fabrics[f].probability_best >= 1 - uncertainty.threshold for f, o in outcomes.items()))
+    else:
+        ib_default = (chosen.family == "infiniband" and any(
+            o.family != "infiniband" and _metric(o) <= _metric(chosen) * (1 + band) for o in outcomes.values()))
     checks.append(RuleResult(
         id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check",
         citation=f"{S2}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
@@ -118,10 +160,18 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[Recommendation, list[RuleResult]]:
+def _win_text(uncertainty, fabric: str) -> str:
+    if uncertainty is None or fabric not in uncertainty.fabrics:
+        return ""
+    return f"best in {100 * uncertainty.fabrics[fabric].probability_best:.0f} % of {uncertainty.draws:,} draws"
+
+
+def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
+              uncertainty=None) -> tuple[Recommendation, list[RuleResult]]:
     """Rank, explain, and check the result; returns the recommendation and the check results."""
     outcomes = ctx.outcomes
-    ranked = rank_fabrics(outcomes, rules, band)
+    catalog = ctx.catalog
+    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog)
     ranking, excluded = ranked.order, ranked.excluded
     chosen = ranking[0]
     best = outcomes[chosen]
@@ -129,18 +179,36 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
     reasons: list[str] = []
     others = ranked.eligible[1:]
     cheapest = min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
+    leader = ranked.numbers_leader or cheapest
+    threshold = uncertainty.threshold if uncertainty is not None else None
     if not others:
         reasons.append(f"{chosen} is the only fabric left after the rules' exclusions.")
-    elif chosen == cheapest:
+    elif ranked.decided_by == "numbers":
         runner = min(others, key=lambda f: _metric(outcomes[f]))
         gap = _relative(_metric(outcomes[runner]), _metric(best))
-        reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
-                       f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
+        if chosen == cheapest:
+            reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
+                           f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
+        else:  # most often best over the draws, though not the cheapest at the catalog defaults
+            reasons.append(f"{chosen} costs {_money(_metric(best))} per useful GPU-hour at the catalog defaults, "
+                           f"{100 * _relative(_metric(best), _metric(outcomes[cheapest])):+.1f} % against "
+                           f"{cheapest}, but is the cheapest in more of the draws over the catalog's ranges.")
+        if uncertainty is not None:
+            verdict = ("a clear numeric winner: no rule overrides it" if uncertainty.clear else
+                       "not a clear winner, but the weighted rule votes do not favour another contender")
+            reasons.append(f"Over the catalog's ranges it is {_win_text(uncertainty, chosen)} (threshold "
+                           f"{100 * threshold:.0f} %): {verdict}.")
     else:
-        gap = _relative(_metric(best), _metric(outcomes[cheapest]))
-        reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest per "
-                       f"useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
-                       f"{100 * gap:+.1f} %), so the rules decided.")
+        if uncertainty is not None:
+            reasons.append(f"No fabric is best with probability >= {100 * threshold:.0f} % ({leader} "
+                           f"{_win_text(uncertainty, leader)}, {chosen} {_win_text(uncertainty, chosen)}), so the "
+                           f"weighted rule votes decided among {', '.join(ranked.contenders)}: {chosen} "
+                           f"{_score(chosen, rules, catalog):+g} vs {leader} {_score(leader, rules, catalog):+g}.")
+        else:
+            gap = _relative(_metric(best), _metric(outcomes[cheapest]))
+            reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest "
+                           f"per useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
+                           f"{100 * gap:+.1f} %), so the weighted rule votes decided.")
     infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
     if ranked.all_excluded:
         reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "
@@ -154,7 +222,8 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
                    f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
     supporting = [r for r in fired if chosen in r.favours]
     if supporting:
-        reasons.append("Rules in favour: " + "; ".join(f"{r.id} ({r.title})" for r in supporting) + ".")
+        reasons.append("Rules in favour: " + "; ".join(
+            f"{r.id} ({r.title}, weight {rule_weight(catalog, r.id):g})" for r in supporting) + ".")
     if excluded:
         reasons.append("Ruled out: " + "; ".join(
             f"{f} by {', '.join(r.id for r in fired if f in r.excludes)}" for f in sorted(excluded)) + ".")
@@ -169,28 +238,51 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float) -> tuple[R
         util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
         text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
                 f"GPU utilisation {100 * util_gap:+.1f} points.")
+        if uncertainty is not None and fabric in uncertainty.fabrics:
+            text += f" It is {_win_text(uncertainty, fabric)}."
+        where = "inside the uncertainty" if uncertainty is not None else "within the close-call band"
         if fabric in ranked.contenders and mix is None:
-            text += f" Within the close-call band; rule score {_score(fabric, rules)} vs {_score(chosen, rules)}."
+            text += (f" {where[0].upper() + where[1:]}; weighted rule votes {_score(fabric, rules, catalog):+g}"
+                     f" vs {_score(chosen, rules, catalog):+g}.")
         elif fabric in ranked.contenders:
-            text += " Within the close-call band, but the fabric barely changes the step time, so cost decided."
+            text += f" {where[0].upper() + where[1:]}, but the fabric barely changes the step time, so cost decided."
         against = [r for r in fired if fabric in r.disfavours]
         if against:
             text += " Disfavoured by " + ", ".join(r.id for r in against) + "."
         why_not[fabric] = text
     disagreements = []
+    votes = []
     for rule in fired:
+        if rule.kind == "check":
+            continue
+        weight = rule_weight(catalog, rule.id)
         favoured = [f for f in rule.favours if f not in excluded]
+        if favoured or rule.disfavours:
+            votes.append(RuleVote(rule=rule.id, weight=weight, favours=favoured, disfavours=list(rule.disfavours),
+                                  agrees_with_numbers=(leader in favoured or (not favoured and leader not in rule.disfavours)),
+                                  decided=ranked.decided_by == "rules" and chosen in favoured))
         if favoured and chosen not in rule.favours:
             fabric = min(favoured, key=lambda f: _metric(outcomes[f]))
             gap = _relative(_metric(outcomes[fabric]), _metric(best))
-            disagreements.append(f"{rule.id} ({rule.title}) favours {fabric}, but the numbers put it "
-                                 f"{100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}.")
+            decided = (f"the numbers decided ({chosen} {_win_text(uncertainty, chosen)}, a clear winner)"
+                       if uncertainty is not None and uncertainty.clear else "the numbers decided"
+                       if ranked.decided_by == "numbers" else "the other rules' votes decided")
+            disagreements.append(f"{rule.id} ({rule.title}, weight {weight:g}) favours {fabric}, but the numbers put "
+                                 f"it {100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}: {decided}.")
+        elif favoured and ranked.decided_by == "rules" and chosen != leader:
+            disagreements.append(f"{rule.id} ({rule.title}, weight {weight:g}) favours {chosen}, which the numbers "
+                                 f"rank behind {leader}; inside the uncertainty the weighted rule votes decided.")
         if chosen in rule.disfavours:
             disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which still ranks first.")
-    checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band)
+    checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band, uncertainty)
+    probability = ({f: d.probability_best for f, d in uncertainty.fabrics.items()} if uncertainty is not None
+                   else None)
     return Recommendation(ranking=ranking, recommended=chosen, reasons=reasons, why_not=why_not,
-                          disagreements=disagreements, close_call=ranked.close_call,
-                          feasible=not ranked.all_excluded, infeasible_reason=infeasible_reason), checks
+                          disagreements=disagreements, close_call=ranked.close_call if uncertainty is None
+                          else not uncertainty.clear,
+                          feasible=not ranked.all_excluded, infeasible_reason=infeasible_reason,
+                          decided_by="exclusions" if not others else ranked.decided_by,
+                          numbers_leader=leader, probability_best=probability, rule_votes=votes), checks
 
 
 def _infeasible_reason(outcomes: dict[str, FabricOutcome], fired: list[RuleResult]) -> str:

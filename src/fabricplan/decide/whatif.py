@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import get_args
 
@@ -10,7 +11,7 @@ from pydantic import ValidationError
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
 from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
-from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow
+from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow, TierBoundary
 from fabricplan.errors import FabricplanError, InputError
 from fabricplan.spec import ClusterSpec, JobSpec
 from fabricplan.spec.models import Maturity
@@ -101,8 +102,9 @@ def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) ->
             and _fits_memory(scaled, gpus, spec, catalog)]
     if spec.jobs and not jobs:
         return None
-    data = spec.model_dump()
+    data = spec.model_dump(exclude_unset=True)  # fields the user left open stay open (design search)
     data["cluster"].update(gpus=gpus, scale_up_domain=domain)
+    data["cluster"].pop("grow_to_gpus", None)  # the curve asks what each size costs built for itself
     data["jobs"] = [job.model_dump() for job in jobs]
     try:
         return ClusterSpec.model_validate(data)
@@ -114,64 +116,179 @@ def _leader(metrics: dict[str, float], a: str, b: str) -> str:
     return a if metrics[a] <= metrics[b] else b
 
 
+def full_mix_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
+    """The spec at ``gpus`` GPUs if every job of the mix lays out (and fits in memory) there, with
+    data parallelism re-laid for the size (:func:`_scaled_job`); else None. Sizes where part of the
+    mix is left out would compare a different workload, so the scale curve skips them."""
+    scaled = scaled_spec(spec, gpus, catalog)
+    if scaled is None or len(scaled.jobs) != len(spec.jobs):
+        return None
+    return scaled
+
+
+def _pair_key(a: str, b: str) -> str:
+    return f"{a}|{b}"
+
+
 def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
-                progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[ScalePoint]:
-    """Cost per useful GPU-hour of every fabric at each feasible GPU count of the grid."""
+                progress: Progress | None = None, plan: Plan = DEFAULT_PLAN, draws: int = 0,
+                seed: int = 0) -> list[ScalePoint]:
+    """Cost per useful GPU-hour of every fabric at each size of the grid where the whole job mix
+    lays out, with (``draws`` > 0) the probability that each fabric of a pair is the cheaper one
+    over the catalog's ranges (the same seeded draws at every size)."""
+    from fabricplan.cost.draws import Draws
+    from fabricplan.decide.uncertainty import metric_draws
+
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
-        scaled = scaled_spec(spec, gpus, catalog)
+        scaled = full_mix_spec(spec, gpus, catalog)
         if scaled is None:
             continue
         if progress:
             progress(f"scale search: {gpus:,} GPUs")
-        metrics = {}
+        outcomes = {}
         for fabric in fabrics:
             try:  # a design that cannot be built at this size is left out of that point
-                outcome = fabric_outcomes(scaled, catalog, fabrics=[fabric], plan=plan)[fabric]
+                outcomes[fabric] = fabric_outcomes(scaled, catalog, fabrics=[fabric], plan=plan)[fabric]
             except FabricplanError:
                 continue
-            metrics[fabric] = outcome.cost_per_useful_gpu_hour_usd
-        if metrics:
-            points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd=metrics))
+        if not outcomes:
+            continue
+        lower: dict[str, float] = {}
+        if draws > 0 and len(outcomes) > 1:
+            sampled = metric_draws(scaled, catalog, outcomes, Draws(n=draws, seed=seed), plan, light=True)
+            names = list(sampled)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    lower[_pair_key(a, b)] = float((sampled[a] < sampled[b]).mean())
+        points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
+            f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
+            tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
+            tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
+                                * spec.cluster.gpus_per_node for f, o in outcomes.items()}))
     return points
+
+
+def tier_boundaries(spec: ClusterSpec, outcomes: dict, curve: list[ScalePoint]) -> list[TierBoundary]:
+    """Where each fabric's chosen design (its switch radix and style at the spec's size) needs another
+    tier, inside the searched range (:func:`fabricplan.topology.tier_capacities`)."""
+    from fabricplan.topology import tier_capacities
+
+    if not curve:
+        return []
+    low, high = curve[0].gpus, curve[-1].gpus
+    cluster = spec.cluster
+    boundaries = []
+    for fabric, outcome in outcomes.items():
+        size = outcome.cost.topology
+        capacity = tier_capacities(nics_per_node=cluster.nics_per_node, radix=size.radix, style=size.style,
+                                   oversubscription=tuple(spec.topology.oversubscription),
+                                   reserved_leaf_ports=spec.topology.reserved_leaf_ports)
+        for tiers, nodes in sorted(capacity.items()):
+            gpus = nodes * cluster.gpus_per_node
+            if tiers < 4 and capacity[tiers + 1] > nodes and low <= gpus < high:
+                boundaries.append(TierBoundary(fabric=fabric, switch=outcome.cost.switch_id, radix=size.radix,
+                                               tiers_above=tiers + 1, gpus=gpus))
+    return sorted(boundaries, key=lambda b: (b.gpus, b.fabric))
 
 
 def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[str, str],
                   plan: Plan = DEFAULT_PLAN) -> dict[str, float] | None:
-    scaled = scaled_spec(spec, gpus, catalog)
+    scaled = full_mix_spec(spec, gpus, catalog)
     if scaled is None:
         return None
     outcomes = fabric_outcomes(scaled, catalog, fabrics=list(pair), plan=plan)
     return {f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}
 
 
+#: Steps (of the job mix's layout unit) either side of a bisection midpoint tried when the mix does not
+#: lay out at it (an expert-parallel degree that does not divide the data-parallel one).
+BISECT_NEIGHBOURS = 4
+
+
+def layout_unit(spec: ClusterSpec) -> int:
+    """GPUs between two sizes where the whole job mix can lay out: whole nodes and whole model
+    replicas (tp x pp x cp) of every job whose data parallelism grows with the cluster."""
+    unit = spec.cluster.gpus_per_node
+    for job in spec.jobs:
+        if job.gpus is None:
+            unit = math.lcm(unit, job.tp * job.pp * job.cp)
+    return unit
+
+
+def _evaluable(spec, catalog, gpus, pair, plan) -> dict[str, float] | None:
+    try:
+        return _pair_metrics(spec, catalog, gpus, pair, plan)
+    except FabricplanError:
+        return None
+
+
 def _bisect(spec: ClusterSpec, catalog: Catalog, pair: tuple[str, str], low_gpus: int, high_gpus: int,
-            leader_low: str, plan: Plan = DEFAULT_PLAN) -> tuple[int, int]:
-    """The GPU range, in whole nodes, in which `leader_low` stops leading: (last size it leads,
-    first size it does not). Narrowed to one node unless a size in between cannot be evaluated
-    (a job that does not lay out there), in which case the range stays wider."""
-    per_node = spec.cluster.gpus_per_node
-    low, high = low_gpus // per_node, high_gpus // per_node
+            leader_low: str, plan: Plan = DEFAULT_PLAN, boundaries: Iterable[int] = ()) -> tuple[int, int]:
+    """The GPU range in which `leader_low` stops leading: (last size it leads, first size it does
+    not), in steps of the job mix's layout unit (:func:`layout_unit`), evaluated only where the whole
+    mix lays out. A tier boundary in the range is tried first (a design that needs another tier is
+    the usual cause); otherwise the range is bisected."""
+    unit = layout_unit(spec)
+    low, high = -(-low_gpus // unit), high_gpus // unit
+    low = low_gpus // unit if low_gpus % unit == 0 else low
+    for boundary in sorted(boundaries):
+        below, above = boundary // unit, boundary // unit + 1
+        if low <= below < above <= high:
+            m_below = _evaluable(spec, catalog, below * unit, pair, plan)
+            m_above = _evaluable(spec, catalog, above * unit, pair, plan)
+            if m_below and m_above and _leader(m_below, *pair) == leader_low != _leader(m_above, *pair):
+                return below * unit, above * unit
     while high - low > 1:
         mid = (low + high) // 2
-        try:
-            metrics = _pair_metrics(spec, catalog, mid * per_node, pair, plan)
-        except FabricplanError:
-            metrics = None
+        metrics, at = None, mid
+        for shift in sorted(range(-BISECT_NEIGHBOURS, BISECT_NEIGHBOURS + 1), key=abs):
+            at = mid + shift
+            if low < at < high and (metrics := _evaluable(spec, catalog, at * unit, pair, plan)) is not None:
+                break
         if metrics is None:
             break
         if _leader(metrics, *pair) == leader_low:
-            low = mid
+            low = at
         else:
-            high = mid
-    return low * per_node, high * per_node
+            high = at
+    return low * unit, high * unit
+
+
+def _states(points: list[ScalePoint], a: str, b: str, threshold: float | None) -> list[str | None]:
+    """Per point, the clear leader of the pair, or None inside the uncertainty."""
+    states = []
+    for point in points:
+        probability = point.probability_lower.get(_pair_key(a, b))
+        if probability is None:
+            reverse = point.probability_lower.get(_pair_key(b, a))
+            probability = None if reverse is None else 1 - reverse
+        if threshold is None or probability is None:
+            states.append(_leader(point.cost_per_useful_gpu_hour_usd, a, b))
+        elif probability >= threshold:
+            states.append(a)
+        elif probability <= 1 - threshold:
+            states.append(b)
+        else:
+            states.append(None)
+    return states
+
+
+def _tier_change(before: ScalePoint, after: ScalePoint, pair: tuple[str, str]) -> str:
+    """'; roce-v2 goes from 2 to 3 tiers in between' when a fabric's tier count changes between two sizes."""
+    changes = [f"{f} goes from {before.tiers[f]} to {after.tiers[f]} tiers" for f in pair
+               if f in before.tiers and f in after.tiers and before.tiers[f] != after.tiers[f]]
+    return f"; {' and '.join(changes)} in between" if changes else ""
 
 
 def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
-               plan: Plan = DEFAULT_PLAN) -> list[Crossover]:
-    """Every GPU count at which the cheaper fabric of a pair (per useful GPU-hour) changes: found on
-    the scale grid, then bisected in whole nodes between the two grid points around it."""
+               plan: Plan = DEFAULT_PLAN, threshold: float | None = None) -> list[Crossover]:
+    """Leader changes of every pair over the scale curve. With draws on the curve, a size is led
+    clearly by a fabric that is cheaper with probability >= ``threshold`` (catalog
+    ``decision_best_probability``); sizes inside the uncertainty are reported as "no clear leader
+    from X to Y", and only a hand-over from one clear leader to another is a crossover (bisected
+    in whole nodes, at sizes where the job mix lays out, between the two grid points around it)."""
     fabrics = [c.profile for c in spec.fabric_choices()]
     results = []
     for i, a in enumerate(fabrics):
@@ -180,21 +297,51 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
             if not points:
                 continue
             searched = f"searched {points[0].gpus:,}-{points[-1].gpus:,} GPUs"
-            leaders = [_leader(p.cost_per_useful_gpu_hour_usd, a, b) for p in points]
-            changes = [k for k in range(1, len(points)) if leaders[k] != leaders[k - 1]]
-            if not changes:
-                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=leaders[0],
-                                         leader_above=None, note=f"{leaders[0]} leads at every size ({searched})"))
-            for k in changes:
-                last, first = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, leaders[k - 1],
-                                      plan)
-                exact = first - last == spec.cluster.gpus_per_node
-                where = (f"below {first:,} GPUs, {leaders[k]} from there" if exact else
-                         f"up to {last:,} GPUs, {leaders[k]} by {first:,} (sizes in between could not be laid "
-                         "out for the jobs)")
-                results.append(Crossover(
-                    fabric_a=a, fabric_b=b, gpus=first, leader_below=leaders[k - 1], leader_above=leaders[k],
-                    note=f"{leaders[k - 1]} leads {where} ({searched})"))
+            states = _states(points, a, b, threshold)
+            if all(s == states[0] for s in states) and states[0] is not None:
+                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=states[0],
+                                         leader_above=None, kind="no_change",
+                                         note=f"{states[0]} leads at every size ({searched})"))
+                continue
+            k = 0
+            last_clear: str | None = None
+            while k < len(points):
+                if states[k] is None:
+                    start = k
+                    while k < len(points) and states[k] is None:
+                        k += 1
+                    after = states[k] if k < len(points) else None
+                    first, last = points[start].gpus, points[k - 1].gpus
+                    span = f"at {first:,} GPUs" if first == last else f"from {first:,} to {last:,} GPUs"
+                    around = []
+                    if last_clear:
+                        around.append(f"{last_clear} leads below")
+                    if after:
+                        around.append(f"{after} above")
+                    results.append(Crossover(
+                        fabric_a=a, fabric_b=b, gpus=None, leader_below=last_clear or "-", leader_above=after,
+                        kind="no_clear_leader", from_gpus=first, to_gpus=last,
+                        note=f"no clear leader {span}: neither is cheaper with probability >= "
+                             f"{100 * (threshold or 0):.0f} %" + (f" ({', '.join(around)})" if around else "")
+                             + f" ({searched})"))
+                    continue
+                if last_clear is not None and states[k] != last_clear and states[k - 1] == last_clear:
+                    boundaries = [points[k - 1].tier_capacity_gpus[f] for f in (a, b)
+                                  if points[k - 1].tiers.get(f) != points[k].tiers.get(f)
+                                  and f in points[k - 1].tier_capacity_gpus]
+                    low, high = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, last_clear, plan,
+                                        boundaries)
+                    unit = layout_unit(spec)
+                    step = "" if unit == spec.cluster.gpus_per_node else f" (the job mix lays out every {unit:,} GPUs)"
+                    where = (f"below {high:,} GPUs, {states[k]} from there{step}" if high - low == unit else
+                             f"up to {low:,} GPUs, {states[k]} by {high:,} (the job mix does not lay out at the "
+                             "sizes in between)")
+                    cause = _tier_change(points[k - 1], points[k], (a, b))
+                    results.append(Crossover(fabric_a=a, fabric_b=b, gpus=high, leader_below=last_clear,
+                                             leader_above=states[k],
+                                             note=f"{last_clear} leads {where}{cause} ({searched})"))
+                last_clear = states[k]
+                k += 1
     return results
 
 
@@ -208,14 +355,19 @@ def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
 def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
                 progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[SensitivityRow]:
     """Re-decide with each factor moved down and up by `swing` (default: the catalog's
-    ``sensitivity_swing``); report the winner each way and whether it flips."""
+    ``sensitivity_swing``); report the numbers' leader each way (the cheapest per useful GPU-hour
+    among the fabrics no rule rules out) and whether it flips. Besides factors that move every
+    fabric alike, fabric-specific ones move one fabric against the others so that a flip can show:
+    the InfiniBand price premium (every network part of the InfiniBand fabrics), the socket
+    transport's bandwidth (kernel-TCP fabrics) and the operations staff of InfiniBand and of
+    lossless-Ethernet (RoCE) fabrics."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
     if not 0 <= swing < 1:  # a swing of 100 % or more would price hardware at zero or below
         raise InputError(f"the sensitivity swing must be at least 0 and below 1, got {swing:g}", location="swing")
     base = evaluate(spec, catalog, plan=plan)
     base_metric = {f: o.cost_per_useful_gpu_hour_usd for f, o in base.outcomes.items()}
-    winner = base.recommendation.recommended
+    winner = base.recommendation.numbers_leader or base.recommendation.recommended
     low, high = 1 - swing, 1 + swing
     cases: list[tuple[str, str, str, Callable[[float], tuple[ClusterSpec, Scenario]]]] = [
         ("switch prices", f"-{swing:.0%}", f"+{swing:.0%}",
@@ -227,6 +379,27 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
         ("achievable GPU efficiency", f"-{swing:.0%}", f"+{swing:.0%}",
          lambda m: (spec, Scenario(levers=Levers(efficiency_multiplier=m)))),
     ]
+    profiles = {c.profile: catalog.fabric(c.profile) for c in spec.fabric_choices()}
+    infiniband = [f for f, p in profiles.items() if p.family == "infiniband"]
+    socket = [f for f, p in profiles.items() if p.socket is not None]
+    roce = [f for f, p in profiles.items() if p.family == "ethernet" and p.transport == "rdma"]
+    others = len(profiles) > 1
+
+    def each(fabrics: list[str], field: str, m: float) -> Scenario:
+        return Scenario(**{field: tuple((f, m) for f in fabrics)})
+
+    if infiniband and others:
+        cases.append(("InfiniBand price premium", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(infiniband, "fabric_price_multipliers", m))))
+    if socket and others:
+        cases.append(("socket (kernel TCP) bandwidth", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(socket, "fabric_bandwidth_multipliers", m))))
+    if infiniband and others:
+        cases.append(("InfiniBand operations staff", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(infiniband, "fabric_staff_multipliers", m))))
+    if roce and others:
+        cases.append(("RoCE operations staff", f"-{swing:.0%}", f"+{swing:.0%}",
+                      lambda m: (spec, each(roce, "fabric_staff_multipliers", m))))
     rows = []
     for factor, low_label, high_label, make in cases:
         if progress:
@@ -246,7 +419,7 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
 
 
 def _row(factor, low_label, high_label, decisions, base_metric, winner) -> SensitivityRow:
-    winners = [d.recommendation.recommended for d in decisions]
+    winners = [d.recommendation.numbers_leader or d.recommendation.recommended for d in decisions]
     changes = [{f: o.cost_per_useful_gpu_hour_usd / base_metric[f] - 1 for f, o in d.outcomes.items()}
                for d in decisions]
     excluded = [sorted({f for r in d.rules if r.fired for f in r.excludes}) for d in decisions]

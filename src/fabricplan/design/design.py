@@ -123,6 +123,26 @@ def cluster_gpu(spec: ClusterSpec, catalog: Catalog) -> GpuLike:
     return catalog.gpu(gpu, field="cluster.gpu") if isinstance(gpu, str) else gpu
 
 
+def _growth_layout(spec: ClusterSpec, radix: int, layout: FabricTopology) -> tuple[FabricTopology, str]:
+    """With ``cluster.grow_to_gpus``: the tier count of the target size (unless the spec fixes
+    ``topology.tiers``), so the first phase is built with the tiers the grown fabric needs and
+    growing adds leaves and upper-tier switches without inserting a tier (``topology.tiers_needed``)."""
+    cluster = spec.cluster
+    grow = cluster.grow_to_gpus
+    if grow is None or grow <= cluster.gpus:
+        return layout, ""
+    target_nodes = grow // cluster.gpus_per_node
+    tiers = topology.tiers_needed(nodes=target_nodes, nics_per_node=cluster.nics_per_node, radix=radix,
+                                  style=layout.style, oversubscription=tuple(layout.oversubscription),
+                                  reserved_leaf_ports=layout.reserved_leaf_ports)
+    now = layout.tiers
+    if now is None:
+        layout = replace(layout, tiers=max(tiers, 1))
+    return layout, (f"planned growth to {grow:,} GPUs ({target_nodes:,} nodes) needs {tiers} tier(s) at radix "
+                    f"{radix}: the first phase of {cluster.gpus:,} GPUs is built and costed with "
+                    f"{layout.tiers} tier(s)")
+
+
 def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> FabricDesign:
     """Turn one fabric choice of ``spec`` into hardware, a sized topology and placements.
 
@@ -135,7 +155,10 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
     layout = layout_of(spec)
     cluster = spec.cluster
     try:
+        layout, growth_note = _growth_layout(spec, hardware.radix, layout)
         size = size_design(cluster.nodes, cluster.nics_per_node, hardware.radix, layout)
+        if growth_note:
+            size = replace(size, notes=size.notes + (growth_note,))
     except InputError as exc:  # the sizing's argument names -> the spec's field paths
         base, bracket, index = (exc.location or "").partition("[")
         field = SIZING_FIELDS[base] + bracket + index if base in SIZING_FIELDS else exc.location

@@ -102,7 +102,7 @@ def place(n_nodes: int, whole: FabricSize, *, aligned: bool = True) -> NetworkPl
     nics = whole.nics_per_node
     tiers = tiers_needed(nodes=n_nodes, nics_per_node=nics, radix=whole.radix, style=whole.style,
                          oversubscription=whole.oversubscription, reserved_leaf_ports=whole.reserved_leaf_ports)
-    nics_per_leaf = 1 if whole.style == "rail_optimized" else nics
+    nics_per_leaf = 1 if whole.style in ("rail_optimized", "rail_only") else nics
     per_leaf = nodes_per_leaf(whole, nics) if whole.tiers >= 2 else n_nodes
     if tiers == 1 and n_nodes > per_leaf:  # fits one switch alone, but spans the cluster's leaves
         tiers = 2

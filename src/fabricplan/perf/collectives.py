@@ -163,10 +163,12 @@ def per_nic_bandwidth(profile, operation: str, size_bytes: int, n_gpus: int, ran
     nics = min(nics_per_node, ranks_per_node)
     connections = nics * int(perf_parameter("nccl_channels_per_nic", catalog))
     message = socket_message_bytes(operation, size_bytes, n_gpus, connections, catalog)
-    return socket_nic_bandwidth(profile, message_bytes=message, nics_per_node=nics_per_node,
-                                gpus_per_node=ranks_per_node, compute_capability=gpu_compute_capability(gpu, catalog),
-                                hbm_tbytes_per_s=getattr(gpu, "hbm_bandwidth_tbytes_per_s", None),
-                                catalog=catalog).gbytes_per_s
+    scale = getattr(profile, "_socket_bandwidth_scale", 1.0)  # the decision's bandwidth lever (what-ifs)
+    return scale * socket_nic_bandwidth(profile, message_bytes=message, nics_per_node=nics_per_node,
+                                        gpus_per_node=ranks_per_node,
+                                        compute_capability=gpu_compute_capability(gpu, catalog),
+                                        hbm_tbytes_per_s=getattr(gpu, "hbm_bandwidth_tbytes_per_s", None),
+                                        catalog=catalog).gbytes_per_s
 
 
 def _full_bandwidth(_pattern: str) -> Efficiency:

@@ -109,3 +109,28 @@ def job_goodput(counts: dict[str, float], rates_per_hour: dict[str, float], writ
     lost = 0.0 if math.isinf(interval_h) else lost_fraction(interval_h, write_h, restart_h, rate)
     return Goodput(interruptions_per_day=rate * 24.0, mtbf_h=mtbf, checkpoint_interval_min=interval_h * MINUTES_PER_HOUR,
                    lost_fraction=lost)
+
+
+def goodput_array(counts: dict[str, float], rates_per_hour: dict, write_min, restart_min,
+                  interval_min: float | None = None):
+    """:func:`job_goodput`'s goodput for numpy arrays of draws (rates per class, write and restart
+    times), elementwise with the same cases: no failures lose nothing; free checkpoints lose only
+    the restarts; else the configured or Daly's interval and ``C / tau + lambda (tau / 2 + R)``."""
+    import numpy as np
+
+    rate = sum(np.asarray(rates_per_hour.get(name, 0.0), dtype=float) * count for name, count in counts.items())
+    write_h = np.asarray(write_min, dtype=float) / MINUTES_PER_HOUR
+    restart_h = np.asarray(restart_min, dtype=float) / MINUTES_PER_HOUR
+    rate, write_h, restart_h = np.broadcast_arrays(np.asarray(rate, dtype=float), write_h, restart_h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if interval_min is not None:
+            interval_h = np.full(rate.shape, interval_min / MINUTES_PER_HOUR)
+        else:
+            mtbf = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
+            interval_h = np.sqrt(2.0 * write_h * (mtbf + restart_h))
+        lost = np.where(interval_h > 0, write_h / np.where(interval_h > 0, interval_h, 1.0)
+                        + rate * (interval_h / 2.0 + restart_h),
+                        np.where(write_h > 0, 1.0, rate * restart_h))
+    if interval_min is None:
+        lost = np.where(rate > 0, lost, 0.0)
+    return 1.0 - np.clip(lost, 0.0, 1.0)

@@ -58,6 +58,21 @@ class JobOutcome(BaseModel):
     run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
 
 
+class DesignSummary(BaseModel):
+    """One candidate design of a fabric (switch model x topology style) and how it did."""
+
+    switch: str
+    style: str
+    radix: int | None = None
+    tiers: int | None = None
+    switches: int | None = Field(default=None, description="Switches in all tiers")
+    switches_by_tier: dict[str, int] = Field(default_factory=dict)
+    network_capex_usd: float | None = None
+    cost_per_useful_gpu_hour_usd: float | None = None
+    chosen: bool = False
+    note: str = Field(default="", description="Why it was chosen, or why not / why it cannot be built")
+
+
 class FabricOutcome(BaseModel):
     """Everything the decision weighs for one fabric."""
 
@@ -76,6 +91,10 @@ class FabricOutcome(BaseModel):
     tco_basis: Literal["cluster", "network"]
     cost_per_useful_gpu_hour_usd: float
     rank: int = 0
+    design: DesignSummary | None = Field(default=None, description="The design chosen for this fabric")
+    designs_considered: list[DesignSummary] = Field(
+        default_factory=list, description="Every switch model x style the spec left open, cheapest per useful "
+                                          "GPU-hour chosen (empty when only one design was possible)")
 
 
 def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None,
@@ -101,15 +120,22 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float
     )
 
 
+def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int) -> dict[str, float]:
+    """The parts a job on ``job_gpus`` GPUs of the design depends on, per failure class: the design's
+    GPUs, hosts, NICs, switches and links scaled to the job's share of the cluster."""
+    size = design.size
+    share = min(job_gpus / max(spec.cluster.gpus, 1), 1.0)
+    return {"gpu": spec.cluster.gpus * share, "host": spec.cluster.nodes * share,
+            "nic": size.endpoints * share, "switch": size.total_switches * share,
+            "link": size.total_links * share}
+
+
 def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int) -> Goodput:
     """Goodput of a job on ``job_gpus`` GPUs of the design: the design's GPUs, hosts, NICs, switches
     and links scaled to the job's share of the cluster, at the catalog's default failure rates
     (network classes x the fabric's failure multiplier), Daly's interval unless the spec sets one."""
-    size, ops = design.size, spec.operations
-    share = min(job_gpus / max(spec.cluster.gpus, 1), 1.0)
-    counts = {"gpu": spec.cluster.gpus * share, "host": spec.cluster.nodes * share,
-              "nic": size.endpoints * share, "switch": size.total_switches * share,
-              "link": size.total_links * share}
+    ops = spec.operations
+    counts = failure_counts(spec, design, job_gpus)
     costs = design.hardware.profile.costs
     multiplier = costs.network_failure_multiplier.default if costs is not None else 1.0
     rates = failure_rates_per_hour(catalog, "default", multiplier)
@@ -119,6 +145,14 @@ def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, jo
 
     return job_goodput(counts, rates, minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes"),
                        minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes)
+
+
+def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> float:
+    """Job-share-weighted GPU utilisation ``Σ share x compute / step`` (1.0 with no jobs: every
+    GPU-hour counts as useful)."""
+    if not jobs:
+        return 1.0
+    return sum(job.share * result.compute_s / result.step_time_s for job, result in zip(jobs, steps, strict=True))
 
 
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,

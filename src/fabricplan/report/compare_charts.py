@@ -187,7 +187,8 @@ def tco_figure(report: CompareReport) -> go.Figure:
 # (c) scale curve ----------------------------------------------------------------------------------
 
 def scale_figure(report: CompareReport) -> go.Figure:
-    """Cost per useful GPU-hour against GPU count (log x), with the crossovers marked."""
+    """Cost per useful GPU-hour against GPU count (log x), with the crossovers and each fabric's
+    tier boundaries marked."""
     figure = go.Figure()
     colours = fabric_colours(report)
     points = sorted(report.scale_curve, key=lambda point: point.gpus)
@@ -215,6 +216,13 @@ def scale_figure(report: CompareReport) -> go.Figure:
     markers += [(gpus_at, f"{'; '.join(texts)} from {gpus_at:,} GPUs", f"{gpus_at:,}", "dash",
                  1.0 - CROSSOVER_LABEL_STEP * (index % 2))
                 for index, (gpus_at, texts) in enumerate(sorted(by_gpus.items()))]
+    # Tier boundaries of each fabric's chosen design: where it needs another switch tier.
+    tiers_at: dict[int, list[str]] = {}
+    for b in getattr(report, "tier_boundaries", []):
+        tiers_at.setdefault(b.gpus, []).append(f"{escaped(b.fabric)}: {b.tiers_above} tiers above")
+    markers += [(gpus_at, f"tier boundary at {gpus_at:,} GPUs: {'; '.join(texts)}", f"{gpus_at:,} tier",
+                 "dashdot", 0.5 - CROSSOVER_LABEL_STEP * (index % 2))
+                for index, (gpus_at, texts) in enumerate(sorted(tiers_at.items()))]
     for x, hover, label, dash, height in markers:
         figure.add_trace(go.Scatter(
             x=[x, x], y=[y_low, y_high], mode="lines", line={"color": MARKER_COLOUR, "dash": dash, "width": 1.2},

@@ -208,9 +208,75 @@ def rule_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
 CROSSOVER_HEADERS = ("fabrics", "from GPUs", "leader below", "leader above", "note")
 
 
+def _crossover_at(c) -> str:
+    kind = getattr(c, "kind", "crossover")
+    if kind == "no_clear_leader":
+        first, last = c.from_gpus, c.to_gpus
+        return f"unclear {first:,}" if first == last else f"unclear {first:,}-{last:,}"
+    return "no change" if c.gpus is None else f"{c.gpus:,}"
+
+
 def crossover_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
-    return [(f"{c.fabric_a} vs {c.fabric_b}", "no change" if c.gpus is None else f"{c.gpus:,}",
+    return [(f"{c.fabric_a} vs {c.fabric_b}", _crossover_at(c),
              c.leader_below, c.leader_above or "-", c.note) for c in report.crossovers]
+
+
+UNCERTAINTY_HEADERS = ("fabric", "p10", "p50", "p90", "best in")
+
+
+def uncertainty_title(report: CompareReport) -> str:
+    u = report.uncertainty
+    return (f"Uncertainty: cost per useful GPU-hour over {u.draws:,} draws of the catalog's ranges "
+            f"(seed {u.seed}; clear winner at >= {100 * u.threshold:.0f} %)")
+
+
+def uncertainty_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
+    u = report.uncertainty
+    if u is None:
+        return []
+    return [(fabric.fabric, usd_cents(d.p10_usd), usd_cents(d.p50_usd), usd_cents(d.p90_usd),
+             f"{100 * d.probability_best:.0f}%")
+            for fabric in report.fabrics if (d := u.fabrics.get(fabric.fabric)) is not None]
+
+
+DESIGN_HEADERS = ("fabric", "switch", "style", "tiers", "switches", "network capex", "cost / useful GPU-h", "verdict")
+
+
+def design_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    """Every design considered per fabric (switch model x style), the chosen one first."""
+    rows = []
+    for fabric in report.fabrics:
+        for d in sorted(fabric.designs_considered, key=lambda d: (not d.chosen, d.cost_per_useful_gpu_hour_usd is None,
+                                                                   d.cost_per_useful_gpu_hour_usd or 0)):
+            rows.append((fabric.fabric, d.switch, d.style.replace("_", " "), "-" if d.tiers is None else str(d.tiers),
+                         "-" if d.switches is None else f"{d.switches:,}",
+                         "-" if d.network_capex_usd is None else usd(d.network_capex_usd),
+                         usd_cents(d.cost_per_useful_gpu_hour_usd), d.note))
+    return rows
+
+
+RULE_VOTE_HEADERS = ("rule", "weight", "favours", "agrees with the numbers", "decided")
+
+
+def rule_vote_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    return [(v.rule, f"{v.weight:g}", ", ".join(v.favours) or "-", YES_MARK if v.agrees_with_numbers else NO_MARK,
+             YES_MARK if v.decided else NO_MARK) for v in report.recommendation.rule_votes]
+
+
+def decided_by_line(report: CompareReport) -> str:
+    r = report.recommendation
+    if r.decided_by == "rules":
+        return (f"Decided by the weighted rule votes (a close call); the numbers' leader is {r.numbers_leader}.")
+    if r.decided_by == "exclusions":
+        return "Decided by exclusions: one fabric is left."
+    return "Decided by the numbers; rules only break ties inside the uncertainty."
+
+
+TIER_HEADERS = ("fabric", "switch", "radix", "GPUs", "tiers above")
+
+
+def tier_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    return [(b.fabric, b.switch, str(b.radix), f"{b.gpus:,}", str(b.tiers_above)) for b in report.tier_boundaries]
 
 
 def sensitivity_headers(report: CompareReport) -> tuple[str, ...]:
@@ -250,6 +316,11 @@ def close_call_note(report: CompareReport) -> str | None:
     if not report.recommendation.close_call:
         return None
     ranking = report.recommendation.ranking
+    u = report.uncertainty
+    if u is not None:
+        return (f"Close call: no fabric is the cheapest per useful GPU-hour with probability >= "
+                f"{100 * u.threshold:.0f} % over the catalog's ranges ({u.leader} in {100 * u.leader_probability:.0f} "
+                "% of the draws); the rules' weighted votes and the sensitivity table matter more than the ranking.")
     pair = " and ".join(ranking[:2]) if len(ranking) >= 2 else "the top two fabrics"
     return (f"Close call: {pair} are within the close-call band on "
             f"{metric_label(report.deciding_metric)}; the rules and the sensitivity table matter more "

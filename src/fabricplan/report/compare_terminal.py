@@ -55,6 +55,7 @@ def recommendation_panel(report: CompareReport) -> Panel:
     if recommendation.why_not:
         lines.append(Text("Why not the others:", style="bold"))
         lines.append(Lines([("  • ", f"{fabric}: {reason}") for fabric, reason in recommendation.why_not.items()]))
+    lines.append(Text(content.decided_by_line(report), style="bold"))
     if recommendation.disagreements:
         lines.append(Text(f"{content.WARNING_MARK} Rules and numbers disagree:", style="bold yellow"))
         lines.append(Lines([(f"  {content.WARNING_MARK} ", item) for item in recommendation.disagreements],
@@ -123,18 +124,63 @@ def sensitivity_table(report: CompareReport) -> RenderableType:
     table = FitTable(("factor", "low / high", "winner", "flips", "change"), rows,
                      title="Sensitivity (one factor at a time)",
                      justify=["left", "left", "left", "left", "right"])
-    legend = Lines([("winner: ", "the recommended fabric at the low / high value (one name when both agree)"),
+    legend = Lines([("winner: ", "the cheapest per useful GPU-hour of the fabrics no rule rules out, at the low / high value (one name when both agree)"),
                     ("change: ", f"change of {recommended}'s {content.metric_label(report.deciding_metric)} "
                                  "at the low / high value")], style="dim")
     return Group(table, legend)
 
 
+def uncertainty_table(report: CompareReport) -> RenderableType:
+    return FitTable(content.UNCERTAINTY_HEADERS, [list(r) for r in content.uncertainty_rows(report)],
+                    title=content.uncertainty_title(report), justify=["left", "right", "right", "right", "right"])
+
+
+def designs_table(report: CompareReport) -> RenderableType:
+    """Designs considered, compact for 80 columns: the buildable ones in the table (style and verdict
+    in numbered footnotes), the ones that cannot be built in one line per fabric."""
+    rows, footnotes, unbuildable = [], [], []
+    for fabric, switch, style, tiers, switches, _capex, metric, note in content.design_rows(report):
+        if tiers == "-":
+            unbuildable.append((f"  {fabric}: ", f"{switch}: {note.removeprefix('not buildable: ')}"))
+            continue
+        footnotes.append((f"[{len(footnotes) + 1}] ", f"{style}; {note}"))
+        rows.append([fabric, switch, tiers, switches, metric, f"[{len(footnotes)}]"])
+    table = FitTable(("fabric", "switch", "tiers", "switches", "$/useful GPU-h", "note"), rows,
+                     title="Designs considered (cheapest per useful GPU-hour chosen)",
+                     justify=["left", "left", "right", "right", "right", "left"])
+    parts: list[RenderableType] = [table, Lines(footnotes, style="dim")]
+    if unbuildable:
+        parts += [Text("Not buildable:", style="dim"), Lines(unbuildable, style="dim")]
+    return Group(*parts)
+
+
+def rule_votes_table(report: CompareReport) -> RenderableType:
+    return FitTable(content.RULE_VOTE_HEADERS, [list(r) for r in content.rule_vote_rows(report)],
+                    title="Rule votes (weights from decision.yaml; they count only in a close call)",
+                    justify=["left", "right", "left", "left", "left"])
+
+
+def tier_table(report: CompareReport) -> RenderableType:
+    return FitTable(content.TIER_HEADERS, [list(r) for r in content.tier_rows(report)],
+                    title="Tier boundaries of each chosen design (searched range)",
+                    justify=["left", "left", "right", "right", "right"])
+
+
 def compare_renderables(report: CompareReport, verbose: bool = False) -> list[RenderableType]:
-    """Everything `fabricplan compare` prints: comparison, recommendation, rules, crossovers, sensitivity."""
-    out: list[RenderableType] = [comparison_table(report), recommendation_panel(report),
-                                 rules_table(report, verbose=verbose)]
+    """Everything `fabricplan compare` prints: comparison, recommendation, uncertainty, designs,
+    rules, crossovers, tier boundaries, sensitivity."""
+    out: list[RenderableType] = [comparison_table(report), recommendation_panel(report)]
+    if report.uncertainty is not None:
+        out.append(uncertainty_table(report))
+    if any(f.designs_considered for f in report.fabrics):
+        out.append(designs_table(report))
+    out.append(rules_table(report, verbose=verbose))
+    if report.recommendation.rule_votes:
+        out.append(rule_votes_table(report))
     if report.crossovers:
         out.append(crossovers_table(report))
+    if report.tier_boundaries:
+        out.append(tier_table(report))
     if report.sensitivity:
         out.append(sensitivity_table(report))
     if report.notes:

@@ -164,6 +164,25 @@ def rules_section(report: CompareReport) -> str:
             + "</section>")
 
 
+def _plain_section(title: str, headers, rows) -> str:
+    if not rows:
+        return ""
+    return f"<section><h2>{esc(title)}</h2>" + html_table(headers, rows) + "</section>"
+
+
+def extra_sections(report: CompareReport) -> str:
+    """Uncertainty, designs considered, rule votes and tier boundaries."""
+    parts = []
+    if report.uncertainty is not None:
+        parts.append(_plain_section(content.uncertainty_title(report), content.UNCERTAINTY_HEADERS,
+                                    content.uncertainty_rows(report)))
+    parts.append(_plain_section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report)))
+    parts.append(_plain_section("Rule votes (weights; they count only in a close call)", content.RULE_VOTE_HEADERS,
+                                content.rule_vote_rows(report)))
+    parts.append(_plain_section("Tier boundaries", content.TIER_HEADERS, content.tier_rows(report)))
+    return "".join(parts)
+
+
 def crossovers_section(report: CompareReport) -> str:
     if not report.crossovers:
         return ""
@@ -195,6 +214,7 @@ def compare_html(report: CompareReport) -> str:
         recommendation_section(report),
         comparison_section(report),
         charts_section(report),
+        extra_sections(report),
         crossovers_section(report),
         sensitivity_section(report),
         rules_section(report),

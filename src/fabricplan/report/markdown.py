@@ -51,6 +51,7 @@ def _recommendation(report: CompareReport) -> list[str]:
         lines += ["Why not the others:", ""]
         lines += [f"- **{markdown_text(fabric)}**: {markdown_text(reason)}"
                   for fabric, reason in recommendation.why_not.items()] + [""]
+    lines += [f"**{markdown_text(content.decided_by_line(report))}**", ""]
     if recommendation.disagreements:
         lines += ["> [!WARNING]", f"> {content.WARNING_MARK} **Rules and numbers disagree:**", ">"]
         lines += [f"> - {markdown_text(item)}" for item in recommendation.disagreements] + [""]
@@ -67,9 +68,19 @@ def compare_markdown(report: CompareReport) -> str:
              markdown_text(content.summary_line(report)), "", "## Comparison", ""]
     lines += _comparison(report) + [""]
     lines += _recommendation(report)
+    if report.uncertainty is not None:
+        lines += _section(content.uncertainty_title(report), content.UNCERTAINTY_HEADERS,
+                          content.uncertainty_rows(report))
+    if any(f.designs_considered for f in report.fabrics):
+        lines += _section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report))
     lines += _section("Decision rules", content.RULE_HEADERS, content.rule_rows(report))
+    if report.recommendation.rule_votes:
+        lines += _section("Rule votes (weights; they count only in a close call)", content.RULE_VOTE_HEADERS,
+                          content.rule_vote_rows(report))
     if report.crossovers:
         lines += _section("Crossovers", content.CROSSOVER_HEADERS, content.crossover_rows(report))
+    if report.tier_boundaries:
+        lines += _section("Tier boundaries", content.TIER_HEADERS, content.tier_rows(report))
     if report.sensitivity:
         lines += _section("Sensitivity", content.sensitivity_headers(report), content.sensitivity_rows(report))
     if report.notes:

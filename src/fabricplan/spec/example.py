@@ -13,9 +13,11 @@ cluster:
   nics_per_node: 8         # backend (scale-out) NICs per node, one rail each
   # nic_speed_gbps: 400    # default: each fabric's own link rate
   include_servers: true    # price servers too, to report the network share of cluster capex
+  # grow_to_gpus: 1024     # planned growth: design for this size (its switch tiers), cost the first phase (gpus)
 
 topology:
-  style: rail_optimized    # rail_optimized | leaf_spine (ToR, in-rack DAC) | fat_tree
+  # style: rail_optimized  # rail_optimized | leaf_spine (ToR, in-rack DAC) | fat_tree | rail_only; left out, compare tries
+                           # every style (and every catalog switch a fabric entry does not fix), cheapest wins
   tiers: auto              # auto | 1 | 2 | 3 | 4
   oversubscription: [1.0, 1.0]   # down:up per tier [leaf, spine]; 1.0 = non-blocking
   reserved_leaf_ports: 0

@@ -15,7 +15,7 @@ from fabricplan.catalog.models import (
 )
 from fabricplan.spec.job import JobSpec
 
-TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree"]
+TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
 Maturity = Literal["none", "basic", "experienced", "expert"]
 DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
 
@@ -61,6 +61,11 @@ class Cluster(Strict):
         default=None, description="Per-NIC port speed; None = each fabric's own link rate")
     server: str | None = Field(default=None, description="Catalog server id; None = the one for the GPU")
     include_servers: bool = Field(default=True, description="Price servers to report the network share")
+    grow_to_gpus: PositiveInt | None = Field(
+        default=None, le=10_000_000,
+        description="Planned growth: the fabric is designed for this many GPUs (its switch tiers, so growing needs "
+                    "no new tier or re-cabling of the existing ones) and the first phase (`gpus`) is what is "
+                    "costed and modelled; None = no planned growth. At least `gpus`, a multiple of gpus_per_node")
 
     @model_validator(mode="after")
     def _shape(self) -> Cluster:
@@ -74,6 +79,10 @@ class Cluster(Strict):
                                  f"({self.gpus_per_node})")
             if domain > self.gpus:
                 raise ValueError(f"scale_up_domain ({domain}) exceeds gpus ({self.gpus})")
+        grow = self.grow_to_gpus
+        if grow is not None and (grow < self.gpus or grow % self.gpus_per_node):
+            raise ValueError(f"grow_to_gpus ({grow}) must be at least gpus ({self.gpus}) and a multiple of "
+                             f"gpus_per_node ({self.gpus_per_node})")
         return self
 
     @property

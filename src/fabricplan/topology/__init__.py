@@ -7,6 +7,6 @@
 
 from fabricplan.topology.layout import STYLES, Style
 from fabricplan.topology.ports import leaf_ports, max_endpoints
-from fabricplan.topology.sizing import FabricSize, size_fabric, tiers_needed
+from fabricplan.topology.sizing import FabricSize, size_fabric, tier_capacities, tiers_needed
 
-__all__ = ["STYLES", "FabricSize", "Style", "leaf_ports", "max_endpoints", "size_fabric", "tiers_needed"]
+__all__ = ["STYLES", "FabricSize", "Style", "leaf_ports", "max_endpoints", "size_fabric", "tier_capacities", "tiers_needed"]

@@ -40,7 +40,7 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
         raise InputError(f"graph of {size.endpoints + size.total_switches:,} nodes exceeds the "
                          f"{MAX_GRAPH_NODES:,}-node limit; use the counts in FabricSize instead", "size")
     g = nx.MultiGraph(style=size.style, tiers=size.tiers, radix=size.radix)
-    rails = size.style == "rail_optimized" and size.tiers >= 2
+    rails = size.style == "rail_optimized" and size.tiers >= 2 and not _folded(size)
     for leaf in range(size.leaf_switches):
         g.add_node(("leaf", leaf), tier="leaf", **({"rail": leaf % size.nics_per_node} if rails else {}))
     for server in range(size.nodes):
@@ -53,9 +53,18 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
     return g
 
 
+def _folded(size: FabricSize) -> bool:
+    """One partly filled rail SU with several rails per leaf (topology.layout's rail folding)."""
+    return size.style == "rail_optimized" and size.scalable_units == 1 and size.leaf_switches < size.nics_per_node
+
+
 def _leaf_of(size: FabricSize, server: int, nic: int) -> int:
+    if size.style == "rail_only":  # rails 0..r-1 on switch 0, the next r on switch 1, ...
+        return nic // -(-size.nics_per_node // max(size.leaf_switches, 1))
     if size.tiers == 1:
         return 0
+    if _folded(size):  # rails 0..r-1 on leaf 0, the next r on leaf 1, ...
+        return nic // -(-size.nics_per_node // size.leaf_switches)
     if size.style == "rail_optimized":  # SU = server // servers_per_su, rail = nic
         return (server // size.servers_per_leaf) * size.nics_per_node + nic
     if size.style == "leaf_spine":

@@ -4,7 +4,10 @@ Three styles (docs/reference/topology.md §1.1, §1.3, §1.4):
 
 * ``fat_tree``  – generic leaf-spine / k-ary fat tree: NIC ports fill leaves in order, no rails.
 * ``rail_optimized`` – NVIDIA DGX SuperPOD / Spectrum-X RA: NIC *i* of every server goes to rail leaf
-  *i* of its scalable unit (SU); an SU is ``d − reserved`` servers × R rails on R leaves.
+  *i* of its scalable unit (SU); an SU is ``d − reserved`` servers × R rails on R leaves. A cluster
+  that is one partly filled SU of n servers folds ``floor((d − reserved) / n)`` rails onto each leaf
+  (NVIDIA DGX BasePOD reference architecture: 2-16 nodes' eight rails on a few QM9700 switches), so
+  no leaf is left half empty; each rail still sits on one leaf.
 * ``leaf_spine`` – Meta-style ToR: all NICs of a rack's servers go to that rack's ToR over DAC;
   a ToR holds ``floor((d − reserved) / nics_per_node)`` whole servers.
 
@@ -17,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Style = Literal["rail_optimized", "leaf_spine", "fat_tree"]
-STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree")
+Style = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
+#: ``rail_only`` (no spine; :func:`fabricplan.topology.sizing.size_fabric`) has no leaf layout here.
+STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree", "rail_only")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,16 @@ def _rail_layout(nodes: int, rails: int, servers_per_su: int, spine_down_ports: 
     notes = [f"rail-optimised: SU = {servers_per_su} servers × {rails} rails = "
              f"{servers_per_su * rails:,} NIC ports on {rails} leaves; {units:,} SU"
              + ("" if nodes % servers_per_su == 0 else " (last SU partly filled)")]
+    rails_per_leaf = servers_per_su // nodes if units == 1 and rails > 1 else 1
+    if rails_per_leaf > 1:  # one partly filled SU: several rails share a leaf, each rail still on one leaf
+        rails_per_leaf = min(rails_per_leaf, rails)
+        leaves = -(-rails // rails_per_leaf)
+        notes.append(f"one partly filled SU: {rails_per_leaf} rails per leaf on {leaves} leaves instead of "
+                     f"{rails} part-empty rail leaves (every rail stays on one leaf; NVIDIA DGX BasePOD puts a "
+                     "2-16 node cluster's eight rails on a few QM9700 switches)")
+        return LeafLayout("rail_optimized", nodes, rails, servers_per_su, servers_per_su, leaves,
+                          rails_per_leaf * nodes, rails, spine_down_ports if rails <= spine_down_ports
+                          else spine_down_ports, units, False, tuple(notes))
     if rails <= spine_down_ports:
         per_pod = (spine_down_ports // rails) * rails
     else:

@@ -37,7 +37,7 @@ from fabricplan.topology.ports import (
     leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
 )
 
-__all__ = ["FabricSize", "Style", "size_fabric", "tiers_needed"]
+__all__ = ["FabricSize", "Style", "size_fabric", "tier_capacities", "tiers_needed"]
 
 #: Display names per tier (plural), for notes.
 _PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
@@ -126,6 +126,8 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     """
     _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers)
     ratios = tier_ratios(oversubscription)
+    if style == "rail_only":
+        return _rail_only(nodes, nics_per_node, radix, reserved_leaf_ports, tiers, ratios)
     layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
     endpoints = nodes * nics_per_node
     common = dict(style=style, radix=radix, nodes=nodes, nics_per_node=nics_per_node, endpoints=endpoints,
@@ -155,11 +157,63 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     _validate(nodes, nics_per_node, radix, style, None, reserved_leaf_ports, max_tiers)
     if nodes == 1:
         return 0
+    if style == "rail_only":
+        _rail_only_fits(nodes, radix, reserved_leaf_ports, None)
+        return 1
     ratios = tier_ratios(oversubscription)
     layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
     chosen, _why = _choose_tiers(nodes * nics_per_node, nodes, nics_per_node, radix, style, None, max_tiers,
                                  capacity, layout, ratios, reserved_leaf_ports)
     return chosen
+
+
+def tier_capacities(*, nics_per_node: int, radix: int, style: Style, oversubscription: tuple[float, ...] = (1.0, 1.0),
+                    reserved_leaf_ports: int = 0) -> dict[int, int]:
+    """Most nodes 1..4 tiers of this design can hold (the tier boundaries: a non-blocking radix-64
+    fat tree holds 64, 2,048 and 65,536 NIC ports in 1, 2 and 3 tiers, Al-Fares et al. 2008).
+    Capacities are of full scalable units/racks, so they do not depend on the cluster's size."""
+    if style == "rail_only":  # one tier only: each rail's servers on one switch
+        return {t: radix - reserved_leaf_ports for t in range(1, MAX_SUPPORTED_TIERS + 1)}
+    ratios = tier_ratios(oversubscription)
+    _layout, capacity = _layout_and_capacity(style, 1, nics_per_node, radix, ratios, reserved_leaf_ports)
+    return {t: c // nics_per_node for t, c in capacity.items()}
+
+
+def _rail_only_fits(nodes: int, radix: int, reserved: int, tiers: int | None) -> int:
+    """Host ports of a rail-only switch; InputError when the servers of one rail do not fit one switch."""
+    host = radix - reserved
+    if tiers not in (None, 1):
+        raise InputError(f"a rail-only fabric has one tier (each rail's servers on one switch, no spine), "
+                         f"got tiers={tiers}", "tiers")
+    if nodes > host:
+        raise InputError(f"{nodes:,} servers exceed the {host} a rail-only fabric holds at radix {radix} (one "
+                         "switch per rail, no spine); use rail_optimized", "nodes")
+    return host
+
+
+def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | None, ratios) -> FabricSize:
+    """Rail-only (Wang, Wang et al., "Rail-only: A Low-Cost High-Performance Network for Training
+    LLMs with Trillion Parameters", arXiv:2307.12169, 2023): NIC i of every server on rail switch
+    i, no spine; traffic between rails crosses NVLink inside a node first (NCCL PXN). Rails share a
+    switch when their servers fit: ``floor((k − reserved) / nodes)`` rails per switch."""
+    endpoints = nodes * nics
+    common = dict(style="rail_only", radix=radix, nodes=nodes, nics_per_node=nics, endpoints=endpoints,
+                  oversubscription=(float(ratios[0]), float(ratios[1])), reserved_leaf_ports=reserved,
+                  host_links_in_rack=False)
+    if nodes == 1 and tiers is None:
+        return _no_fabric(common, radix - reserved)
+    host = _rail_only_fits(nodes, radix, reserved, tiers)
+    per_switch = max(1, min(nics, host // nodes))
+    switches = -(-nics // per_switch)
+    notes = (f"rail-only: {per_switch} rail(s) of {nodes:,} servers per switch on {switches} switches, no spine; "
+             "traffic between rails crosses NVLink inside a node first (NCCL PXN)",)
+    return FabricSize(**common, tiers=1, leaf_switches=switches, spine_switches=0, core_switches=0,
+                      total_switches=switches, host_links=endpoints, leaf_spine_links=0, spine_core_links=0,
+                      total_links=endpoints, **_ports(radix, (switches,), (endpoints + reserved * switches,)),
+                      pods=0, leaves_per_pod=0, scalable_units=0, servers_per_leaf=nodes,
+                      leaf_host_ports_max=min(per_switch, nics) * nodes, leaf_uplinks=0, spine_uplinks=0,
+                      max_endpoints=host * nics, oversubscription_effective=(), bisection_ratio=1.0,
+                      reserved_ports_total=reserved * switches, notes=notes)
 
 
 def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved) -> tuple[LeafLayout, dict[int, int]]:

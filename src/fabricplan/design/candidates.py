@@ -1,0 +1,102 @@
+"""The designs a vendor could propose for one fabric: every switch model of the catalog that fits
+the fabric, under every topology style the spec leaves open.
+
+A 64-port and a 128-port switch change the tier boundaries (64, 2,048, 65,536 NIC ports for a
+non-blocking radix-64 fabric; 128, 8,192 for radix 128: Al-Fares et al., SIGCOMM 2008, k, k²/2,
+k³/4), so the cheapest design at one size is not the cheapest at another. This module only lists
+the options; the model chain (:mod:`fabricplan.plan`) costs and runs each, and picks the cheapest
+per useful GPU-hour. Explicit choices in the spec are honoured: a fabric entry that names its
+``switch`` (or optics) keeps it, and a ``topology.style`` written in the spec is not changed.
+
+A switch fits when it is of the profile's family and has ports at the fabric's port speed. Its
+switch-side optic must serve as many logical ports as one of its cages does at that speed (a
+twin-port module in a twin-port cage): the profile's default optic if it does, else the cheapest
+catalog transceiver that does; with none, the option is listed as not buildable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricplan.catalog import Catalog, Optic, Switch
+from fabricplan.spec import ClusterSpec, FabricChoice
+from fabricplan.topology.layout import STYLES
+
+
+@dataclass(frozen=True)
+class DesignOption:
+    """One candidate design of a fabric: the spec (style set) and fabric choice (switch, optics) to
+    resolve, or why it cannot be built."""
+
+    style: str
+    switch: str
+    spec: ClusterSpec
+    choice: FabricChoice
+    problem: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.switch} / {self.style}"
+
+
+def style_fixed(spec: ClusterSpec) -> bool:
+    """The spec writes ``topology.style`` itself (then it is not searched)."""
+    return "style" in spec.topology.model_fields_set
+
+
+def _cage_ports(switch: Switch, speed: int) -> int:
+    return (switch.logical_ports_per_cage or {}).get(speed, 1)
+
+
+def _matching_optic(catalog: Catalog, default_id: str, ports: int, speed: int) -> Optic | None:
+    """The default optic if it serves ``ports`` logical ports at ``speed``, else the cheapest that does."""
+    default = catalog.optic(default_id)
+    if default.logical_ports == ports and default.speed_gbps == ports * speed:
+        return default
+    fits = [o for o in catalog.section("optics").values()
+            if isinstance(o, Optic) and o.kind == "transceiver" and o.logical_ports == ports
+            and o.speed_gbps == ports * speed]
+    return min(fits, key=lambda o: o.price_usd.default) if fits else None
+
+
+def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> list[DesignOption]:
+    """Every (switch model, style) the spec leaves open for ``choice``; the spec's own first."""
+    profile = catalog.fabric(choice.profile)
+    speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
+    own_switch = choice.switch or profile.hardware.switch
+    no_ports = []
+    if choice.switch:
+        switches = [catalog.switch(choice.switch)]
+    else:
+        family = [s for s in catalog.section("switches").values()
+                  if isinstance(s, Switch) and s.family == profile.family]
+        switches = sorted((s for s in family if s.radix_at(speed)), key=lambda s: (s.id != own_switch, s.id))
+        no_ports = sorted((s for s in family if not s.radix_at(speed)), key=lambda s: s.id)
+    styles = [spec.topology.style] if style_fixed(spec) else [spec.topology.style] + [
+        s for s in STYLES if s != spec.topology.style]
+    options = []
+    for switch in switches:
+        update: dict[str, str] = {}
+        problem = None
+        if switch.id != own_switch:
+            update["switch"] = switch.id
+            ports = _cage_ports(switch, speed)
+            for name in ("switch_optic", "interswitch_optic"):
+                if getattr(choice, name):
+                    continue  # the spec's own optic is kept
+                optic = _matching_optic(catalog, getattr(profile.hardware, name), ports, speed)
+                if optic is None:
+                    problem = (f"no catalog transceiver serves {ports} x {speed}G per cage of {switch.id}")
+                elif optic.id != getattr(profile.hardware, name):
+                    update[name] = optic.id
+        variant = choice.model_copy(update=update)
+        for style in styles:
+            styled = spec if style == spec.topology.style else spec.model_copy(
+                update={"topology": spec.topology.model_copy(update={"style": style})})
+            options.append(DesignOption(style=style, switch=switch.id, spec=styled, choice=variant,
+                                        problem=problem))
+    for switch in no_ports:  # listed so the report shows why they were not considered
+        speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+        options.append(DesignOption(style=spec.topology.style, switch=switch.id, spec=spec, choice=choice,
+                                    problem=f"no {speed}G ports (it offers {speeds})"))
+    return options

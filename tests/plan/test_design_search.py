@@ -1,0 +1,68 @@
+"""The model chain tries every design the spec leaves open and keeps the cheapest per useful GPU-hour."""
+
+from __future__ import annotations
+
+from fabricplan.catalog import load_catalog
+from fabricplan.decide import fabric_outcomes
+from fabricplan.spec import load_spec, parse_spec
+
+from project_paths import EXAMPLES
+
+CATALOG = load_catalog()
+
+
+def spec_of(**cluster):
+    return parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 1024, **cluster},
+                       "fabrics": ["roce-v2", "infiniband-ndr"],
+                       "jobs": [{"name": "dp", "model": "llama3-8b", "global_batch_sequences": 1024,
+                                 "seq_len_tokens": 8192}]})
+
+
+def test_128_gpu_infiniband_is_four_leaves_and_two_spines_and_lists_what_was_not_buildable():
+    spec = load_spec(EXAMPLES / "mid-128-h100-existing-ethernet.yaml", CATALOG)
+    ib = fabric_outcomes(spec, CATALOG, fabrics=["infiniband-ndr"])["infiniband-ndr"]
+    assert ib.cost.topology.switches_by_tier == {"leaf": 4, "spine": 2, "core": 0, "super_core": 0}
+    assert ib.design.switch == "sw_ib_qm9700" and ib.design.chosen
+    rejected = {d.switch: d.note for d in ib.designs_considered if d.cost_per_useful_gpu_hour_usd is None}
+    assert set(rejected) == {"sw_ib_qm8700", "sw_ib_sb7800", "sw_ib_q3400"}
+    assert all("no 400G ports" in note for note in rejected.values())
+
+
+def test_the_cheapest_design_per_useful_gpu_hour_is_chosen_and_every_loser_says_why():
+    outcome = fabric_outcomes(spec_of(), CATALOG, fabrics=["roce-v2"])["roce-v2"]
+    built = [d for d in outcome.designs_considered if d.cost_per_useful_gpu_hour_usd is not None]
+    assert {d.style for d in built} == {"rail_optimized", "leaf_spine", "fat_tree", "rail_only"}  # style open
+    assert {d.switch for d in built} == {"sw_eth_th5", "sw_eth_sn5600", "sw_eth_th4"}
+    best = min(built, key=lambda d: d.cost_per_useful_gpu_hour_usd)
+    assert outcome.design == best and outcome.cost_per_useful_gpu_hour_usd == best.cost_per_useful_gpu_hour_usd
+    assert sum(d.chosen for d in outcome.designs_considered) == 1
+    assert all("% cost per useful GPU-hour" in d.note for d in built if not d.chosen)
+
+
+def test_explicit_switch_and_style_are_honoured():
+    spec = parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 1024}, "topology": {"style": "fat_tree"},
+                       "fabrics": [{"profile": "roce-v2", "switch": "sw_eth_sn5600"}]})
+    outcome = fabric_outcomes(spec, CATALOG)["roce-v2"]
+    assert outcome.cost.switch_id == "sw_eth_sn5600" and outcome.cost.topology.style == "fat_tree"
+    assert outcome.designs_considered == []  # nothing left open: the spec's design only
+
+
+def test_a_switch_price_overlay_changes_the_chosen_switch():
+    spec = parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 1024}, "topology": {"style": "rail_optimized"},
+                       "fabrics": ["roce-v2"]})
+    assert fabric_outcomes(spec, CATALOG)["roce-v2"].design.switch == "sw_eth_th5"
+    dear = CATALOG.with_values({"switches.sw_eth_th5.price_usd": 400000})
+    outcome = fabric_outcomes(spec, dear)["roce-v2"]
+    assert outcome.design.switch != "sw_eth_th5" and outcome.cost.switch_id == outcome.design.switch
+
+
+def test_rail_only_is_proposed_where_each_rail_fits_one_switch_and_refused_beyond():
+    """128 nodes fit one 128-port Tomahawk-5 per rail: rail-only needs 8 switches and no spine. On
+    64-port switches the 128 servers of a rail do not fit one switch, so rail-only is not buildable."""
+    outcome = fabric_outcomes(spec_of(), CATALOG, fabrics=["roce-v2"])["roce-v2"]
+    by = {(d.switch, d.style): d for d in outcome.designs_considered}
+    rail_only = by[("sw_eth_th5", "rail_only")]
+    assert (rail_only.tiers, rail_only.switches, rail_only.switches_by_tier) == (1, 8, {"leaf": 8})
+    assert by[("sw_eth_th5", "rail_optimized")].switches > 8
+    refused = by[("sw_eth_th4", "rail_only")]
+    assert refused.cost_per_useful_gpu_hour_usd is None and "rail-only" in refused.note

@@ -42,8 +42,10 @@ def test_placement_matters_and_adaptive_routing_recovers():
     assert spread.oversubscription == pytest.approx(1.0)  # non-blocking: the loss is all collisions
     assert model(_case(aligned=False, profile=IB)).value == pytest.approx(1.0, abs=1e-6)
     # a 4:1 leaf caps even perfect balancing
-    capped = model(_case(pattern="all_to_all", uplinks=8))
-    assert capped.oversubscription < 0.35 and capped.value <= capped.oversubscription + 1e-9
+    capped = model(_case(pattern="all_to_all", n=128, uplinks=8))
+    # each host link carries 16 peers x 2 channels = 32 transfers; 728 of the leaf's 1,024 leave it
+    # over 8 uplinks (91 each), so even perfect balancing gets 32 / 91
+    assert capped.oversubscription == pytest.approx(32 / 91) and capped.value <= capped.oversubscription + 1e-9
 
 
 def test_cached_in_memory_and_on_disk(tmp_path):
@@ -89,7 +91,7 @@ def test_key_changes_with_every_input():
 
 
 def test_too_large_cases_fall_back_to_the_analytic_model():
-    case = _case(pattern="all_to_all", n=4096, per_leaf=64, uplinks=64)
+    case = _case(pattern="all_to_all", n=1024, per_leaf=64, uplinks=64)
     result = efficiency_model("sim")(case)
     assert result.model == "analytic (sim fallback)"
     assert result.value == AnalyticEfficiency()(case).value

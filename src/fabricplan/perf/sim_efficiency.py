@@ -42,7 +42,7 @@ from fabricplan.perf.params import perf_parameter
 MODEL_VERSION = 1
 #: Program settings: hash seeds averaged per case; connections above which a case falls back.
 SEEDS = 3
-MAX_CONNECTIONS = 20_000
+MAX_CONNECTIONS = 4_096
 
 _MEMORY: dict[str, dict] = {}
 _USAGE: Counter = Counter()

@@ -41,8 +41,8 @@ GRANULARITIES = ("packet", "flowlet")
 
 #: Numerical settings of the per-packet adaptive model (not physical defaults): at most this many
 #: multiplicative-weights steps at this rate, stopping once paths in use differ by under the tolerance.
-ADAPTIVE_STEPS = 60
-ADAPTIVE_RATE = 20.0
+ADAPTIVE_STEPS = 30
+ADAPTIVE_RATE = 40.0
 ADAPTIVE_TOLERANCE = 1e-6
 #: Program limit: padded path-table entries (connections x paths x hops) held at once.
 MAX_TABLE_ENTRIES = 50_000_000
@@ -51,7 +51,7 @@ MAX_TABLE_ENTRIES = 50_000_000
 #: pair from a generator seeded by the pair, stands for the set: an ECMP draw from it is still a
 #: uniform draw over all paths, and different pairs use different subsets, so core links share
 #: the load evenly on average (spraying over the subset is even only on average at the top tier).
-MAX_PATHS_PER_PAIR = 64
+MAX_PATHS_PER_PAIR = 128
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,17 +88,19 @@ def _leaf_paths(network: Network, a: int, b: int) -> np.ndarray:
                 tier = network.node_tier
                 top = min(int(tier[c]) for c in common)
                 tops = sorted(c for c in common if tier[c] == top)
-                total = sum(len(up_a[c]) * len(up_b[c]) for c in tops)
-                keep = None
-                if total > MAX_PATHS_PER_PAIR:
-                    keep = set(np.random.default_rng((a, b)).choice(total, MAX_PATHS_PER_PAIR, replace=False).tolist())
-                index = 0
-                for c in tops:
-                    for up in up_a[c]:
-                        for down in up_b[c]:
-                            if keep is None or index in keep:
-                                rows.append(list(up) + [int(reverse[link]) for link in down[::-1]])
-                            index += 1
+                sizes = np.array([len(up_a[c]) * len(up_b[c]) for c in tops], dtype=np.int64)
+                total = int(sizes.sum())
+                if total > MAX_PATHS_PER_PAIR:  # index the (top, up, down) combinations without listing them
+                    picked = np.sort(np.random.default_rng((a, b)).choice(total, MAX_PATHS_PER_PAIR, replace=False))
+                else:
+                    picked = np.arange(total)
+                offsets = np.concatenate([[0], np.cumsum(sizes)])
+                which = np.searchsorted(offsets, picked, side="right") - 1
+                for index, t in zip(picked.tolist(), which.tolist()):
+                    c = tops[t]
+                    up_index, down_index = divmod(index - int(offsets[t]), len(up_b[c]))
+                    up, down = up_a[c][up_index], up_b[c][down_index]
+                    rows.append(list(up) + [int(reverse[link]) for link in down[::-1]])
             table = np.array(rows, dtype=np.int64).reshape(len(rows), -1)
         cache[(a, b)] = table
     return table

@@ -73,14 +73,17 @@ def size_topology(spec: SpecLike, fabric: str | FabricChoice,
 
 
 def cost(spec: SpecLike, catalog: Catalog | Sequence[str | Path] | None = None, **kwargs: Any) -> CostReport:
-    """Bill of materials, power, opex and TCO for every fabric in the spec.
+    """Bill of materials, power, opex and TCO for every fabric in the spec, each on the design
+    ``compare`` chooses (the cheapest per useful GPU-hour of the designs the spec leaves open).
 
     ``kwargs``: ``price_multipliers`` (category -> factor), ``energy_multiplier``.
     """
     from fabricplan.cost.tco import cost as cost_spec
+    from fabricplan.plan import chosen_designs
 
     cat = _catalog(catalog)
-    return cost_spec(_spec(spec, cat), cat, **kwargs)
+    loaded = _spec(spec, cat)
+    return cost_spec(loaded, cat, designs=chosen_designs(loaded, cat), **kwargs)
 
 
 def compare(spec: SpecLike, catalog: Catalog | Sequence[str | Path] | None = None, *, quick: bool = False,

@@ -152,8 +152,15 @@ def test_api_matches_cli(cli, tmp_path):
     assert result.code == 0
     api = fabricplan.cost(fabricplan.load_spec(spec))
     assert result.json()["fabrics"][0]["network_tco_usd"] == pytest.approx(api.fabrics[0].network_tco_usd)
-    size = fabricplan.size_topology(spec, "infiniband-ndr")
-    assert size.total_switches == api.fabrics[0].topology.total_switches
+    # `topology` shows the design `cost` priced (the one compare chooses); `size_topology` sizes
+    # the spec's own design, which the same spec with that style and switch written in reproduces.
+    topology = cli("topology", spec, "--json").json()["fabrics"]["infiniband-ndr"]
+    chosen = api.fabrics[0]
+    assert topology["total_switches"] == chosen.topology.total_switches
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(f"cluster: {{gpu: h100-sxm, gpus: 256}}\ntopology: {{style: {chosen.topology.style}}}\n"
+                     f"fabrics: [{{profile: infiniband-ndr, switch: {chosen.switch_id}}}]\n")
+    assert fabricplan.size_topology(fixed, "infiniband-ndr").total_switches == chosen.topology.total_switches
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -66,3 +66,20 @@ def test_rail_only_is_proposed_where_each_rail_fits_one_switch_and_refused_beyon
     assert by[("sw_eth_th5", "rail_optimized")].switches > 8
     refused = by[("sw_eth_th4", "rail_only")]
     assert refused.cost_per_useful_gpu_hour_usd is None and "rail-only" in refused.note
+
+
+def test_cost_and_topology_show_the_design_compare_chooses():
+    import pytest
+
+    # `cost`/`topology` cost the same design `compare` keeps, not the spec's first option: on the
+    # 128-GPU example InfiniBand is 4 leaves + 2 spines in both.
+    import fabricplan as fp
+
+    spec = fp.load_spec("examples/mid-128-h100-existing-ethernet.yaml")
+    report = fp.compare(spec, quick=True, draws=0)
+    costed = {f.fabric: f for f in fp.cost(spec).fabrics}
+    for outcome in report.fabrics:
+        assert costed[outcome.fabric].switch_id == outcome.design.switch
+        assert costed[outcome.fabric].topology.total_switches == outcome.design.switches
+        assert costed[outcome.fabric].network_capex_usd == pytest.approx(outcome.cost.network_capex_usd, rel=1e-12)
+    assert costed["infiniband-ndr"].topology.total_switches == 6

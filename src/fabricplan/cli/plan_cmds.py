@@ -194,13 +194,20 @@ def _load(spec_path: Path, catalog_paths: list[Path] | None):
     return load_spec(spec_path, cat), cat
 
 
+def _chosen(spec, cat):
+    """The design ``compare`` chooses per fabric (the spec's own when it fixes switch and style)."""
+    from fabricplan.plan import chosen_designs
+
+    return chosen_designs(spec, cat)
+
+
 def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output: JsonOption = False) -> None:
     """Size the topology (switches per tier, links) for each fabric in the spec."""
     from fabricplan.cost import cost as cost_spec
     from fabricplan.report.tables import topology_table
 
     spec, cat = _load(spec_path, catalog)
-    report = cost_spec(spec, cat)
+    report = cost_spec(spec, cat, designs=_chosen(spec, cat))
     if json_output:
         emit_json({"spec": spec.name, "gpus": spec.cluster.gpus,
                    "fabrics": {f.fabric: {"switch_id": f.switch_id, "port_speed_gbps": f.port_speed_gbps,
@@ -225,7 +232,7 @@ def cost(
         if price_point not in ("low", "default", "high"):
             raise InputError(f"--price-point must be low, default or high (got '{price_point}')")
         spec = spec.model_copy(update={"economics": spec.economics.model_copy(update={"price_point": price_point})})
-    report = cost_spec(spec, cat)
+    report = cost_spec(spec, cat, designs=_chosen(spec, cat))
     if json_output:
         emit_json(report)
         return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import math
 
 from pydantic import BaseModel, Field
@@ -236,12 +238,20 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
 
 def cost(spec: ClusterSpec, catalog: Catalog | None = None, *,
          price_multipliers: dict[str, float] | None = None,
-         energy_multiplier: float = 1.0) -> CostReport:
-    """Cost every fabric the spec lists. The main entry point of the cost package."""
+         energy_multiplier: float = 1.0,
+         designs: Mapping[str, tuple[ClusterSpec, FabricChoice]] | None = None) -> CostReport:
+    """Cost every fabric the spec lists. The main entry point of the cost package.
+
+    ``designs``: per fabric profile, the (spec, choice) of the design to cost instead of the spec's
+    own (the design ``compare`` chose, :func:`fabricplan.plan.chosen_designs`)."""
     catalog = catalog or load_catalog()
+    designs = designs or {}
     with located(spec):  # errors found by the models name the spec's file
         check_references(spec, catalog)
         assumptions = resolve_assumptions(spec, catalog, price_multipliers, energy_multiplier)
-        fabrics = [cost_fabric(spec, catalog, choice, assumptions) for choice in spec.fabric_choices()]
+        fabrics = []
+        for choice in spec.fabric_choices():
+            design_spec, design_choice = designs.get(choice.profile, (spec, choice))
+            fabrics.append(cost_fabric(design_spec, catalog, design_choice, assumptions))
     return CostReport(spec_name=spec.name, gpus=spec.cluster.gpus, nodes=spec.cluster.nodes,
                       assumptions=assumptions, fabrics=fabrics)

@@ -15,6 +15,7 @@ import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
+from _sections import write_section  # scripts/_sections.py
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- calibration-validation:begin -->"
@@ -170,14 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(section)
     else:
-        out = Path(args.output)
-        text = out.read_text(encoding="utf-8") if out.exists() else ""
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + section.rstrip("\n") + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        out.write_text(text, encoding="utf-8")
+        write_section(args.output, BEGIN, END, section)
     for failure in failures:
         print(f"past tolerance: {failure}", file=sys.stderr)
     return 1 if failures else 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from _sections import write_section  # scripts/_sections.py
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tests" / "fixtures" / "ops" / "vendor_tables"
@@ -277,14 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(section)
     else:
-        out = Path(args.output)
-        text = out.read_text(encoding="utf-8") if out.exists() else ""
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + section.rstrip("\n") + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        out.write_text(text, encoding="utf-8")
+        write_section(args.output, BEGIN, END, section)
     failed = [r for r in results if r.gated and r.failures]
     for r in failed:
         print(f"past tolerance: {r.sku}: {'; '.join(r.failures)}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Run: ``PYTHONPATH=src python scripts/validate_sim.py [--output docs/validation.md] [--check]``.
 Runs every row of :mod:`fabricplan.sim.validation` and writes the section between the
-``<!-- sim-validation -->`` markers of the output file (appended when they are missing; the rest
+``<!-- flowsim-validation -->`` markers of the output file (appended when they are missing; the rest
 of the file is kept). Exits 1 when a gated row is outside its band. ``--check`` only prints.
 """
 
@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from _sections import write_section  # scripts/_sections.py
 
 ROOT = Path(__file__).resolve().parents[1]
-BEGIN = "<!-- sim-validation:begin -->"
-END = "<!-- sim-validation:end -->"
+BEGIN = "<!-- flowsim-validation:begin -->"
+END = "<!-- flowsim-validation:end -->"
 
 
 def render(results) -> str:
@@ -59,14 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         print(section)
     else:
-        path = Path(args.output)
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + section.rstrip("\n") + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        path.write_text(text, encoding="utf-8")
+        write_section(args.output, BEGIN, END, section)
     failed = [row.name for row, _, ok in results if row.gated and not ok]
     for name in failed:
         print(f"FAIL: {name}", file=sys.stderr)

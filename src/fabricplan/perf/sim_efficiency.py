@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -94,20 +92,14 @@ def _write(key: str, data: dict) -> None:
     path = _cache_path(key)
     if path is None:
         return
-    temporary = None
+    from fabricplan.errors import InputError
+    from fabricplan.io import write_text_atomic
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as handle:
-            temporary = handle.name
-            json.dump(data, handle)
-        os.replace(temporary, path)
-    except OSError:  # a read-only home or a full disk only costs the speed-up
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        write_text_atomic(path, json.dumps(data), what="simulation cache entry")
+    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
+        pass
 
 
 def scenario(case: TrafficCase) -> dict:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from _sections import write_section  # scripts/_sections.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
+from _sections import write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tests" / "fixtures" / "ops" / "vendor_tables"

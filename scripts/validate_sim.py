@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from _sections import write_section  # scripts/_sections.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
+from _sections import write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- flowsim-validation:begin -->"

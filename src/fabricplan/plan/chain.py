@@ -202,20 +202,22 @@ DEFAULT_PLAN = Plan()
 def chosen_designs(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_PLAN) -> dict[str, tuple[ClusterSpec, FabricChoice]]:
     """Per fabric of the spec, the (spec, fabric choice) of the design :func:`choose_design` keeps
     (what ``compare`` costs and runs), so ``cost`` and ``topology`` show the same design. A fabric
-    whose spec fixes its switch and style has one option: its own."""
+    whose spec fixes its switch and style has one option: its own. Errors name the spec's file."""
     from fabricplan.cost import resolve_assumptions
     from fabricplan.design.candidates import design_options
+    from fabricplan.spec.load import located
 
-    assumptions = resolve_assumptions(spec, catalog)
     chosen = {}
-    for choice in spec.fabric_choices():
-        options = [o for o in design_options(spec, catalog, choice) if not o.problem]
-        picked = (spec, choice)
-        if len(options) > 1:
-            design = choose_design(plan, spec, catalog, choice, assumptions).design
-            for option in options:
-                if design is not None and (option.switch, option.style) == (design.switch, design.style):
-                    picked = (option.spec, option.choice)
-                    break
-        chosen[choice.profile] = picked
+    with located(spec):
+        assumptions = resolve_assumptions(spec, catalog)
+        for choice in spec.fabric_choices():
+            options = [o for o in design_options(spec, catalog, choice) if not o.problem]
+            picked = (spec, choice)
+            if len(options) > 1:
+                design = choose_design(plan, spec, catalog, choice, assumptions).design
+                for option in options:
+                    if design is not None and (option.switch, option.style) == (design.switch, design.style):
+                        picked = (option.spec, option.choice)
+                        break
+            chosen[choice.profile] = picked
     return chosen

@@ -21,7 +21,7 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def parse_when(text: str, where: str, now_s: float) -> float:
     """``now``, ``now-15m``/``-15m`` (s, m, h, d), epoch seconds or ISO 8601 -> epoch seconds."""
-    from fabricplan.ops.readers.telemetry import parse_time
+    from fabricplan.ops.readers._common import parse_time
 
     raw = text.strip().lower()
     m = _RELATIVE.match(raw)

@@ -24,10 +24,11 @@ from fabricplan.errors import InputError
 from fabricplan.measure.fit import FitRow, _prepare, measured_rows
 from fabricplan.measure.records import MeasurementLog
 
-#: Weight of a cause when the logs confirm it, contradict it, or say nothing (program settings of
-#: the ranking, not physical defaults).
-EVIDENCE_CONFIRMS = 1.5
-EVIDENCE_CONTRADICTS = 0.2
+#: The ranking's settings, in the catalog (``perf_defaults``): the weight of a cause the logs confirm
+#: or contradict (1 when they say nothing), and the smallest share of the gap a further cause must add.
+EVIDENCE_CONFIRMS = "check_measured_evidence_confirms_weight"
+EVIDENCE_CONTRADICTS = "check_measured_evidence_contradicts_weight"
+MIN_INCREMENT = "check_measured_min_cause_share"
 #: Link rates (Gb/s) a NIC may have trained at below the design's.
 LOWER_LINK_RATES_GBPS = (25, 50, 100, 200, 400, 800)
 #: Congested-uplink shares of the design's bandwidth tried (a 1.5:1 .. 4:1 squeeze).
@@ -157,15 +158,14 @@ def _state_ssr(system, catalog, rows, state: _State) -> float:
         return math.inf
 
 
-#: Stop adding causes once the next one explains less than this share of the gap (a ranking setting).
-MIN_INCREMENT = 0.02
-
-
 def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]) -> list[Cause]:
     """Causes ranked greedily: the one whose change of the design removes the largest share of the
     gap (weighted by what the logs say) first, then the next one on top of it, and so on; each
-    cause's ``explained`` is its own increment. Causes that add less than :data:`MIN_INCREMENT`
-    follow with the share they would add on top of those accepted."""
+    cause's ``explained`` is its own increment. Causes that add less than the catalog's
+    ``check_measured_min_cause_share`` follow with the share they would add on top of those accepted."""
+    from fabricplan.perf.params import perf_parameter
+
+    min_increment = perf_parameter(MIN_INCREMENT, catalog)
     specs = _cause_specs(system, catalog, rows, logs)
     base_ssr = _ssr([r.model_us for r in rows], rows)
     if base_ssr <= 0:
@@ -189,7 +189,7 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
             alone = {t[2].key: t[1] for t in trials}
         trials.sort(key=lambda t: (-t[0], -alone[t[2].key], t[2].key))
         score, gain, spec, (new_state, label, ssr), before = trials[0]
-        if gain < MIN_INCREMENT:
+        if gain < min_increment:
             for score, gain, spec, (_s, label, _rest), before in trials:
                 ranked.append(Cause(spec.key, spec.title, spec.kind, gain, score,
                                     spec.detail(label, before) if label is not None else "", spec.evidence,
@@ -220,6 +220,7 @@ def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]
     perftest_bw = [row.bw_average_gbits_per_s for log in logs for run in log.perftest_runs if run.kind == "bw"
                    for row in run.rows if row.bw_average_gbits_per_s]
     pass_fraction = perf_parameter("measured_pass_fraction", catalog)
+    confirms, contradicts = perf_parameter(EVIDENCE_CONFIRMS, catalog), perf_parameter(EVIDENCE_CONTRADICTS, catalog)
     specs: list[_CauseSpec] = []
 
     def bw(state):
@@ -235,10 +236,10 @@ def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]
     if perftest_bw:
         best_bw = max(perftest_bw)
         if best_bw < pass_fraction * design_rate:
-            weight, evidence = EVIDENCE_CONFIRMS, (f"ib_write_bw reaches {best_bw:.0f} Gb/s, below "
+            weight, evidence = confirms, (f"ib_write_bw reaches {best_bw:.0f} Gb/s, below "
                                                    f"{pass_fraction:.0%} of the design's {design_rate}G")
         else:
-            weight, evidence = EVIDENCE_CONTRADICTS, f"ib_write_bw reaches {best_bw:.0f} Gb/s of {design_rate}G"
+            weight, evidence = contradicts, f"ib_write_bw reaches {best_bw:.0f} Gb/s of {design_rate}G"
     specs.append(_CauseSpec(
         "nic_speed", "a NIC below speed (link trained at a lower rate, or a slower NIC than the design's)", "bandwidth",
         lambda st: [(st.with_values(values={bw_path: bw(st) * r / design_rate}), r) for r in lower],
@@ -258,9 +259,9 @@ def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]
     gdr_seen = [d.gdr for d in debug if d.gdr is not None]
     weight, evidence = 1.0, ""
     if gdr_seen and all(gdr_seen):
-        weight, evidence = EVIDENCE_CONTRADICTS, "channels run via NET/.../GDRDMA (log)"
+        weight, evidence = contradicts, "channels run via NET/.../GDRDMA (log)"
     elif gdr_seen and not any(gdr_seen):
-        weight, evidence = EVIDENCE_CONFIRMS, "channels run via NET/IB without /GDRDMA (log)"
+        weight, evidence = confirms, "channels run via NET/IB without /GDRDMA (log)"
     specs.append(_CauseSpec(
         "no_gdr", "missing GPUDirect RDMA (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL, ACS/IOMMU)", "both",
         lambda st: [(st.with_values(values={bw_path: bw(st) * gdr_bw, lat_path: host(st) + gdr_lat}), "gdr")],
@@ -271,9 +272,9 @@ def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]
     collnet_seen = [d.collnet for d in debug if d.collnet is not None]
     weight, evidence = 1.0, ""
     if any(collnet_seen):
-        weight, evidence = EVIDENCE_CONTRADICTS, "CollNet/SHARP seen in the log"
+        weight, evidence = contradicts, "CollNet/SHARP seen in the log"
     elif collnet_seen:
-        weight, evidence = EVIDENCE_CONFIRMS, "NCCL built 0 collnet channels (log)"
+        weight, evidence = confirms, "NCCL built 0 collnet channels (log)"
     specs.append(_CauseSpec(
         "sharp", "SHARP (in-network reduction) not engaged (NCCL_COLLNET_ENABLE, the SHARP plugin, aggregation "
                  "managers)", "bandwidth",
@@ -315,7 +316,7 @@ def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]
         switch = network.switch.port_to_port_latency_ns if network is not None else 0.0
         designed = point_to_point_latency(profile, switch, 1, size, catalog=catalog).total_us
         if measured * perf_parameter("measured_latency_pass_fraction", catalog) > designed:
-            weight, evidence = EVIDENCE_CONFIRMS, f"{tool} {measured:.2f} us one-way, the design's {designed:.2f} us"
+            weight, evidence = confirms, f"{tool} {measured:.2f} us one-way, the design's {designed:.2f} us"
         else:
             evidence = (f"{tool} {measured:.2f} us one-way, as designed ({designed:.2f} us): the extra time is above "
                         "the verbs layer (NCCL proxy thread, CPU power states)")
@@ -374,14 +375,16 @@ def check_measured(logs: list[MeasurementLog], catalog, system, *, bandwidth_thr
                                 bw_ratio >= bw_threshold, lat_ratio >= lat_threshold))
     causes = rank_causes(system, catalog, used, logs)
     passed = all(v.bandwidth_ok and v.latency_ok for v in verdicts)
-    summary = _summary(verdicts, causes, bw_threshold, lat_threshold)
+    from fabricplan.perf.params import perf_parameter
+
+    summary = _summary(verdicts, causes, bw_threshold, lat_threshold, perf_parameter(MIN_INCREMENT, catalog))
     return CheckResult(system, tuple(points), tuple(verdicts), tuple(causes), summary, passed, bw_threshold,
                        lat_threshold, tuple(r for r in rows if r.reason is not None))
 
 
-def _look_at(causes: list[Cause], kinds: tuple[str, ...]) -> str:
+def _look_at(causes: list[Cause], kinds: tuple[str, ...], min_increment: float) -> str:
     # Causes the logs contradict stay in the table, not in the verdict.
-    picked = [c for c in causes if c.applicable and c.explained >= MIN_INCREMENT and c.weight >= 1.0
+    picked = [c for c in causes if c.applicable and c.explained >= min_increment and c.weight >= 1.0
               and c.kind in kinds][:3]
     if not picked:
         return "no modelled cause explains it"
@@ -390,18 +393,19 @@ def _look_at(causes: list[Cause], kinds: tuple[str, ...]) -> str:
                       *(f"then {c.title.split(' (')[0]} (+{c.explained:.0%})" for c in rest)])
 
 
-def _summary(verdicts: list[Verdict], causes: list[Cause], bw_threshold: float, lat_threshold: float) -> str:
+def _summary(verdicts: list[Verdict], causes: list[Cause], bw_threshold: float, lat_threshold: float,
+             min_increment: float) -> str:
     worst_bw = min(verdicts, key=lambda v: v.bandwidth_ratio)
     worst_lat = min(verdicts, key=lambda v: v.latency_ratio)
     title = OPERATION_TITLES.get(worst_bw.operation, worst_bw.operation)
     if not worst_bw.bandwidth_ok:
         return (f"{title} busbw at {size_text(worst_bw.large_size)} is {worst_bw.bandwidth_ratio:.0%} of what "
-                f"this design should give — look at: {_look_at(causes, ('bandwidth', 'both'))}")
+                f"this design should give — look at: {_look_at(causes, ('bandwidth', 'both'), min_increment)}")
     if not worst_lat.latency_ok:
         lat_title = OPERATION_TITLES.get(worst_lat.operation, worst_lat.operation)
         return (f"{lat_title} time at {size_text(worst_lat.small_size)} is {1 / worst_lat.latency_ratio:.1f}x what "
                 f"this design should give (bandwidth is fine: {worst_bw.bandwidth_ratio:.0%} at "
-                f"{size_text(worst_bw.large_size)}) — look at: {_look_at(causes, ('latency', 'both'))}")
+                f"{size_text(worst_bw.large_size)}) — look at: {_look_at(causes, ('latency', 'both'), min_increment)}")
     return (f"within the design: {title} busbw at {size_text(worst_bw.large_size)} is {worst_bw.bandwidth_ratio:.0%} "
             f"of the model (threshold {bw_threshold:.0%}); small-message time {1 / worst_lat.latency_ratio:.2f}x the "
             f"model (limit {1 / lat_threshold:.2f}x)")

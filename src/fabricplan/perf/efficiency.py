@@ -180,15 +180,23 @@ class IdealEfficiency:
         return Efficiency(value=1.0, oversubscription=1.0, model=self.name)
 
 
-def _sim_model() -> EfficiencyModel:
-    """The ``sim`` model, imported when first asked for (it loads the simulator)."""
-    from fabricplan.perf.sim_efficiency import SimEfficiency
+def lazy_model(target: str) -> Callable[[], EfficiencyModel]:
+    """A factory for the model class at ``"module:Class"``, imported when first asked for (as a
+    package entry point is): a model that loads a simulator costs nothing until it is chosen, and
+    this module never imports the models built on top of it."""
+    def factory() -> EfficiencyModel:
+        import importlib
 
-    return SimEfficiency()
+        module, _, name = target.partition(":")
+        return getattr(importlib.import_module(module), name)()
+
+    return factory
 
 
-_MODELS: dict[str, Callable[[], EfficiencyModel]] = {"analytic": AnalyticEfficiency, "ideal": IdealEfficiency,
-                                                     "sim": _sim_model}
+_MODELS: dict[str, Callable[[], EfficiencyModel]] = {
+    "analytic": AnalyticEfficiency, "ideal": IdealEfficiency,
+    "sim": lazy_model("fabricplan.perf.sim_efficiency:SimEfficiency"),  # the flow-level simulator
+}
 DEFAULT_MODEL = "analytic"
 
 

@@ -1,4 +1,4 @@
-"""Flow-level and fluid network simulation over a fabric's real graph (issue 14).
+"""Flow-level and fluid network simulation over a fabric's real graph (docs/simulator.md).
 
 ``network`` holds the contract every simulator model reads (:class:`Network`, :func:`fat_tree`,
 :func:`equal_cost_paths`, :class:`Flows`); numpy is the only heavy dependency and loads with it.

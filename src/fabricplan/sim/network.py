@@ -13,7 +13,7 @@ the same three things, all numpy arrays so that models stay vectorised:
 * :class:`Flows`: per flow ``src``, ``dst``, ``size_bytes``, ``start_us`` and its path as CSR
   (``path_links[path_ptr[i]:path_ptr[i+1]]`` are flow ``i``'s link ids, in order).
 
-:func:`fat_tree` builds the generic k-ary fat tree of the scenario conventions (issue 14): host
+:func:`fat_tree` builds the generic k-ary fat tree of the scenario conventions (docs/simulator.md): host
 ``h`` sits on leaf ``h // (k/2)``; 2 tiers = ``k`` leaves of ``k/2`` hosts under ``k/2`` spines
 (``k^2/2`` hosts); 3 tiers = ``k`` pods of ``k/2`` leaves and ``k/2`` aggregation switches under
 ``(k/2)^2`` cores (``k^3/4`` hosts, Al-Fares et al. section 3.1).

@@ -1,6 +1,6 @@
 """Scenarios of `fabricplan simulate`: incast, permutation, all-reduce, all-to-all on a fat tree.
 
-Conventions (issue 14, so that results compare with packet-level simulators; docs/simulator.md):
+Conventions (docs/simulator.md, so that results compare with packet-level simulators; docs/simulator.md):
 host ``h`` sits on leaf ``h // (k/2)``; an incast of N sends from hosts ``k/2 .. k/2+N-1`` (the next
 leaves) to host 0, and one *victim* flow of the same size goes from the next host, ``k/2+N``, to
 host 1 (same receiving leaf, different port) when that host exists; a permutation is a seeded

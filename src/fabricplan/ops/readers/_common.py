@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -13,6 +16,7 @@ from fabricplan.ops.defaults import show, span
 from fabricplan.ops.limits import MAX_NUMBER_DIGITS, U32_MAX
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+_PRIO = re.compile(r"^(rx|tx)_prio(\d)_(.+)$")
 
 
 # Program limit: the largest capture read (a config_db of a 512-port switch is a few MB; NIC dumps
@@ -91,3 +95,33 @@ def parse_decimal(text: str, location: str, what: str, lo: float, hi: float, uni
     if not lo <= value <= hi:
         raise InputError(f"{what} must be in {span(lo, hi)}{unit}, got {show(value)}", location=location)
     return value
+
+
+# --- telemetry readers (ethtool snapshots, exposition text): time stamps and counter names -----
+
+def parse_time(text: str, location: str) -> float:
+    """Epoch seconds (``1764576000`` or ``1764576000.5``) or ISO 8601 -> epoch seconds (UTC if naive)."""
+    raw = text.strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            stamp = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise InputError(f"time must be epoch seconds or ISO 8601 (2026-12-01T08:00:00Z), got {raw[:40]!r}",
+                             location=location) from None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=timezone.utc)
+        return stamp.timestamp()
+    if not math.isfinite(value) or not 0 <= value < 1e11:
+        raise InputError(f"time must be epoch seconds (0..1e11), got {raw[:40]!r}", location=location)
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_ethtool(name: str) -> tuple[str, int | None]:
+    """``rx_prio3_pause`` -> (``rx_pause``, 3); any other name stays as it is, priority None."""
+    m = _PRIO.match(name)
+    if m:
+        return f"{m.group(1)}_{m.group(3)}", int(m.group(2))
+    return name, None

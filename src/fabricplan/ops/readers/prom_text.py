@@ -26,8 +26,7 @@ from pathlib import Path
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
-from fabricplan.ops.readers._common import read_text
-from fabricplan.ops.readers.telemetry import canonical_ethtool, parse_time
+from fabricplan.ops.readers._common import canonical_ethtool, parse_time, read_text
 from fabricplan.ops.telemetry import SeriesBuilder, Telemetry
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")

@@ -26,24 +26,22 @@ counters form one port. Formats (reference/ops_formats.md section 4):
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import math
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
+from fabricplan.ops.readers._common import canonical_ethtool, parse_time  # noqa: F401 (also this module's API)
 from fabricplan.ops.readers._common import read_text as read_config_text
 from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry, prefill
 
 _HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
 _PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
 _ETHTOOL_LINE = re.compile(r"^\s+([^:\s][^:]*):\s*(-?\d+)\s*$")
-_PRIO = re.compile(r"^(rx|tx)_prio(\d)_(.+)$")
 _SYSFS_LINE = re.compile(r"^(?:\S*/)?infiniband/([^/\s]+)/ports/(\d+)/(hw_counters|counters|counters_ext)/([^:/\s]+):\s*(\d+)\s*$")
 _PERFQUERY_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*Lid\s+(\d+)\s+port\s+(\d+)")
 _PERFQUERY_LINE = re.compile(r"^(\w+):\.+(\S+)$")
@@ -95,25 +93,6 @@ PERFQUERY_NAMES = {
 }
 
 
-def parse_time(text: str, location: str) -> float:
-    """Epoch seconds (``1764576000`` or ``1764576000.5``) or ISO 8601 -> epoch seconds (UTC if naive)."""
-    raw = text.strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        try:
-            stamp = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            raise InputError(f"time must be epoch seconds or ISO 8601 (2026-12-01T08:00:00Z), got {raw[:40]!r}",
-                             location=location) from None
-        if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=timezone.utc)
-        return stamp.timestamp()
-    if not math.isfinite(value) or not 0 <= value < 1e11:
-        raise InputError(f"time must be epoch seconds (0..1e11), got {raw[:40]!r}", location=location)
-    return value
-
-
 def _number(text: str, location: str, what: str) -> float:
     if text.isdigit() and len(text) <= _MAX_DIGITS:  # the common case: a plain counter reading
         return float(text)
@@ -134,15 +113,6 @@ def _header(line: str) -> dict[str, str] | None:
         return None
     m = _HEADER.match(line.strip())
     return dict(_PAIR.findall(m.group(1))) if m else None
-
-
-@functools.lru_cache(maxsize=4096)
-def canonical_ethtool(name: str) -> tuple[str, int | None]:
-    """``rx_prio3_pause`` -> (``rx_pause``, 3); any other name stays as it is, priority None."""
-    m = _PRIO.match(name)
-    if m:
-        return f"{m.group(1)}_{m.group(3)}", int(m.group(2))
-    return name, None
 
 
 def _split_rdma(value: str, location: str) -> tuple[str, str]:

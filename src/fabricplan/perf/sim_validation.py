@@ -3,7 +3,7 @@
 Each :class:`Row` runs one scenario with the simulator and states the published figure it is
 compared with, where it comes from and the band the result must fall in. ``gated`` rows fail the
 tests and ``scripts/validate_sim.py``; checked-only rows are shown, with the reason they are not
-gated. The scenarios follow the conventions of issue 14 (host ``h`` on leaf ``h // (k/2)``, a
+gated. The scenarios follow the conventions of docs/simulator.md (host ``h`` on leaf ``h // (k/2)``, a
 seeded random derangement for permutations, every flow starting at t = 0, 1 MB per flow).
 """
 
@@ -121,7 +121,7 @@ ROWS: tuple[Row, ...] = (
         "ECMP loss)", "Alizadeh et al., \"CONGA: Distributed Congestion-Aware Load Balancing for Datacenters\", "
         "SIGCOMM 2014", 0.6, 0.95, lambda: _permutation(16, "adaptive", granularity="flowlet")),
     Row("32-to-1 incast: completion with adaptive routing / with ECMP", "1.0: the receiver's link is the "
-        "bottleneck, no path choice helps (issue 14; any load-balancing paper's incast case)",
+        "bottleneck, no path choice helps (any load-balancing paper's incast case)",
         "bottleneck argument: all 32 flows share the receiver's host link", 0.999, 1.001, _incast_ratio),
     Row("ECMP on one leaf's uplinks, 32 flows on 32 uplinks, 200 seeds: simulated / exact mean busiest-uplink load",
         "1.0 (Gonnet 1981, exact E[max] of balls into bins: perf.ecmp)",

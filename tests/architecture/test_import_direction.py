@@ -1,0 +1,61 @@
+"""The one direction of imports (ARCHITECTURE.md): no package imports one it sits below.
+
+Every ``import fabricplan.X`` / ``from fabricplan.X ...`` in a package's modules (top level and
+inside functions) is read with ``ast``; a package may not name one that ARCHITECTURE.md puts above
+it. The planning side never imports ``ops``, ``measure`` or ``sweep``; ``sim`` never imports ``perf``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fabricplan"
+
+#: package -> packages it must not import (the ones above it, and the branches beside it).
+FORBIDDEN = {
+    "io": {"catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
+           "measure", "sweep", "api", "cli"},
+    "catalog": {"topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure",
+                "sweep", "api", "cli"},
+    "topology": {"spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep",
+                 "api", "cli"},
+    "spec": {"design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "design": {"cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "sim": {"cost", "perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "cost": {"perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "perf": {"cost", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "plan": {"decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "decide": {"report", "ops", "measure", "sweep", "api", "cli"},
+    "ops": {"design", "cost", "perf", "sim", "plan", "decide", "report", "measure", "sweep", "api", "cli"},
+    "measure": {"report", "ops", "sweep", "api", "cli", "decide"},
+    "report": {"api", "cli", "sweep"},
+}
+
+
+def _imported_packages(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module]
+        elif isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "fabricplan" and len(parts) > 1:
+                names.add(parts[1])
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_package_imports_only_below_it(package):
+    root = SRC / package
+    files = [root.with_suffix(".py")] if root.with_suffix(".py").is_file() else sorted(root.rglob("*.py"))
+    assert files, package
+    wrong = {f"{path.relative_to(SRC)} -> {name}" for path in files for name in _imported_packages(path)
+             if name in FORBIDDEN[package]}
+    assert not wrong, sorted(wrong)

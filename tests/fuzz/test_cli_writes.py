@@ -92,3 +92,16 @@ def test_an_unwritable_folder_is_one_line(cli, tmp_path):
     finally:
         folder.chmod(0o700)
     assert result.code == 2 and result.err.count("\n") == 1 and "Permission denied" in result.err
+
+
+@pytest.mark.parametrize("flag,value,expected", [
+    ("--draws", "-5", "greater than or equal to 0"),
+    ("--draws", "abc", "valid integer"),
+    ("--draws", "100000000", "less than or equal to"),
+    ("--seed", "-1", "greater than or equal to 0"),
+])
+def test_compare_monte_carlo_flags_reject_bad_values(cli, flag, value, expected):
+    result = cli("compare", "examples/mid-128-h100-existing-ethernet.yaml", "--quick", flag, value)
+    assert result.code == 2
+    assert flag in result.err and expected in result.err
+    assert "Traceback" not in result.err and result.err.count("\n") == 1

@@ -80,7 +80,8 @@ def _interp_index(grid: list[float], values: np.ndarray) -> tuple[np.ndarray, np
 
 
 def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, draws: Draws,
-                      plan: Plan = DEFAULT_PLAN, levers: Levers = Levers(), light: bool = False) -> np.ndarray:
+                      plan: Plan = DEFAULT_PLAN, levers: Levers = Levers(), light: bool = False,
+                      design=None) -> np.ndarray:
     """Weighted utilisation per draw of ``outcome``'s design (module docstring). ``light`` (the
     scale curve's many sizes): compute speed is held at its default, so only the per-NIC bandwidth,
     the fabric-specific lever, is drawn (compute speed moves every fabric alike)."""
@@ -97,7 +98,7 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
     g_grid, b_grid = ([1.0] if light else _lever_grid(gpu_range)), _lever_grid(bw_range)
     g = draws.of_range("param:uncertainty_gpu_efficiency", gpu_range)
     b = draws.of_range(f"param:{bw_name}:{outcome.fabric}", bw_range)
-    design = outcome_design(spec, catalog, outcome, plan)
+    design = outcome_design(spec, catalog, outcome, plan) if design is None else design
     model = efficiency_model(plan.efficiency_model)
     table = np.empty((len(g_grid), len(b_grid)))
     for i, gv in enumerate(g_grid):
@@ -140,15 +141,16 @@ def metric_draws(spec: ClusterSpec, catalog: Catalog, outcomes: dict[str, Fabric
     result = {}
     for fabric, outcome in outcomes.items():
         tco = tco_draws(spec, catalog, outcome.cost, assumptions, draws)
-        utilisation = utilisation_draws(spec, catalog, outcome, draws, plan, levers, light)
-        goodput = goodput_draws(spec, catalog, outcome, draws, plan)
+        design = outcome_design(spec, catalog, outcome, plan)  # once for both parts
+        utilisation = utilisation_draws(spec, catalog, outcome, draws, plan, levers, light, design)
+        goodput = goodput_draws(spec, catalog, outcome, draws, plan, design)
         with np.errstate(divide="ignore"):  # a draw whose failures leave no progress costs infinity
             result[fabric] = tco / (gpu_hours * utilisation * goodput)
     return result
 
 
 def goodput_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, draws: Draws,
-                  plan: Plan = DEFAULT_PLAN) -> np.ndarray:
+                  plan: Plan = DEFAULT_PLAN, design=None) -> np.ndarray:
     """Job-weighted goodput after failures per draw (:mod:`fabricplan.plan.goodput`): each class's
     failure rate (``param:failure_rate_<class>_per_million_hours``, shared by every fabric), the
     fabric's network failure multiplier (``costs:network_failure_multiplier:<fabric>``) and the
@@ -160,7 +162,7 @@ def goodput_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, d
     from fabricplan.plan.goodput import FAILURE_CLASSES, NETWORK_CLASSES, goodput_array
     from fabricplan.plan.outcome import failure_counts
 
-    design = outcome_design(spec, catalog, outcome, plan)
+    design = outcome_design(spec, catalog, outcome, plan) if design is None else design
     costs = design.hardware.profile.costs
     multiplier = (draws.of_range(f"costs:network_failure_multiplier:{outcome.fabric}", costs.network_failure_multiplier)
                   if costs is not None else 1.0)

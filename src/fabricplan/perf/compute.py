@@ -32,6 +32,14 @@ added once, by the step model (``perf/step.py``).
 * Host launch floor: a layer cannot run faster than the host launches its kernels,
   ``max(GPU time, kernels x kernel_launch_cpu_us)`` (``host_launch_floor_s``); the GPU-side gap
   between back-to-back kernels is inside the microbenchmarks, which time kernels back to back.
+* FP8 backward GEMMs (Transformer Engine): data- and weight-gradient GEMMs run with cuBLASLt's split
+  accumulator (``CUBLASLT_MATMUL_DESC_FAST_ACCUM`` = 0: partial sums promoted to FP32), the forward
+  GEMM with fast accumulation, as the FP8 curve was measured (``fp8_backward_gemm_time_s``).
+* FP8 output layer: Megatron-Core's output layer is its own ``ColumnParallelLinear``, not a
+  Transformer Engine module, so FP8 autocast leaves it in BF16 (``output_layer_precision``).
+* Context parallelism (ring attention): each of the ``cp`` ring steps runs the attention kernel on
+  a ``s/cp``-token chunk, so the kernel rate is the one measured at ``s/cp`` tokens
+  (``attention_kernel_tokens``).
 * Compute-bound kernels (GEMM, attention) run ``1 / (1 - derate)`` slower: the slowest GPU of a
   node is >= 5 % below the microbenchmarked one and synchronous training waits for it (catalog
   ``compute_slowest_gpu_derate``, §2.3).
@@ -157,6 +165,41 @@ def host_launch_floor_s(gpu_s: float, kernels: float, launch_us: float) -> float
     return max(gpu_s, kernels * launch_us * 1e-6)
 
 
+def fp8_backward_gemm_time_s(forward_gemm_s: float, split_accumulator_slowdown: float) -> float:
+    """Backward time of FP8 GEMMs whose forward takes ``forward_gemm_s`` [s]:
+    ``2 x forward_gemm_s x split_accumulator_slowdown``.
+
+    Transformer Engine runs the forward (fprop) GEMM with cuBLASLt fast accumulation and the
+    data- and weight-gradient GEMMs with the split accumulator (``_2X_ACC_FPROP = False``,
+    ``_2X_ACC_DGRAD = _2X_ACC_WGRAD = True`` in transformer_engine/pytorch/module/base.py, passed
+    as ``CUBLASLT_MATMUL_DESC_FAST_ACCUM = !use_split_accumulator``); the FP8 efficiency curve is
+    microbenchmarked with fast accumulation (superbench ``cublaslt_gemm`` sets it to 1), so the
+    two backward GEMMs run ``split_accumulator_slowdown`` (catalog
+    ``fp8_split_accumulator_gemm_slowdown``, a kernel measurement) times slower than the curve."""
+    return 2.0 * forward_gemm_s * split_accumulator_slowdown
+
+
+def output_layer_precision(precision: str) -> str:
+    """The precision the output (logits) GEMM runs in when the layers run in ``precision``.
+
+    FP8 training applies only to Transformer Engine modules inside ``fp8_autocast``; Megatron-Core's
+    GPT output layer is ``tensor_parallel.ColumnParallelLinear`` (megatron/core/models/gpt/
+    gpt_model.py), not a TE module, so under an FP8 recipe it runs in BF16. Other precisions are
+    unchanged."""
+    return "bf16" if precision == "fp8" else precision
+
+
+def attention_kernel_tokens(seq_tokens: float, cp: int) -> float:
+    """Sequence length the attention kernel sees per call [tokens]: ``s / cp``.
+
+    With context parallelism the ring attention of Megatron-Core / Transformer Engine
+    (``AttnFuncWithCPAndKVP2P``) runs ``cp`` steps per layer; in each, the rank's ``s/cp`` query
+    tokens attend to one ``s/cp``-token K/V chunk received from its ring neighbour (causal on the
+    rank's own chunk, unmasked on the others), so each kernel call is an ``s/cp``-long attention and
+    runs at the microbenchmarked rate for that length (the FLOPs are unchanged)."""
+    return seq_tokens / max(cp, 1)
+
+
 def layer_gemm_shapes(dims, tokens: float, tp: int, ep: int = 1) -> list[tuple[str, float, float, float, int]]:
     """The forward GEMMs of one layer on one TP rank: (name, M, N, K, count) (module docstring)."""
     h = dims.hidden
@@ -261,7 +304,8 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     head_dim = dims.hidden / dims.heads
     heads = dims.heads / tp
     flops = attention_flops(micro_batch, heads, seq_tokens / cp, seq_tokens, head_dim, causal=curve.causal)
-    attn_fwd, attn_bwd = attention_time_s(flops, seq_tokens, curve.points, p("attention_backward_to_forward_flops"))
+    attn_fwd, attn_bwd = attention_time_s(flops, attention_kernel_tokens(seq_tokens, cp), curve.points,
+                                          p("attention_backward_to_forward_flops"))
     unfused = attention_kernel == "unfused"
     if unfused:
         scale = unfused_attention_rate_scale(head_dim, curve.head_dim, peak_tflops / hbm)
@@ -285,8 +329,10 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     if precision == "fp8":
         cast_fwd, cast_bwd = fp8_cast_time_s(shapes, p("fp8_cast_transpose_bytes_per_element"), hbm)
     full = recompute == "full"
+    gemm_bwd = (fp8_backward_gemm_time_s(gemm, p("fp8_split_accumulator_gemm_slowdown")) if precision == "fp8"
+                else 2 * gemm)
     parts = {
-        "gemm": OpTimes(gemm, 2 * gemm, gemm if full else 0.0),
+        "gemm": OpTimes(gemm, gemm_bwd, gemm if full else 0.0),
         "attention": OpTimes(attn_fwd, attn_bwd, attn_fwd if recompute in ("full", "selective") else 0.0),
         "memory_bound": OpTimes(mem_fwd, mem_bwd, mem_fwd if full else 0.0),
         "fp8_cast": OpTimes(cast_fwd, cast_bwd, cast_fwd if full else 0.0)}
@@ -306,10 +352,14 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
 
 
 def logits_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
-                   seq_tokens: int, tp: int, cp: int, catalog=None) -> LayerCompute:
-    """The output layer for one micro-batch on one GPU: its GEMM (forward + 2 x backward) and the
-    fp32 cross-entropy loss over its ``T x V/t`` logits (``cross_entropy_time_s``)."""
-    points = gemm_points(gpu_compute, precision)
+                   seq_tokens: int, tp: int, cp: int, catalog=None,
+                   output_peak_tflops: float | None = None) -> LayerCompute:
+    """The output layer for one micro-batch on one GPU: its GEMM (forward + 2 x backward) in
+    ``output_layer_precision(precision)`` at ``output_peak_tflops`` (that precision's peak; default
+    ``peak_tflops``) and the fp32 cross-entropy loss over its ``T x V/t`` logits
+    (``cross_entropy_time_s``)."""
+    points = gemm_points(gpu_compute, output_layer_precision(precision))
+    peak_tflops = output_peak_tflops or peak_tflops
     hbm = gpu_compute.hbm.tbytes_per_s
     _, m, n, k, _ = logits_gemm_shape(dims, micro_batch * seq_tokens / cp, tp)
     t = gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm,

@@ -220,7 +220,8 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     optimizer_s = 0.0
     if per_op:
         compute_mb, backward_mb, attention_layer_s, optimizer_s = _per_operation_compute(
-            job, dims, cluster.gpu.compute, peak=peak, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, catalog=catalog)
+            job, dims, cluster.gpu.compute, peak=peak, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, catalog=catalog,
+            gpu_peaks=cluster.gpu.peak_dense_tflops)
         compute_mb /= compute_efficiency_multiplier
         backward_mb /= compute_efficiency_multiplier
         attention_layer_s /= compute_efficiency_multiplier
@@ -344,21 +345,22 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     return result
 
 
-def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, catalog):
+def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, catalog, gpu_peaks=None):
     """(compute per micro-batch, its backward without recomputation, attention fwd+bwd of one
     layer, optimizer step) [s] of the slowest pipeline stage, from ``perf/compute.py``.
 
     The slowest stage is the fuller of ``ceil(L/pp)`` layers and the last stage's ``floor(L/pp)``
     layers plus the output layer (logits); with ``pp = 1`` all layers plus the output layer.
     """
-    from fabricplan.perf.compute import layer_compute, logits_compute, optimizer_step_time_s
+    from fabricplan.perf.compute import layer_compute, logits_compute, optimizer_step_time_s, output_layer_precision
 
     common = dict(peak_tflops=peak, precision=job.precision, micro_batch=job.micro_batch_sequences,
                   seq_tokens=job.seq_len_tokens, tp=tp, cp=cp, catalog=catalog)
     layer = layer_compute(dims, gpu_compute, ep=ep, recompute=job.recompute,
                           sequence_parallel=job.sequence_parallel, attention_kernel=job.attention_kernel,
                           **common)
-    logits = logits_compute(dims, gpu_compute, **common)
+    output_peak = (gpu_peaks or {}).get(output_layer_precision(job.precision)) or peak
+    logits = logits_compute(dims, gpu_compute, output_peak_tflops=output_peak, **common)
     per_layer, out = layer.total, logits.total
     fullest = -(-dims.layers // pp)
     last = dims.layers // pp if pp > 1 else dims.layers

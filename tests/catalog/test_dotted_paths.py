@@ -17,7 +17,7 @@ CATALOG = load_catalog()
 def test_get_path_reads_entries_documents_numeric_keys_and_list_items():
     assert CATALOG.get_path("switches.sw_ib_qm9700.price_usd.default") == 45000.0
     assert CATALOG.get_path("switches.sw_ib_qm9700.price_usd") == Range(low=36000, default=45000, high=50000)
-    assert CATALOG.get_path("perf_defaults.parameters.tp_overlap_efficiency_when_enabled.value") == 0.7
+    assert CATALOG.get_path("perf_defaults.parameters.tp_overlap_unhidden_collective_share.value") == 0.25
     assert CATALOG.get_path("nccl_tuner.versions.2.30.7.tree_factor") == 0.92  # "2.30.7" is one key
     assert CATALOG.get_path("nccl_tuner.versions.2.7.5.tree_factor") == 0.9
     assert CATALOG.get_path("nccl_tuner.nvlink_bw_per_link_gbytes_per_s.90") == 20.6  # int key

@@ -35,7 +35,7 @@ def test_each_new_section_loads_typed_with_its_numbers():
     assert isinstance(catalog.perf_defaults, PerfDefaults)
     assert isinstance(catalog.nccl_tuner, NcclTuner)
     assert isinstance(catalog.ops_defaults, OpsDefaults)
-    assert catalog.perf_defaults.parameters["tp_overlap_efficiency_when_enabled"].value == 0.7
+    assert catalog.perf_defaults.parameters["tp_overlap_unhidden_collective_share"].value == 0.25
     assert catalog.perf_defaults.parameters["nvlink_gbytes_per_link_bidirectional"].value == {
         70: 50.0, 80: 50.0, 90: 50.0, 100: 100.0}
     tuner = catalog.nccl_tuner
@@ -184,7 +184,7 @@ def test_catalog_cli_lists_and_shows_the_new_sections(tmp_path, cli):
     assert result.code == 0
     assert result.json()["models"]["llama3-405b"]["layers"] == 126
     result = cli("catalog", "list", "perf_defaults", "--json")
-    assert result.json()["perf_defaults"]["parameters.tp_overlap_efficiency_when_enabled"]["value"] == 0.7
+    assert result.json()["perf_defaults"]["parameters.tp_overlap_unhidden_collective_share"]["value"] == 0.25
     path = overlay(tmp_path, {"perf_defaults": {"parameters": {"tp_overlap_efficiency": {"value": 0.5, **SOURCE}}}})
     shown = cli("catalog", "show", "tp_overlap_efficiency", "--catalog", path, "--json").json()
     assert shown["path"] == "perf_defaults.parameters.tp_overlap_efficiency"

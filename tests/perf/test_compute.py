@@ -9,9 +9,10 @@ import pytest
 
 from fabricplan.catalog.catalog import default_catalog
 from fabricplan.perf.compute import (
-    attention_flops, attention_time_s, cross_entropy_time_s, fp8_cast_time_s, gemm_efficiency, gemm_flops,
-    gemm_time_s, host_launch_floor_s, interpolate_log, layer_compute, layer_gemm_shapes, logits_compute,
-    logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s, unfused_attention_rate_scale,
+    attention_flops, attention_kernel_tokens, attention_time_s, cross_entropy_time_s, fp8_backward_gemm_time_s,
+    fp8_cast_time_s, gemm_efficiency, gemm_flops, gemm_time_s, host_launch_floor_s, interpolate_log, layer_compute,
+    layer_gemm_shapes, logits_compute, logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s,
+    output_layer_precision, overlapped_gemm_time_s, unfused_attention_rate_scale,
 )
 from fabricplan.perf.flops import TransformerDims
 
@@ -186,3 +187,62 @@ def test_logits_compute_includes_the_fp32_cross_entropy():
     logits = 2048 * 51200 / 8
     assert out["loss"].forward_s == pytest.approx(logits * 38 / 1.7e12)
     assert out["loss"].backward_s == pytest.approx(logits * 14 / 1.7e12)
+
+
+def test_fp8_backward_gemms_pay_the_split_accumulator():
+    assert fp8_backward_gemm_time_s(2.0, 1.15) == pytest.approx(2.3)
+    assert CATALOG.perf_defaults.parameters["fp8_split_accumulator_gemm_slowdown"].value == 1.15
+    h100 = CATALOG.gpu("h100-sxm").compute
+    args = dict(micro_batch=1, seq_tokens=2048, tp=4, cp=1, ep=1, recompute="none", sequence_parallel=True,
+                catalog=CATALOG)
+    fp8 = layer_compute(GPT_DIMS, h100, peak_tflops=1979, precision="fp8", **args).parts["gemm"]
+    bf16 = layer_compute(GPT_DIMS, h100, peak_tflops=989, precision="bf16", **args).parts["gemm"]
+    # FP8: data + weight gradients at 1.15 x the fast-accumulation curve; BF16 keeps backward = 2 x forward.
+    assert fp8.backward_s == pytest.approx(2 * 1.15 * fp8.forward_s)
+    assert bf16.backward_s == pytest.approx(2 * bf16.forward_s)
+
+
+def test_fp8_output_layer_runs_in_bf16():
+    assert output_layer_precision("fp8") == "bf16" and output_layer_precision("fp16") == "fp16"
+    h100 = CATALOG.gpu("h100-sxm")
+    args = dict(micro_batch=1, seq_tokens=2048, tp=4, cp=1, catalog=CATALOG)
+    fp8 = logits_compute(GPT_DIMS, h100.compute, peak_tflops=1979, precision="fp8", output_peak_tflops=989, **args)
+    bf16 = logits_compute(GPT_DIMS, h100.compute, peak_tflops=989, precision="bf16", **args)
+    assert fp8.parts["gemm"].forward_s == pytest.approx(bf16.parts["gemm"].forward_s)
+    # At the FP8 curve and peak it would be faster: the BF16 output layer is the slower one.
+    fast = logits_compute(GPT_DIMS, h100.compute, peak_tflops=1979, precision="bf16", **args)
+    assert fast.parts["gemm"].forward_s < fp8.parts["gemm"].forward_s
+
+
+def test_context_parallel_attention_runs_at_the_chunk_length_rate():
+    assert attention_kernel_tokens(8192, 2) == 4096 and attention_kernel_tokens(8192, 1) == 8192
+    h100 = CATALOG.gpu("h100-sxm").compute
+    dims = TransformerDims(name="llama-like", layers=1, hidden=4096, heads=32, ffn_hidden=14336, vocab=128256,
+                           kv_heads=8, gated_ffn=True)
+    args = dict(peak_tflops=989, precision="bf16", micro_batch=1, seq_tokens=8192, tp=1, ep=1,
+                recompute="none", sequence_parallel=False, catalog=CATALOG)
+    cp2 = layer_compute(dims, h100, cp=2, **args).parts["attention"]
+    # cp 2: half the causal FLOPs per rank (4 b a (s/2) s d / 2), at the 4k rate (294) not the 8k one (308).
+    flops = 4 * 32 * 4096 * 8192 * 128 * 0.5
+    derate = 1 / (1 - 0.05)
+    assert cp2.forward_s == pytest.approx(flops / 294e12 * derate)
+    assert cp2.backward_s == pytest.approx(2.5 * flops / 294e12 * derate)
+
+
+def test_userbuffers_overlap_chunks_its_gemms():
+    kw = dict(peak_tflops=100, points=POINTS, hbm_tbytes_per_s=1e6, element_bytes=2)
+    # 1e11 FLOPs (eff 0.8) in 4 chunks of 2.5e10 FLOPs: eff 0.2 + 0.6 x log10(25)/2 = 0.6194.
+    whole = gemm_time_s(1000, 1000, 50000, **kw)
+    chunked = overlapped_gemm_time_s(1000, 1000, 50000, chunks=4, **kw)
+    eff = 0.2 + 0.6 * math.log10(25) / 2
+    assert chunked == pytest.approx(1e11 / (100e12 * eff)) and chunked > whole
+    assert overlapped_gemm_time_s(1000, 1000, 50000, chunks=4, sm_fraction=0.2, **kw) == pytest.approx(chunked / 0.8)
+    assert overlapped_gemm_time_s(1000, 1000, 50000, chunks=1, **kw) == pytest.approx(whole)
+    h100 = CATALOG.gpu("h100-sxm").compute
+    args = dict(peak_tflops=1979, precision="fp8", micro_batch=1, seq_tokens=2048, tp=4, cp=1, ep=1,
+                recompute="none", sequence_parallel=True, catalog=CATALOG)
+    plain = layer_compute(GPT_DIMS, h100, **args).parts["gemm"]
+    overlapped = layer_compute(GPT_DIMS, h100, tp_overlap=True, **args).parts["gemm"]
+    # Every forward GEMM is chunked (slower); of the backward only two data-gradient GEMMs are.
+    assert overlapped.forward_s > plain.forward_s
+    assert plain.backward_s < overlapped.backward_s < plain.backward_s * overlapped.forward_s / plain.forward_s

@@ -54,7 +54,7 @@ def test_dp_overlap_hides_gradient_traffic():
     assert exposed.exposed_comm_s["dp"] == pytest.approx(exposed.total_comm_s["dp"])
     # Overlap window: dp_overlap_efficiency 0.9 x the last micro-batch's backward (per-operation
     # compute of the stage without recomputation: 2 x forward GEMMs, attention and memory-bound bwd).
-    _, backward, _, _ = _per_operation_compute(job(pp=1, tp=8, dp_overlap=True, global_batch_sequences=128),
+    _, backward, _, _, _ = _per_operation_compute(job(pp=1, tp=8, dp_overlap=True, global_batch_sequences=128),
                                               model_dims("llama3-70b"), CATALOG.gpu("h100-sxm").compute,
                                               peak=989, tp=8, pp=1, dp=hidden.dp, cp=1, ep=1, catalog=CATALOG)
     assert hidden.exposed_comm_s["dp"] == pytest.approx(hidden.total_comm_s["dp"] - 0.9 * backward, rel=1e-9)
@@ -304,3 +304,22 @@ def test_achievable_fraction_is_one_helper_for_step_and_decision():
     assert result.notes == ["achievable fraction of peak 0.600 (flat)"]
     [plain] = job_step_times(spec, CATALOG, design, Levers(), efficiency_model())
     assert plain.notes == ["achievable fraction of peak 0.400 (flat)"]
+
+
+def test_userbuffers_tp_overlap_exposes_the_last_chunk_of_the_forward_reduce_scatters():
+    from fabricplan.perf.step import userbuffers_tp_exposed_s
+
+    # 1 s of TP traffic, a quarter of it in collectives whose last of 4 chunks cannot hide: 1/16 exposed.
+    assert userbuffers_tp_exposed_s(1.0, 10.0, chunks=4, unhidden_share=0.25) == pytest.approx(0.0625)
+    # GEMMs shorter than the rest of the traffic: what does not fit behind them shows too.
+    assert userbuffers_tp_exposed_s(1.0, 0.5, chunks=4, unhidden_share=0.25) == pytest.approx(0.0625 + 0.4375)
+    base = job(model="gpt3-175b", tp=4, pp=8, seq_len_tokens=2048, precision="fp8", recompute="none")
+    off = step_time(base, H100, "infiniband-ndr", catalog=CATALOG)
+    on = step_time(base.model_copy(update={"tp_overlap": True}), H100, "infiniband-ndr", catalog=CATALOG)
+    assert on.total_comm_s["tp"] == pytest.approx(off.total_comm_s["tp"])
+    assert on.exposed_comm_s["tp"] == pytest.approx(off.total_comm_s["tp"] / 16)
+    assert on.compute_s > off.compute_s  # the overlapped GEMMs run in chunks
+    # Without sequence parallelism userbuffers has no all-gather/reduce-scatter to overlap.
+    no_sp = step_time(base.model_copy(update={"tp_overlap": True, "sequence_parallel": False}), H100,
+                      "infiniband-ndr", catalog=CATALOG)
+    assert no_sp.exposed_comm_s["tp"] == pytest.approx(no_sp.total_comm_s["tp"])

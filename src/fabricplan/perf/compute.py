@@ -165,9 +165,9 @@ def host_launch_floor_s(gpu_s: float, kernels: float, launch_us: float) -> float
     return max(gpu_s, kernels * launch_us * 1e-6)
 
 
-def fp8_backward_gemm_time_s(forward_gemm_s: float, split_accumulator_slowdown: float) -> float:
-    """Backward time of FP8 GEMMs whose forward takes ``forward_gemm_s`` [s]:
-    ``2 x forward_gemm_s x split_accumulator_slowdown``.
+def fp8_backward_gemm_time_s(backward_gemm_s: float, split_accumulator_slowdown: float) -> float:
+    """Backward time of FP8 GEMMs that take ``backward_gemm_s`` on the fast-accumulation curve [s]:
+    ``backward_gemm_s x split_accumulator_slowdown``.
 
     Transformer Engine runs the forward (fprop) GEMM with cuBLASLt fast accumulation and the
     data- and weight-gradient GEMMs with the split accumulator (``_2X_ACC_FPROP = False``,
@@ -176,7 +176,23 @@ def fp8_backward_gemm_time_s(forward_gemm_s: float, split_accumulator_slowdown: 
     microbenchmarked with fast accumulation (superbench ``cublaslt_gemm`` sets it to 1), so the
     two backward GEMMs run ``split_accumulator_slowdown`` (catalog
     ``fp8_split_accumulator_gemm_slowdown``, a kernel measurement) times slower than the curve."""
-    return 2.0 * forward_gemm_s * split_accumulator_slowdown
+    return backward_gemm_s * split_accumulator_slowdown
+
+
+def overlapped_gemm_time_s(m: float, n: float, k: float, *, chunks: int, sm_fraction: float = 0.0,
+                           **gemm) -> float:
+    """Time of an M x N x K GEMM run as ``chunks`` GEMMs of ``M / chunks`` rows on ``1 - sm_fraction``
+    of the SMs [s]: ``chunks x gemm_time_s(M / chunks, N, K) / (1 - sm_fraction)``.
+
+    Transformer Engine's userbuffers overlap of a tensor-parallel collective with its GEMM splits
+    the GEMM along the token dimension so each chunk runs while the next chunk's data moves
+    (ring exchange: ``tp`` chunks; pipelined reduce-scatter: ``num_splits`` chunks, 4 in NeMo's
+    H100 configs). Smaller GEMMs sit lower on the measured efficiency curve, and a pipelined
+    reduce-scatter with ``set_sm_margin`` runs the GEMM without the SMs its communication kernels
+    hold (Wang et al., ASPLOS 2023, "Overlap communication with dependent computation via
+    decomposition"; NVIDIA/TransformerEngine PR #146)."""
+    chunks = max(int(chunks), 1)
+    return chunks * gemm_time_s(m / chunks, n, k, **gemm) / (1.0 - sm_fraction)
 
 
 def output_layer_precision(precision: str) -> str:
@@ -198,6 +214,14 @@ def attention_kernel_tokens(seq_tokens: float, cp: int) -> float:
     rank's own chunk, unmasked on the others), so each kernel call is an ``s/cp``-long attention and
     runs at the microbenchmarked rate for that length (the FLOPs are unchanged)."""
     return seq_tokens / max(cp, 1)
+
+
+#: GEMMs whose tensor-parallel collective Transformer Engine overlaps by chunking (userbuffers): the
+#: forward GEMMs (ring-exchange all-gather before QKV and FFN up, reduce-scatter after the attention
+#: projection and FFN down) ...
+_TP_OVERLAPPED_GEMMS = frozenset({"qkv", "attention_output", "ffn_up", "ffn_down"})
+#: ... and the data-gradient GEMMs behind a ring-exchange all-gather of the output gradient.
+_TP_RING_DGRAD_GEMMS = frozenset({"attention_output", "ffn_down"})
 
 
 def layer_gemm_shapes(dims, tokens: float, tp: int, ep: int = 1) -> list[tuple[str, float, float, float, int]]:
@@ -280,8 +304,14 @@ def _parameter_reader(catalog):
 
 def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                   seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
-                  attention_kernel: str = "flash", catalog=None) -> LayerCompute:
+                  attention_kernel: str = "flash", catalog=None, tp_overlap: bool = False) -> LayerCompute:
     """One transformer layer's compute for one micro-batch on one GPU (module docstring).
+
+    ``tp_overlap`` (Transformer Engine userbuffers, tp > 1): the GEMMs overlapped with a ring
+    exchange or pipelined collective run chunked (``overlapped_gemm_time_s``): the four forward
+    GEMMs and the data-gradient GEMMs of the attention projection and FFN down (ring all-gather);
+    the forward attention projection also without ``tp_overlap_pipeline_sm_fraction`` of the SMs.
+    The other backward GEMMs overlap their collectives in bulk, unchunked.
 
     Parts: ``gemm``, ``attention`` (the core; unfused: scaled to the head dimension and with its
     dropout), ``memory_bound`` (norms, residual adds, activation), ``fp8_cast`` (FP8 only), and
@@ -292,9 +322,20 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     element = p("activation_bytes_per_element")
     tokens = micro_batch * seq_tokens / cp
     shapes = layer_gemm_shapes(dims, tokens, tp, ep)
-    gemm = sum(count * gemm_time_s(m, n, k, peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm,
-                                   element_bytes=element)
-               for _, m, n, k, count in shapes)
+    kw = dict(peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm, element_bytes=element)
+    chunks = tp if tp_overlap and tp > 1 else 1
+    sm_fraction = p("tp_overlap_pipeline_sm_fraction") if chunks > 1 else 0.0
+    gemm = gemm_bwd = 0.0
+    for name, m, n, k, count in shapes:
+        plain = gemm_time_s(m, n, k, **kw)
+        if chunks > 1 and name in _TP_OVERLAPPED_GEMMS:
+            forward = overlapped_gemm_time_s(m, n, k, chunks=chunks,
+                                             sm_fraction=sm_fraction if name == "attention_output" else 0.0, **kw)
+            dgrad = overlapped_gemm_time_s(m, n, k, chunks=chunks, **kw) if name in _TP_RING_DGRAD_GEMMS else plain
+        else:
+            forward = dgrad = plain
+        gemm += count * forward
+        gemm_bwd += count * (dgrad + plain)  # data gradient + weight gradient, each the forward's FLOPs
     curve = gpu_compute.attention.get(attention_kernel)
     if curve is None:
         from fabricplan.errors import InputError
@@ -311,7 +352,7 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
         scale = unfused_attention_rate_scale(head_dim, curve.head_dim, peak_tflops / hbm)
         attn_fwd, attn_bwd = attn_fwd / scale, attn_bwd / scale
     slowest = 1.0 / (1.0 - p("compute_slowest_gpu_derate"))
-    gemm, attn_fwd, attn_bwd = gemm * slowest, attn_fwd * slowest, attn_bwd * slowest
+    gemm, gemm_bwd, attn_fwd, attn_bwd = gemm * slowest, gemm_bwd * slowest, attn_fwd * slowest, attn_bwd * slowest
     if unfused:  # dropout on the b x (a/t) x s_q x s_k probabilities (memory-bound, not derated)
         probabilities = micro_batch * heads * (seq_tokens / cp) * seq_tokens
         attn_fwd += memory_bound_time_s(probabilities, p("attention_dropout_forward_bytes_per_element"), hbm)
@@ -329,8 +370,8 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     if precision == "fp8":
         cast_fwd, cast_bwd = fp8_cast_time_s(shapes, p("fp8_cast_transpose_bytes_per_element"), hbm)
     full = recompute == "full"
-    gemm_bwd = (fp8_backward_gemm_time_s(gemm, p("fp8_split_accumulator_gemm_slowdown")) if precision == "fp8"
-                else 2 * gemm)
+    if precision == "fp8":
+        gemm_bwd = fp8_backward_gemm_time_s(gemm_bwd, p("fp8_split_accumulator_gemm_slowdown"))
     parts = {
         "gemm": OpTimes(gemm, gemm_bwd, gemm if full else 0.0),
         "attention": OpTimes(attn_fwd, attn_bwd, attn_fwd if recompute in ("full", "selective") else 0.0),

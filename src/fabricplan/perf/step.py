@@ -16,7 +16,9 @@ Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches p
 
 * TP (inside the scale-up domain): per layer and micro-batch 2 all-reduces forward and 2 backward
   (+2 with full recomputation) of ``b x s/cp x h`` activations, or the same bytes as all-gather +
-  reduce-scatter with sequence parallelism; hidden by ``tp_overlap_efficiency`` when asked for.
+  reduce-scatter with sequence parallelism; with ``tp_overlap`` (Transformer Engine userbuffers,
+  sequence parallelism) exposed as ``userbuffers_tp_exposed_s`` and the overlapped GEMMs run
+  chunked (``compute.overlapped_gemm_time_s``); otherwise hidden by ``tp_overlap_efficiency`` (0).
 * PP: one activation send forward and one backward per micro-batch and stage boundary
   (``b x s/cp x h / tp`` with Megatron's scatter/gather), on the critical path. With the
   interleaved schedule (``v = virtual_pipeline_stages`` model chunks per stage) the bubble is
@@ -219,13 +221,14 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         cluster.gpu, "achievable_fraction_of_peak", None)
     optimizer_s = 0.0
     if per_op:
-        compute_mb, backward_mb, attention_layer_s, optimizer_s = _per_operation_compute(
+        compute_mb, backward_mb, attention_layer_s, optimizer_s, gemm_mb = _per_operation_compute(
             job, dims, cluster.gpu.compute, peak=peak, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, catalog=catalog,
             gpu_peaks=cluster.gpu.peak_dense_tflops)
         compute_mb /= compute_efficiency_multiplier
         backward_mb /= compute_efficiency_multiplier
         attention_layer_s /= compute_efficiency_multiplier
         optimizer_s /= compute_efficiency_multiplier
+        gemm_mb /= compute_efficiency_multiplier
     else:  # flat achievable fraction (override or default): the pre-per-operation model
         fraction = min(1.0, fraction * compute_efficiency_multiplier)
         compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
@@ -233,6 +236,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         backward_mb = model_compute_mb * 2.0 / 3.0
         attention_layer_s = (3 * forward_flops_per_token(dims, seq).layer_attention / dims.layers * tokens_mb
                              / (tp * cp) / (peak * 1e12 * fraction))
+        gemm_mb = compute_mb  # the flat model has no GEMM split: all compute bounds the TP overlap
     args = dict(network=network, catalog=catalog, nccl_version=nccl_version, efficiency=efficiency)
 
     # Tensor parallel: inside one node / scale-up domain.
@@ -244,9 +248,12 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     else:
         one = _collective_s("all_reduce", activation, tp, tp, **args)
     tp_total_mb = layers_per_stage * tp_per_layer * one
-    tp_hidden = perf_parameter("tp_overlap_efficiency_when_enabled" if job.tp_overlap else "tp_overlap_efficiency",
-                               catalog)
-    tp_exposed_mb = tp_total_mb * (1 - tp_hidden)
+    if job.tp_overlap and job.sequence_parallel and tp > 1:
+        tp_exposed_mb = userbuffers_tp_exposed_s(
+            tp_total_mb, gemm_mb, chunks=tp,
+            unhidden_share=perf_parameter("tp_overlap_unhidden_collective_share", catalog))
+    else:  # no overlap asked for, or no sequence parallelism (userbuffers overlaps AG/RS only)
+        tp_exposed_mb = tp_total_mb * (1 - perf_parameter("tp_overlap_efficiency", catalog))
 
     # Pipeline parallel: neighbouring stages sit tp*cp*dp ranks apart, on other nodes when that >= node.
     pp_stride = tp * cp * dp
@@ -345,6 +352,24 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     return result
 
 
+def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhidden_share: float) -> float:
+    """Exposed tensor-parallel communication with Transformer Engine's userbuffers overlap [s]:
+    ``total x u / n + max(0, total x (1 - u / n) - gemm)``.
+
+    ``total`` is the micro-batch's TP all-gathers and reduce-scatters (sequence parallelism), ``n``
+    the chunks each overlapped collective is split into (ring exchange: ``tp``; NeMo's pipelined
+    reduce-scatter uses 4 splits, = tp at tp 4), ``u`` the share of those collectives whose last
+    chunk cannot overlap (``tp_overlap_unhidden_collective_share``: the two forward
+    reduce-scatters, whose final chunk follows the last GEMM chunk; the ring all-gathers start on
+    the local chunk and the backward bulk overlaps run beside an independent GEMM). The rest hides
+    behind the stage's GEMMs ``gemm`` and shows only where it is longer than them. Sources: Wang et
+    al., ASPLOS 2023 (decomposition); NVIDIA/TransformerEngine PR #146 (bulk, pipelined, ring
+    exchange); NeMo-Framework-Launcher ``conf/training/tp_overlap/ub_cfg_h100_*`` (methods per GEMM)."""
+    chunks = max(int(chunks), 1)
+    unhidden = total_s * unhidden_share / chunks
+    return unhidden + max(0.0, total_s - unhidden - gemm_s)
+
+
 def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, catalog, gpu_peaks=None):
     """(compute per micro-batch, its backward without recomputation, attention fwd+bwd of one
     layer, optimizer step) [s] of the slowest pipeline stage, from ``perf/compute.py``.
@@ -358,7 +383,7 @@ def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, 
                   seq_tokens=job.seq_len_tokens, tp=tp, cp=cp, catalog=catalog)
     layer = layer_compute(dims, gpu_compute, ep=ep, recompute=job.recompute,
                           sequence_parallel=job.sequence_parallel, attention_kernel=job.attention_kernel,
-                          **common)
+                          tp_overlap=job.tp_overlap and job.sequence_parallel, **common)
     output_peak = (gpu_peaks or {}).get(output_layer_precision(job.precision)) or peak
     logits = logits_compute(dims, gpu_compute, output_peak_tflops=output_peak, **common)
     per_layer, out = layer.total, logits.total
@@ -379,7 +404,8 @@ def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, 
     local = dense_local / shard(dp * cp) + expert_local / shard(dp * cp // max(ep, 1))
     optimizer = optimizer_step_time_s(local, perf_parameter("optimizer_step_bytes_per_parameter", catalog),
                                       gpu_compute.hbm.tbytes_per_s)
-    return compute_mb, backward_mb, attention.forward_s + attention.backward_s, optimizer
+    gemm_layers_mb = fullest * layer.parts["gemm"].total_s
+    return compute_mb, backward_mb, attention.forward_s + attention.backward_s, optimizer, gemm_layers_mb
 
 
 def _check_memory(job, dims, gpu, *, tp, pp, dp, cp, ep, micro_batches, virtual, catalog):

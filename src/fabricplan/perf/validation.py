@@ -24,14 +24,15 @@ from fabricplan.perf.step import ClusterShape, step_time
 # per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding).
 # End-to-end training runs (checked only, nothing fitted): step time per row 5 % where the whole
 # layout is published and DP = 1 (Korthikanti et al.), 10 % for the other A100 Megatron-LM rows
-# (micro-batch, virtual stages or DDP settings assumed), 15 % for the GPT-3 README run, Llama 3 405B (virtual stages and
-# FSDP details not published) and the H100 FP8 NeMo rows (Transformer Engine's FP8 recipe, cuDNN
-# attention and userbuffers overlap are not microbenchmarked here); over all of them the mean
-# absolute step-time error must stay within 6 % and the worst within 15 % (the issue's target is
-# 5 % / 10 %, reached on the A100 rows, not on the H100 FP8 rows: docs/validation.md).
+# (micro-batch, virtual stages or DDP settings assumed), 15 % for the GPT-3 README run and Llama 3 405B (virtual stages
+# and FSDP details not published), 10 % for the H100 FP8 NeMo rows (layout published; cuDNN
+# attention is not microbenchmarked here; 10 % since the FP8 mechanisms -- split accumulator, BF16
+# output layer, userbuffers overlap -- are modelled from kernel and configuration sources); over all of
+# them the mean absolute step-time error must stay within 5 % (the issue's target) and the worst within
+# 15 % (the issue's 10 % is reached on every row but Llama 3 405B, -10.4 %: docs/validation.md).
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
               "gpt3_step": 0.15, "training_run": 0.15, "microbench_point": 0.001, "nvls_single_node": 0.05,
-              "training_a100": 0.10, "training_h100_fp8": 0.15, "training_published_layout": 0.05, "training_mean": 0.06, "training_worst": 0.15}
+              "training_a100": 0.10, "training_h100_fp8": 0.10, "training_published_layout": 0.05, "training_mean": 0.05, "training_worst": 0.15}
 TRAINING_REASON = ("checked only, nothing fitted to it; layout details the source does not publish (virtual "
                    "stages, FSDP details, the 2021 code's settings) are assumed; 15 %")
 #: Per-row step-time tolerance of the training_runs rows, by the row id's prefix, with its reason.
@@ -41,8 +42,10 @@ TRAINING_RUN_TOLERANCE = {
                                                  "unknowns; the issue's aim is 3 % mean / 6 % worst; checked only"),
     "narayanan": ("training_a100", "t, p, GPUs and batch published; micro-batch (Table 1), virtual stages and "
                                    "the 2021 code's DDP settings assumed; checked only"),
-    "nemo2407": ("training_h100_fp8", "layout published; FP8 recipe (Transformer Engine casts, cuDNN attention, "
-                                      "userbuffers TP overlap) only partly modelled; checked only"),
+    "nemo2407": ("training_h100_fp8", "layout published; Transformer Engine's FP8 recipe modelled from kernel and "
+                                      "configuration sources (cast-transpose traffic, split-accumulator backward "
+                                      "GEMMs, BF16 output layer, userbuffers TP overlap); cuDNN attention and "
+                                      "NeMo's pipeline send/recv overlap not modelled; checked only"),
 }
 RAMP_BYTES = (16 * 2**20, 2**30)
 
@@ -449,13 +452,14 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
     return rows
 
 
-def training_run_sensitivity(prefix: str, **overrides) -> dict[str, float]:
+def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str, float]:
     """Step-time error of the ``training_runs`` rows whose id starts with ``prefix`` when their assumed
-    layout fields take ``overrides`` (e.g. ``micro_batch_sequences=2``); rows where the override is
+    layout fields take ``overrides`` (e.g. ``micro_batch_sequences=2``), on ``catalog`` (default: the
+    bundled one; pass ``with_values`` of it to vary a model number); rows where the override is
     not a valid layout (batch not divisible, interleaving without pipeline, memory) are left out."""
     from fabricplan.errors import InputError
 
-    catalog = default_catalog()
+    catalog = catalog or default_catalog()
     out = {}
     for entry in load_data_file("published_perf.yaml")["training_runs"]["rows"]:
         if not entry["id"].startswith(prefix):

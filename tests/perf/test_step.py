@@ -323,3 +323,32 @@ def test_userbuffers_tp_overlap_exposes_the_last_chunk_of_the_forward_reduce_sca
     no_sp = step_time(base.model_copy(update={"tp_overlap": True, "sequence_parallel": False}), H100,
                       "infiniband-ndr", catalog=CATALOG)
     assert no_sp.exposed_comm_s["tp"] == pytest.approx(no_sp.total_comm_s["tp"])
+
+
+def test_slowest_gpu_slowdown_is_sigma_times_the_expected_maximum_of_n_normals():
+    from fabricplan.perf.step import slowest_gpu_slowdown
+
+    # Exact E[max of N standard normals] (Harter 1961 tables): 1.5388 (10), 2.5076 (100), 3.2414 (1000);
+    # Blom's approximation is within 1 %.
+    for n, exact in ((10, 1.5388), (100, 2.5076), (1000, 3.2414)):
+        assert slowest_gpu_slowdown(n, 0.01) == pytest.approx(0.01 * exact, rel=0.01)
+    assert slowest_gpu_slowdown(1, 0.05) == 0.0 and slowest_gpu_slowdown(16384, 0.0) == 0.0
+    # Grows with the GPU count (the order statistic), slowly: ~sqrt(2 ln N).
+    values = [slowest_gpu_slowdown(n, 0.0148) for n in (8, 64, 1024, 16384)]
+    assert values == sorted(values) and values[0] == pytest.approx(0.021, abs=0.001)
+    assert values[-1] == pytest.approx(0.059, abs=0.001)
+
+
+def test_step_compute_is_paced_by_the_slowest_gpu_only_when_the_spread_is_set():
+    from fabricplan.perf.step import slowest_gpu_slowdown
+
+    assert CATALOG.perf_defaults.parameters["per_gpu_persistent_throughput_sigma"].value == 0.0
+    base = step_time(job(), H100, "roce-v2", catalog=CATALOG)
+    assert not any("slowest" in note for note in base.notes)
+    spread = CATALOG.with_values({"perf_defaults.parameters.per_gpu_persistent_throughput_sigma.value": 0.0148})
+    slowed = step_time(job(), H100, "roce-v2", catalog=spread)
+    factor = 1 + slowest_gpu_slowdown(1024, 0.0148)
+    assert slowed.compute_s == pytest.approx(base.compute_s * factor, rel=1e-9)
+    assert slowed.optimizer_s == pytest.approx(base.optimizer_s * factor, rel=1e-9)
+    assert slowed.step_time_s > base.step_time_s
+    assert any("slowest of 1,024 GPUs" in note for note in slowed.notes)

@@ -34,6 +34,9 @@ Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches p
 * EP: 2 all-to-alls forward (dispatch, combine) and 2 backward per MoE layer; CP: K/V all-gather
   forward and all-gather + reduce-scatter backward, hidden behind the layer's attention compute.
 
+* Slowest GPU: every compute time is scaled by ``1 + slowest_gpu_slowdown(GPUs, sigma)`` (the
+  persistent per-GPU throughput spread's expected maximum; ``sigma`` 0 by default, see there).
+
 MFU = model FLOPs / (GPUs x peak x step time); HFU counts the recomputed FLOPs too (Megatron-LM's
 published "TFLOP/s per GPU" are HFU-style, they include recomputation).
 
@@ -209,6 +212,9 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     if not peak:
         raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
     fraction = achievable_fraction(cluster.gpu, catalog)
+    # The slowest GPU paces every synchronous step: its persistent throughput deficit slows all compute.
+    straggler = slowest_gpu_slowdown(gpus, perf_parameter("per_gpu_persistent_throughput_sigma", catalog))
+    compute_efficiency_multiplier = compute_efficiency_multiplier / (1.0 + straggler)
     seq, b, h = job.seq_len_tokens, job.micro_batch_sequences, dims.hidden
     act_bytes = perf_parameter("activation_bytes_per_element", catalog)
     model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
@@ -343,13 +349,33 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
         token_budget=budget,
         notes=[("per-operation compute (GEMM curves, attention kernel rate, HBM-bound operations)" if per_op
-                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes],
+                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes,
+               *([f"slowest of {gpus:,} GPUs paces the step: compute {straggler:+.1%}"] if straggler else [])],
         optimizer_s=optimizer_s,
         virtual_pipeline_stages=virtual, memory_per_gpu_bytes=memory.total_bytes,
         memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
         memory_fits=memory.fits)
     _check_finite(result, job)
     return result
+
+
+def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:
+    """Expected slowdown of a synchronous step's compute paced by the slowest of ``gpus`` GPUs:
+    ``sigma x E[max of N standard normals]``, with Blom's approximation
+    ``E[max] ~ Phi^-1((N - 0.375) / (N + 0.25))`` (G. Blom, "Statistical Estimates and Transformed
+    Beta-Variables", 1958; within 1 % of the exact values 1.539, 2.508, 3.241 at N = 10, 100, 1000);
+    0 for one GPU or ``sigma = 0``.
+
+    ``sigma`` is the persistent (per-GPU, repeatable) spread of compute throughput as a share of the
+    median GPU (``per_gpu_persistent_throughput_sigma``): tensor parallelism synchronises every layer,
+    pipeline stages every micro-batch and data parallelism every step, so the whole job runs at its
+    slowest GPU's rate. Transient, per-kernel variation averages over a step's thousands of kernels
+    and is not counted. Source of the spread: Sinha et al., SC'22 (``perf_defaults.yaml``)."""
+    if gpus < 2 or sigma <= 0:
+        return 0.0
+    from statistics import NormalDist
+
+    return sigma * NormalDist().inv_cdf((gpus - 0.375) / (gpus + 0.25))
 
 
 def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhidden_share: float) -> float:

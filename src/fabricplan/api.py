@@ -281,15 +281,16 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
     :func:`expected_rtt_us` plus the p99.9 probe queueing delay of the fluid model under Poisson
     traffic at that load, :mod:`fabricplan.sim.load`), the paused fraction of a host link (PFC),
     CNPs per second per host and the credit-wait fraction (InfiniBand), each simulated once per
-    load bucket (``sim_load_bucket_step``) on a small fat tree at the design's link rate, hop count
-    and flow/congestion control. ``load`` (0..1) is the stated utilisation (``--load``)."""
+    load bucket (``sim_load_bucket_step``; every bucket in one batched run the first time one is
+    needed, or only the stated one) on a small fat tree at the design's link rate, hop count and
+    flow/congestion control. ``load`` (0..1) is the stated utilisation (``--load``)."""
     from fabricplan.ops.health.expected import Expected, LoadModel
-    from fabricplan.sim.load import bucket_of, load_point
+    from fabricplan.sim.load import bucket_of, buckets, load_points
     from fabricplan.sim.scenarios import PROFILE_CC
 
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
-    unloaded_us, _source = expected_rtt_us(loaded, fabric, cat)
+    unloaded_us, unloaded_source = expected_rtt_us(loaded, fabric, cat)
     choice = _fabric_choice(loaded, fabric)
     built = design(loaded, choice, cat)
     profile = cat.fabric(built.fabric)
@@ -298,10 +299,21 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
     hops = int(built.switches_across)
     tiers = 2 if hops <= 3 else 3
 
+    steps = buckets(cat)
+    by_bucket: dict[float, Any] = {}
+
     def at(utilisation: float) -> Expected:
-        bucket = bucket_of(utilisation, cat)
-        point = load_point(bucket, link_gbps=link_gbps, tiers=tiers, hops=min(hops, 2 * tiers - 1), cc=cc, pfc=pfc,
-                           catalog=cat)
+        bucket = next((b for b in steps if utilisation <= b + 1e-9), None) if utilisation >= 0 else None
+        if bucket is None:
+            bucket = bucket_of(utilisation, cat)  # above the top bucket (or not a load: InputError)
+        if bucket not in by_bucket:
+            # a stated load needs its bucket only; loads read from counters usually span many, so the
+            # first one simulates every bucket in one batched run (sim.load.load_points)
+            wanted = [bucket] if load is not None else steps
+            points = load_points(wanted, link_gbps=link_gbps, tiers=tiers, hops=min(hops, 2 * tiers - 1), cc=cc,
+                                 pfc=pfc, catalog=cat)
+            by_bucket.update(zip(wanted, points, strict=True))
+        point = by_bucket[bucket]
         return Expected(load=utilisation, bucket=bucket, rtt_p999_us=unloaded_us + point.queue_p999_us,
                         unloaded_rtt_us=unloaded_us, pause_fraction=point.pause_fraction if point.pfc else None,
                         cnp_per_s=point.cnp_per_s if cc in ("dcqcn", "ib-cc") else None,
@@ -312,4 +324,4 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
                      source=(f"the design of {choice.profile} ({hops} switch{'' if hops == 1 else 'es'} across, "
                              f"{link_gbps:g} Gb/s links, {mechanism}): unloaded RTT {unloaded_us:.2f} us plus the fluid "
                              "model's p99.9 queueing delay under Poisson traffic at the load (sim/load.py)"),
-                     at=at, load=load)
+                     at=at, load=load, unloaded_source=unloaded_source)

@@ -121,11 +121,11 @@ def health_command(
     baseline_source = None
     load_model = None
     if spec is not None:
-        from fabricplan.api import expected_rtt_us as design_rtt
         from fabricplan.api import expected_under_load
 
-        expected_rtt_us, baseline_source = design_rtt(spec, fabric, cat)
         load_model = expected_under_load(spec, fabric, cat, load=stated_load)
+        # pairs whose load is unknown are judged against the unloaded RTT
+        expected_rtt_us, baseline_source = load_model.unloaded_rtt_us, load_model.unloaded_source
     window = None
     if baseline_window is not None:
         lo, sep, hi = baseline_window.partition("..")

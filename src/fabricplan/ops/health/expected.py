@@ -48,6 +48,7 @@ class LoadModel:
     source: str
     at: Callable[[float], Expected]
     load: float | None = None           # --load: the stated utilisation for every port and pair
+    unloaded_source: str = ""           # where the unloaded RTT comes from (api.expected_rtt_us)
 
 
 @dataclass(frozen=True)

@@ -317,7 +317,8 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
         return Expected(load=utilisation, bucket=bucket, rtt_p999_us=unloaded_us + point.queue_p999_us,
                         unloaded_rtt_us=unloaded_us, pause_fraction=point.pause_fraction if point.pfc else None,
                         cnp_per_s=point.cnp_per_s if cc in ("dcqcn", "ib-cc") else None,
-                        credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None)
+                        credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None,
+                        ecn_marks_per_s=point.ecn_marks_per_s if cc in ("dcqcn", "ib-cc") else None)
 
     mechanism = _MECHANISM.get((cc, pfc), cc)
     return LoadModel(fabric=choice.profile, mechanism=mechanism, link_gbps=link_gbps, unloaded_rtt_us=unloaded_us,

@@ -20,7 +20,8 @@ credits + CC, lossy TCP):
 * **Pauses**: ``pause_fraction`` is the mean, over host uplinks, of the time the leaf asserted
   PFC XOFF towards the host's NIC over the measured time (what the NIC's
   ``rx_prioN_pause_duration`` counts); 0 where the fabric has no PFC.
-* **CNPs**: CNPs (DCQCN; BECNs with InfiniBand CC) per second per receiving host.
+* **CNPs and marks**: CNPs (DCQCN; BECNs with InfiniBand CC) and ECN-marked packets (FECNs) per
+  second per receiving host.
 
 Results are kept per (link rate, tiers, hops, mechanism, load bucket and every catalog number the
 run reads): in the process, and on disk in fabricplan's cache folder (``catalog.files.cache_dir``:
@@ -53,6 +54,7 @@ class LoadPoint:
     queue_p50_us: float
     pause_fraction: float       # mean paused fraction of a host uplink (PFC); 0 without PFC
     cnp_per_s: float            # CNPs (or BECNs) per second per receiving host
+    ecn_marks_per_s: float      # ECN-marked (FECN on InfiniBand CC) packets per second per receiving host
     credit_wait_fraction: float  # InfiniBand: host uplinks' fraction of time with data and no credit
     cc: str
     pfc: bool
@@ -312,6 +314,7 @@ def _run(loads: list[float], link_gbps: float, tiers: int, hops: int, cc: str, p
             load=load, queue_p999_us=float(np.quantile(rtt_q, 0.999)), queue_p50_us=float(np.quantile(rtt_q, 0.5)),
             pause_fraction=float(paused.mean() * 1e-6 / run_s) if config.uses_pfc else 0.0,
             cnp_per_s=float(result.cnps[in_copy].sum() / run_s / hosts),
+            ecn_marks_per_s=float(result.ecn_marks[in_copy].sum() / run_s / hosts),
             credit_wait_fraction=float(credit.mean() * 1e-6 / run_s) if config.uses_credits else 0.0,
             cc=config.cc, pfc=config.uses_pfc, link_gbps=float(link_gbps), tiers=int(tiers), hops=int(hops),
             flows=int(n_flows[c]),

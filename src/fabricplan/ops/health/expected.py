@@ -35,6 +35,7 @@ class Expected:
     pause_fraction: float | None        # None: the fabric has no PFC
     cnp_per_s: float | None             # None: no CNPs on this fabric (TCP, credits without CC)
     credit_wait_fraction: float | None  # None: no credits (Ethernet)
+    ecn_marks_per_s: float | None = None  # None: no ECN/FECN marking (TCP here, credits without CC)
 
 
 @dataclass

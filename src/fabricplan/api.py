@@ -316,7 +316,8 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
         point = by_bucket[bucket]
         return Expected(load=utilisation, bucket=bucket, rtt_p999_us=unloaded_us + point.queue_p999_us,
                         unloaded_rtt_us=unloaded_us, pause_fraction=point.pause_fraction if point.pfc else None,
-                        cnp_per_s=point.cnp_per_s if cc in ("dcqcn", "ib-cc") else None,
+                        cnp_per_s=point.cnp_per_s if cc == "dcqcn" else None,
+                        becn_per_s=point.cnp_per_s if cc == "ib-cc" else None,
                         credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None,
                         ecn_marks_per_s=point.ecn_marks_per_s if cc in ("dcqcn", "ib-cc") else None)
 

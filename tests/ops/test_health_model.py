@@ -76,7 +76,7 @@ def test_pause_fraction_against_the_model_at_the_load_of_the_byte_counters(cli, 
                           "expected"}
     assert model["fabric"] == "roce-v2" and model["load"] == pytest.approx(0.1, rel=1e-6)
     assert set(model["expected"][0]) == {"load_bucket", "rtt_p999_us", "pause_fraction", "cnp_per_s",
-                                         "credit_wait_fraction", "ecn_marks_per_s"}
+                                         "credit_wait_fraction", "ecn_marks_per_s", "becn_per_s"}
     assert model["expected"][0]["ecn_marks_per_s"] >= model["expected"][0]["cnp_per_s"] > 0  # a CNP per marked burst
     ratios = {m["entity"]: m["values"].get("paused_fraction_vs_model") for m in doc["ports"]}
     assert ratios["fine:mlx5_0/1"] == pytest.approx(1.2 * expected / max(3 * expected, 0.005), rel=1e-4)

@@ -86,7 +86,8 @@ def test_fabrics_without_pfc_or_cnps_have_no_such_expectation():
     tcp = expected_under_load(SPEC, "ethernet-tcp").at(0.3)
     assert tcp.pause_fraction is None and tcp.cnp_per_s is None and tcp.rtt_p999_us > tcp.unloaded_rtt_us
     ib = expected_under_load(SPEC, "infiniband-ndr").at(0.3)
-    assert ib.pause_fraction is None and ib.credit_wait_fraction is not None and ib.cnp_per_s is not None
+    assert ib.pause_fraction is None and ib.credit_wait_fraction is not None and ib.cnp_per_s is None
+    assert ib.becn_per_s > 0 and ib.ecn_marks_per_s > 0 and tcp.ecn_marks_per_s is None
 
 
 def test_load_points_are_cached_on_disk_and_a_corrupt_entry_is_rerun(tmp_path, monkeypatch):

@@ -152,7 +152,8 @@ def _against_model(ports: list[PortTelemetry], pairs: list[RttPair], model: Any,
             "load_from": None if fabric_load is None else fabric_load.source,
             "expected": [{"load_bucket": e.bucket, "rtt_p999_us": round(e.rtt_p999_us, 6),
                           "pause_fraction": e.pause_fraction, "cnp_per_s": e.cnp_per_s,
-                          "credit_wait_fraction": e.credit_wait_fraction, "ecn_marks_per_s": e.ecn_marks_per_s}
+                          "credit_wait_fraction": e.credit_wait_fraction, "ecn_marks_per_s": e.ecn_marks_per_s,
+                          "becn_per_s": e.becn_per_s}
                          for _b, e in sorted(used.items())]}
 
 

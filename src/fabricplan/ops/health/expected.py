@@ -33,9 +33,10 @@ class Expected:
     rtt_p999_us: float                  # unloaded RTT + the p99.9 queueing delay at this load
     unloaded_rtt_us: float
     pause_fraction: float | None        # None: the fabric has no PFC
-    cnp_per_s: float | None             # None: no CNPs on this fabric (TCP, credits without CC)
+    cnp_per_s: float | None             # RoCE DCQCN CNPs per host; None elsewhere (BECNs: becn_per_s)
     credit_wait_fraction: float | None  # None: no credits (Ethernet)
-    ecn_marks_per_s: float | None = None  # None: no ECN/FECN marking (TCP here, credits without CC)
+    ecn_marks_per_s: float | None = None  # ECN-marked (RoCE) or FECN-marked (IB CC) packets/s per host
+    becn_per_s: float | None = None     # InfiniBand CC: BECNs per second per host
 
 
 @dataclass

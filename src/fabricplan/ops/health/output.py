@@ -111,8 +111,11 @@ def model_lines(result: HealthResult) -> list[str]:
             parts.append(f"paused {e['pause_fraction'] * 100:.3g} % of the time")
         if e["cnp_per_s"] is not None:
             parts.append(f"{e['cnp_per_s']:,.0f} CNPs/s per host")
+        if e.get("becn_per_s") is not None:
+            parts.append(f"{e['becn_per_s']:,.0f} BECNs/s per host")
         if e.get("ecn_marks_per_s") is not None:
-            parts.append(f"{e['ecn_marks_per_s']:,.0f} ECN-marked packets/s per host")
+            mark = "FECN" if e.get("becn_per_s") is not None else "ECN"
+            parts.append(f"{e['ecn_marks_per_s']:,.0f} {mark}-marked packets/s per host")
         if e["credit_wait_fraction"] is not None:
             parts.append(f"credit-starved {e['credit_wait_fraction'] * 100:.3g} % of the time")
         lines.append(f"At {e['load_bucket'] * 100:.3g} % load this design gives " + ", ".join(parts) + ".")

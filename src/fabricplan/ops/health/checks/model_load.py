@@ -7,7 +7,7 @@ fraction of each priority (Δ``rx_prioN_pause_duration`` µs / Δt µs) against 
 host-uplink paused fraction, and ``np_cnp_sent`` per second against the model's CNPs per
 receiving host. A port is flagged above ``max(ratio x expected, floor)``; the ratios and floors
 are heuristics (catalog ``ops_defaults.health.model_*``). Fabrics without PFC (TCP, InfiniBand)
-have no pause expectation; without CNPs (TCP, credits without CC) no CNP expectation.
+have no pause expectation; only RoCE with DCQCN has a CNP expectation (InfiniBand BECNs are reported, not compared).
 
 Passing::
 

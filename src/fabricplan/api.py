@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fab
 SpecLike = ClusterSpec | str | Path
 
 __all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", "design", "expected_rtt_us",
+           "expected_under_load",
            "headroom", "lint", "load_spec", "size_topology", "step_time"]
 
 
@@ -236,11 +237,22 @@ def expected_rtt_us(spec: SpecLike, fabric: str | None = None,
     sentence saying where it comes from: twice the one-way small-message latency of
     :func:`fabricplan.perf.latency.point_to_point_latency` on the spec's fabric (``fabric``: a
     profile id of the spec; may be omitted when the spec lists one fabric)."""
-    from fabricplan.errors import InputError
     from fabricplan.perf.latency import point_to_point_latency
 
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
+    choice = _fabric_choice(loaded, fabric)
+    built = design(loaded, choice, cat)
+    one_way = point_to_point_latency(built.network.profile, built.hardware.switch.port_to_port_latency_ns,
+                                     built.switches_across, host_links_in_rack=built.size.host_links_in_rack,
+                                     catalog=cat)
+    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
+                                  f"2 x {one_way.total_us:.2f} us one way, unloaded)")
+
+
+def _fabric_choice(loaded: ClusterSpec, fabric: str | None) -> Any:
+    from fabricplan.errors import InputError
+
     choices = loaded.fabric_choices()
     if fabric is None:
         if len(choices) != 1:
@@ -253,9 +265,65 @@ def expected_rtt_us(spec: SpecLike, fabric: str | None = None,
             raise InputError(f"the spec has no fabric {fabric!r}; it lists {', '.join(c.profile for c in choices)}",
                              location="--fabric")
         choice = found[0]
+    return choice
+
+
+#: How a fabric's flow and congestion control read in a health report.
+_MECHANISM = {("dcqcn", True): "RoCE lossless (PFC + DCQCN)", ("none", True): "RoCE lossless (PFC, no CC)",
+              ("none", False): "RoCE lossy (no PFC, no CC)", ("ib-cc", True): "InfiniBand (credits + IB CC)",
+              ("ib-credit", True): "InfiniBand (credits, no CC)", ("tcp", False): "TCP (lossy)"}
+
+
+def expected_under_load(spec: SpecLike, fabric: str | None = None,
+                        catalog: Catalog | Sequence[str | Path] | None = None, load: float | None = None) -> Any:
+    """What the spec's design should show at a link utilisation, for ``fabricplan health``: an
+    ``ops.health.expected.LoadModel`` whose ``at(load)`` gives the p99.9 RTT (the unloaded RTT of
+    :func:`expected_rtt_us` plus the p99.9 probe queueing delay of the fluid model under Poisson
+    traffic at that load, :mod:`fabricplan.sim.load`), the paused fraction of a host link (PFC),
+    CNPs per second per host and the credit-wait fraction (InfiniBand), each simulated once per
+    load bucket (``sim_load_bucket_step``; every bucket in one batched run the first time one is
+    needed, or only the stated one) on a small fat tree at the design's link rate, hop count and
+    flow/congestion control. ``load`` (0..1) is the stated utilisation (``--load``)."""
+    from fabricplan.ops.health.expected import Expected, LoadModel
+    from fabricplan.sim.load import bucket_of, buckets, load_points
+    from fabricplan.sim.scenarios import PROFILE_CC
+
+    cat = _catalog(catalog)
+    loaded = _spec(spec, cat)
+    unloaded_us, unloaded_source = expected_rtt_us(loaded, fabric, cat)
+    choice = _fabric_choice(loaded, fabric)
     built = design(loaded, choice, cat)
-    one_way = point_to_point_latency(built.network.profile, built.hardware.switch.port_to_port_latency_ns,
-                                     built.switches_across, host_links_in_rack=built.size.host_links_in_rack,
-                                     catalog=cat)
-    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
-                                  f"2 x {one_way.total_us:.2f} us one way, unloaded)")
+    profile = cat.fabric(built.fabric)
+    cc, pfc = PROFILE_CC.get((profile.flow_control, profile.congestion_control), ("none", False))
+    link_gbps = float(built.hardware.port_speed_gbps)
+    hops = int(built.switches_across)
+    tiers = 2 if hops <= 3 else 3
+
+    steps = buckets(cat)
+    by_bucket: dict[float, Any] = {}
+
+    def at(utilisation: float) -> Expected:
+        bucket = next((b for b in steps if utilisation <= b + 1e-9), None) if utilisation >= 0 else None
+        if bucket is None:
+            bucket = bucket_of(utilisation, cat)  # above the top bucket (or not a load: InputError)
+        if bucket not in by_bucket:
+            # a stated load needs its bucket only; loads read from counters usually span many, so the
+            # first one simulates every bucket in one batched run (sim.load.load_points)
+            wanted = [bucket] if load is not None else steps
+            points = load_points(wanted, link_gbps=link_gbps, tiers=tiers, hops=min(hops, 2 * tiers - 1), cc=cc,
+                                 pfc=pfc, catalog=cat)
+            by_bucket.update(zip(wanted, points, strict=True))
+        point = by_bucket[bucket]
+        return Expected(load=utilisation, bucket=bucket, rtt_p999_us=unloaded_us + point.queue_p999_us,
+                        unloaded_rtt_us=unloaded_us, pause_fraction=point.pause_fraction if point.pfc else None,
+                        cnp_per_s=point.cnp_per_s if cc == "dcqcn" else None,
+                        becn_per_s=point.cnp_per_s if cc == "ib-cc" else None,
+                        credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None,
+                        ecn_marks_per_s=point.ecn_marks_per_s if cc in ("dcqcn", "ib-cc") else None)
+
+    mechanism = _MECHANISM.get((cc, pfc), cc)
+    return LoadModel(fabric=choice.profile, mechanism=mechanism, link_gbps=link_gbps, unloaded_rtt_us=unloaded_us,
+                     source=(f"the design of {choice.profile} ({hops} switch{'' if hops == 1 else 'es'} across, "
+                             f"{link_gbps:g} Gb/s links, {mechanism}): unloaded RTT {unloaded_us:.2f} us plus the fluid "
+                             "model's p99.9 queueing delay under Poisson traffic at the load (sim/load.py)"),
+                     at=at, load=load, unloaded_source=unloaded_source)

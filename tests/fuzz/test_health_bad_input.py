@@ -176,3 +176,85 @@ def test_exposition_reader_raises_only_input_errors(tmp_path_factory, text):
         read_exposition(path)
     except InputError:
         pass
+
+
+# --- --load, SONiC `show pfcwd stats`, `rdma statistic show` ---------------------------------------
+
+SPEC = "examples/mid-128-h100-existing-ethernet.yaml"
+
+
+@pytest.mark.parametrize("value", ["abc", "-0.1", "0", "0%", "1.5", "150%", "nan", "inf", "", "0.6x", "1e-1", "60 %%"])
+def test_bad_load_values(cli, value):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    rtt = root / "tests" / "fixtures" / "health" / "rtt.csv"
+    _one_line_exit_2(cli("health", "--rtt", rtt, "--spec", root / SPEC, "--fabric", "roce-v2", "--load", value),
+                     "--load")
+
+
+def test_load_needs_a_spec(cli):
+    _one_line_exit_2(cli("health", "--rtt", "x.csv", "--load", "0.5"), "--load needs --spec")
+
+
+PFCWD_HEAD = ("# time=1796112000 host=sw\n      QUEUE       STATUS    STORM DETECTED/RESTORED    TX OK/DROP    RX OK/DROP\n"
+              "-----------  -----------  -------------------------  ------------  ------------\n")
+PFCWD_CASES = {
+    "short_row": (PFCWD_HEAD + "Ethernet0:3  operational  1/0  100/300\n", "expected 5 columns"),
+    "bad_pair": (PFCWD_HEAD + "Ethernet0:3  operational  1-0  100/300  100/300\n", "must be A/B counts"),
+    "bad_queue": (PFCWD_HEAD + "Ethernet0  operational  1/0  100/300  100/300\n", "PORT:QUEUE"),
+    "unknown_column": ("# time=1796112000 host=sw\n  QUEUE    STATUS    STORMS\n", "'show pfcwd stats' header"),
+    "row_before_header": ("# time=1796112000 host=sw\nEthernet0:3  operational  1/0  1/0  1/0\n", "row before"),
+    "no_time": ("      QUEUE       STATUS    STORM DETECTED/RESTORED\nEthernet0:3  x  1/0\n", "before any '# time="),
+    "empty": ("", "no 'show pfcwd stats' table"),
+    "huge_number": (PFCWD_HEAD + "Ethernet0:3  operational  1/0  " + "9" * 30 + "/0  1/0\n", "digit number"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PFCWD_CASES))
+def test_malformed_pfcwd_stats(cli, tmp_path, name):
+    body, needle = PFCWD_CASES[name]
+    path = tmp_path / "pfcwd.txt"
+    path.write_text(body)
+    _one_line_exit_2(cli("health", "--pfcwd", path), str(path), needle)
+
+
+RDMA_CASES = {
+    "odd_tokens": ("link mlx5_0/1 np_cnp_sent 3 rp_cnp_handled\n", "has no value"),
+    "not_a_number": ("link mlx5_0/1 np_cnp_sent three\n", "must be a whole number"),
+    "negative": ("link mlx5_0/1 np_cnp_sent -3\n", "must be a whole number"),
+    "not_link": ("dev mlx5_0 np_cnp_sent 3\n", "expected 'link DEV/PORT"),
+    "bad_json": ('[{"ifname": "mlx5_0", "port": 1, "np_cnp_sent": 3}\n', "not valid JSON"),
+    "json_no_port": ('[{"ifname": "mlx5_0", "np_cnp_sent": 3}]\n', "needs ifname and port"),
+    "json_bad_value": ('[{"ifname": "mlx5_0", "port": 1, "np_cnp_sent": "3"}]\n', "np_cnp_sent must be a whole"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RDMA_CASES))
+def test_malformed_rdma_statistic(cli, tmp_path, name):
+    body, needle = RDMA_CASES[name]
+    path = tmp_path / "rdma.txt"
+    path.write_text(GOOD_HEAD + body)
+    _one_line_exit_2(cli("health", "--rdma-stat", path), str(path), needle)
+
+
+def test_rdma_statistic_without_header_or_lines(cli, tmp_path):
+    path = tmp_path / "rdma.txt"
+    path.write_text("link mlx5_0/1 np_cnp_sent 3\n")
+    _one_line_exit_2(cli("health", "--rdma-stat", path), "before any '# time=")
+    path.write_text(GOOD_HEAD)
+    _one_line_exit_2(cli("health", "--rdma-stat", path), "no 'link DEV/PORT")
+
+
+@settings(max_examples=150)
+@given(st.text(alphabet="link mlx5_0/1 np_cnp_sent 3[]{}\":,QUEUE STATUS Ethernet0:3 N/A-\n#time=5", max_size=200))
+def test_switch_telemetry_readers_raise_only_input_errors(tmp_path_factory, text):
+    from fabricplan.ops.readers.switch_telemetry import read_pfcwd_stats, read_rdma_statistic
+
+    path = tmp_path_factory.mktemp("s") / "x.txt"
+    path.write_text(text)
+    for reader in (read_pfcwd_stats, read_rdma_statistic):
+        try:
+            reader(path)
+        except InputError:
+            pass

@@ -300,3 +300,68 @@ def test_bad_jobs_file(cli, tmp_path):
     path.write_text("jobs:\n  a: node01\n")
     result = cli("health", "--ethtool", FIX / "ethtool_healthy.txt", "--jobs", path)
     assert result.code == 2 and f"{path}:$.jobs.a" in result.err and "non-empty list" in result.err
+
+
+# --- SONiC PFC watchdog (`show pfcwd stats`) and `rdma statistic show` ----------------------------
+
+def test_pfcwd_reader_reads_each_queue_as_counters_of_the_switch_port():
+    from fabricplan.ops.readers.switch_telemetry import read_pfcwd_stats
+
+    ports = {p.name: p for p in read_pfcwd_stats(FIX / "pfcwd_stats.txt").ports()}
+    assert sorted(ports) == ["switch01:Ethernet0", "switch01:Ethernet12", "switch01:Ethernet4", "switch01:Ethernet8"]
+    e0 = ports["switch01:Ethernet0"]
+    assert e0.get("pfcwd_storm_detected", 3).values.tolist() == [0, 0, 1, 1]
+    assert e0.get("pfcwd_tx_drop", 3).values.tolist() == [0, 0, 300, 300]
+    assert e0.get("pfcwd_rx_ok", 3).values.tolist() == [1000, 1100, 1200, 1300]
+    assert ports["switch01:Ethernet8"].get("pfcwd_storm_detected", 4) is None  # N/A cells are not readings
+    assert ports["switch01:Ethernet8"].get("pfcwd_tx_ok", 4).values.tolist() == [700, 710, 720, 730]
+
+
+def test_pfcwd_storm_found_on_its_queue_reset_and_na_reported(cli):
+    result = cli("health", "--pfcwd", FIX / "pfcwd_stats.txt", "--json")
+    doc = result.json()
+    assert result.code == 1  # PFCWD001 is an error
+    storms = _findings(doc, "PFCWD001")
+    assert [f["entity"] for f in storms] == ["switch01:Ethernet0"]
+    ev = storms[0]["evidence"]
+    assert ev["queue"] == 3 and ev["storms"] == 1 and ev["pfcwd_tx_drop_packets"] == 300
+    assert ev["pfcwd_rx_drop_packets"] == 200 and ev["peak_at"] == "2026-12-01T08:00:30Z"
+    # cleared counters on Ethernet12 are a reset (CNT001), not 3 storms
+    assert [f["entity"] for f in _findings(doc, "CNT001")] == ["switch01:Ethernet12"]
+    na = [n for n in doc["not_available"] if n["check"] == "PFCWD001"]
+    assert [n["entity"] for n in na] == ["switch01:Ethernet8"] and na[0]["missing"] == ["pfcwd_storm_detected"]
+
+
+def test_rdma_statistic_reader_text_and_json_forms():
+    from fabricplan.ops.readers.switch_telemetry import read_rdma_statistic
+
+    ports = {p.name: p for p in read_rdma_statistic(FIX / "rdma_statistic.txt").ports()}
+    assert sorted(ports) == ["node05:mlx5_0/1", "node05:mlx5_1/1"]
+    assert ports["node05:mlx5_0/1"].get("packet_seq_err").values.tolist() == [0, 10, 3020]
+    assert ports["node05:mlx5_1/1"].get("packet_seq_err") is None
+    js = read_rdma_statistic(FIX / "rdma_statistic.json.txt").ports()
+    assert [p.name for p in js] == ["node06:mlx5_0/1"]
+    assert js[0].get("np_cnp_sent").values.tolist() == [0, 100, 200]
+
+
+def test_rdma_statistic_retransmit_burst_and_missing_counters(cli):
+    doc = cli("health", "--rdma-stat", FIX / "rdma_statistic.txt", "--json").json()
+    found = _findings(doc, "RETX001")
+    assert [f["entity"] for f in found] == ["node05:mlx5_0/1"]
+    # interval 2: 3,010 retransmit events over 10 M packets
+    assert found[0]["evidence"]["retransmit_ratio_peak"] == pytest.approx(3010 / 10_000_000, rel=1e-4)
+    assert any(n["check"] == "RETX001" and n["entity"] == "node05:mlx5_1/1" for n in doc["not_available"])
+
+
+def test_rdma_statistic_counter_reset_counts_from_zero(tmp_path, cli):
+    path = tmp_path / "r.txt"
+    path.write_text("# time=1796112000 host=n\nlink mlx5_0/1 np_cnp_sent 5000\n"
+                    "# time=1796112015 host=n\nlink mlx5_0/1 np_cnp_sent 6500\n"
+                    "# time=1796112030 host=n\nlink mlx5_0/1 np_cnp_sent 300\n")
+    from fabricplan.ops.readers.switch_telemetry import read_rdma_statistic
+
+    series = read_rdma_statistic(path).ports()[0].get("np_cnp_sent")
+    inc = increases(series)
+    assert inc.dv.tolist() == [1500, 300] and inc.resets.tolist() == [2]
+    doc = cli("health", "--rdma-stat", path, "--json").json()
+    assert [f["entity"] for f in _findings(doc, "CNT001")] == ["n:mlx5_0/1"]

@@ -41,11 +41,26 @@ def parse_duration_s(text: str, where: str) -> float:
     return value
 
 
+def parse_load(text: str) -> float:
+    """``--load``: a utilisation as a fraction (``0.6``) or a percentage (``60%``), in (0, 1]."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    number = raw[:-1].strip() if percent else raw
+    if not re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", number):
+        raise InputError(f"expected a utilisation such as 0.6 or 60%, got {text[:30]!r}", location="--load")
+    value = float(number) / (100.0 if percent else 1.0)
+    if not 0 < value <= 1:
+        raise InputError(f"must be a utilisation above 0 and at most 1 (100%), got {text[:30]!r}", location="--load")
+    return value
+
+
 def health_command(
     ethtool: Optional[list[Path]] = typer.Option(None, "--ethtool", help="ethtool -S snapshots with '# time=' headers (repeatable)."),
     hw_counters: Optional[list[Path]] = typer.Option(None, "--hw-counters", help="grep -H dumps of sysfs hw_counters/counters (repeatable)."),
     perfquery: Optional[list[Path]] = typer.Option(None, "--perfquery", help="perfquery [-x] output snapshots (repeatable)."),
     prom_text: Optional[list[Path]] = typer.Option(None, "--prom-text", help="Prometheus exposition text scrapes (node_exporter, infiniband_exporter; repeatable)."),
+    pfcwd: Optional[list[Path]] = typer.Option(None, "--pfcwd", help="SONiC 'show pfcwd stats' snapshots with '# time=... host=SWITCH' headers (repeatable)."),
+    rdma_stat: Optional[list[Path]] = typer.Option(None, "--rdma-stat", help="'rdma statistic show' snapshots (text or -j JSON) with '# time=' headers (repeatable)."),
     rtt: Optional[list[Path]] = typer.Option(None, "--rtt", help="RTT samples CSV: time,src,dst,rtt_us (repeatable)."),
     telemetry: Optional[list[Path]] = typer.Option(None, "--telemetry", help="A .npz written by --save-telemetry (repeatable)."),
     prometheus: Optional[str] = typer.Option(None, "--prometheus", help="Live Prometheus URL (http://host:9090); rates via PromQL."),
@@ -55,6 +70,7 @@ def health_command(
     expected_rtt_us: Optional[float] = typer.Option(None, "--expected-rtt-us", help="Expected RTT [us] the p99.9 is compared with."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT is what its design gives (unloaded)."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
+    load: Optional[str] = typer.Option(None, "--load", help="With --spec: link utilisation the design is judged at (0.6 or 60%); default: each port's byte counters."),
     baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),
     jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}': name the jobs on each unhealthy port."),
     config: Optional[Path] = typer.Option(None, "--config", help="Health config YAML (lint config format): disable checks, set severities/thresholds."),
@@ -79,10 +95,10 @@ def health_command(
     if fail_on not in FAIL_ON:
         raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
     files = [("ethtool", ethtool), ("hw_counters", hw_counters), ("perfquery", perfquery), ("prom", prom_text),
-             ("rtt", rtt), ("npz", telemetry)]
+             ("rtt", rtt), ("npz", telemetry), ("pfcwd", pfcwd), ("rdma_stat", rdma_stat)]
     if prometheus is None and not any(paths for _k, paths in files):
         raise InputError("nothing to check: give telemetry files (--ethtool, --hw-counters, --perfquery, --prom-text, "
-                         "--rtt, --telemetry) or --prometheus URL", location="health")
+                         "--rtt, --telemetry, --pfcwd, --rdma-stat) or --prometheus URL", location="health")
     if watch is not None and prometheus is None:
         raise InputError("--watch needs --prometheus (files do not change)", location="--watch")
     if iterations < 0:
@@ -93,6 +109,9 @@ def health_command(
         raise InputError(f"must be > 0 us, got {expected_rtt_us:g}", location="--expected-rtt-us")
     if fabric is not None and spec is None:
         raise InputError("--fabric chooses a fabric of --spec", location="--fabric")
+    if load is not None and spec is None:
+        raise InputError("--load needs --spec (the design judged at that load)", location="--load")
+    stated_load = parse_load(load) if load is not None else None
     cat = load_catalog(catalog or [])
     cfg = load_config(config, CHECKS, cat)
     from fabricplan.ops.health.engine import read_jobs
@@ -100,10 +119,13 @@ def health_command(
     job_hosts = read_jobs(jobs) if jobs is not None else None
     now = time.time()
     baseline_source = None
+    load_model = None
     if spec is not None:
-        from fabricplan.api import expected_rtt_us as design_rtt
+        from fabricplan.api import expected_under_load
 
-        expected_rtt_us, baseline_source = design_rtt(spec, fabric, cat)
+        load_model = expected_under_load(spec, fabric, cat, load=stated_load)
+        # pairs whose load is unknown are judged against the unloaded RTT
+        expected_rtt_us, baseline_source = load_model.unloaded_rtt_us, load_model.unloaded_source
     window = None
     if baseline_window is not None:
         lo, sep, hi = baseline_window.partition("..")
@@ -131,7 +153,7 @@ def health_command(
     def run_once(now_s: float):
         read = read_all(now_s)
         return read, evaluate(read, cfg, cat, expected_rtt_us=expected_rtt_us, expected_rtt_source=baseline_source,
-                              baseline_window=window, jobs=job_hosts)
+                              baseline_window=window, jobs=job_hosts, load_model=load_model)
 
     if watch is not None:
         _watch(run_once, parse_duration_s(watch, "--watch"), iterations, json_out)

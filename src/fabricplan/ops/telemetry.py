@@ -85,6 +85,9 @@ class PortTelemetry:
     start_s: float = 0.0
     end_s: float = 0.0
     _names: set[str] | None = field(default=None, repr=False, compare=False)
+    # against the model (ops.health.expected): the port's load and what the design gives there
+    load: Any = field(default=None, repr=False, compare=False)
+    expected: Any = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -113,6 +116,8 @@ class RttPair:
     baseline_source: str | None = None
     start_s: float = 0.0
     end_s: float = 0.0
+    load: Any = field(default=None, repr=False, compare=False)
+    expected: Any = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from fabricplan.ops.health.engine import HealthResult
-from fabricplan.ops.health.output import TABLE_COLUMNS, _show, port_rows, summary
+from fabricplan.ops.health.output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
 from fabricplan.ops.telemetry import SAMPLE, Series, increases
 
 #: Program limit: charts drawn (the worst findings first); the rest are listed without a chart.
@@ -56,6 +56,9 @@ def health_html(result: HealthResult) -> str:
              f"{_esc(s['end'])}: <b>{s['error']} errors, {s['warning']} warnings, {s['info']} info</b>"
              f"{'' if result.findings else ' - healthy on what was measured'}; "
              f"{s['checks_not_available']} checks not available.</p>"]
+    if result.model is not None:
+        parts.append("<h2>Against the model</h2><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in model_lines(result))
+                     + "</ul>")
     charts = 0
     parts.append("<h2>Findings, worst first</h2>")
     for entity, items in result.ranked():

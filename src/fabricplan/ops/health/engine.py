@@ -37,6 +37,7 @@ class HealthResult:
     end_s: float
     notes: list[str] = field(default_factory=list)
     jobs_by_entity: dict[str, list[str]] = field(default_factory=dict)  # from --jobs: the jobs on each port/pair
+    model: dict[str, Any] | None = None  # against the model (--spec): the design's expectations at the loads seen
 
     def ranked(self) -> list[tuple[str, list[Finding]]]:
         """Findings grouped by host/port, worst group first; worst finding first in a group
@@ -59,13 +60,16 @@ class HealthResult:
 def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: Any = None, *,
              expected_rtt_us: float | None = None, expected_rtt_source: str | None = None,
              baseline_window: tuple[float, float] | None = None,
-             jobs: dict[str, list[str]] | None = None) -> HealthResult:
+             jobs: dict[str, list[str]] | None = None, load_model: Any = None) -> HealthResult:
     """Run every enabled health check over ``telemetry``.
 
     RTT baselines: ``expected_rtt_us`` (stated, or the design's, named by ``expected_rtt_source``)
     for every pair; else, with ``baseline_window`` (start, end in epoch seconds), each pair's own
     tail quantile in that quiet window, the pair then judged on its samples outside it.
     ``jobs`` (job name -> host names or fnmatch patterns) names the jobs on each port and RTT pair.
+    ``load_model`` (an ``ops.health.expected.LoadModel``, from ``api.expected_under_load``): each
+    port and RTT pair is judged against what the design should give at its load (its byte
+    counters, or ``--load``); pairs whose load is unknown keep ``expected_rtt_us``.
     Raises InputError when nothing was read or no check could be evaluated at all (never a
     silent "healthy").
     """
@@ -79,6 +83,7 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: An
     notes: list[str] = []
     if pairs:
         pairs = _with_baselines(pairs, config, expected_rtt_us, expected_rtt_source, baseline_window, notes)
+    model = _against_model(ports, pairs, load_model, notes) if load_model is not None else None
     fabric = HealthFabric(ports, pairs)
     scopes = {"port": ports, "rtt": pairs, "fabric": [fabric]}
     findings, other = run_units(CHECKS, lambda unit: scopes[unit.SCOPE], config)
@@ -90,12 +95,66 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: An
                          " (no counter any check uses)"), location=", ".join(telemetry.sources[:3]) or None)
     start, end = telemetry.span()
     result = HealthResult(telemetry, ports, pairs, findings, measurements, unavailable, start, end, notes)
+    result.model = model
     if jobs:
         result.jobs_by_entity = _jobs_of(ports, pairs, jobs)
         for item in findings:
             if item.link in result.jobs_by_entity:
                 item.evidence["jobs"] = result.jobs_by_entity[item.link]
     return result
+
+
+def _against_model(ports: list[PortTelemetry], pairs: list[RttPair], model: Any, notes: list[str]) -> dict[str, Any]:
+    """Set each port's and pair's load and expectation; the model's summary for the report."""
+    from fabricplan.ops.health.expected import Load, loads, pct
+
+    per_port, fabric_load = loads(ports, model)
+    used: dict[float, Any] = {}
+
+    def expect(load: Load) -> Any:
+        found = model.at(load.value)
+        used.setdefault(found.bucket, found)
+        return found
+
+    from fabricplan.ops.health.checks.model_load import NO_LOAD
+
+    for port in ports:
+        load = per_port.get(port.name, fabric_load)  # a port without byte counters: the fabric's mean
+        if load is not None:
+            port.load = load
+            port.expected = expect(load)
+        else:
+            port.expected = NO_LOAD
+    by_host: dict[str, list[Load]] = {}
+    for port in ports:
+        if port.name in per_port:
+            by_host.setdefault(port.host, []).append(port.load)
+    unknown = 0
+    for pair in pairs:
+        ends = by_host.get(pair.src, []) + by_host.get(pair.dst, [])
+        load = max(ends, key=lambda x: x.value) if ends and model.load is None else fabric_load
+        if load is None:
+            unknown += 1
+            continue
+        pair.load = load
+        pair.expected = expect(load)
+        pair.baseline_us = pair.expected.rtt_p999_us
+        pair.baseline_source = f"{model.mechanism}, fluid model at {pct(pair.expected.bucket)} load"
+    if unknown:
+        notes.append(f"{unknown} RTT pair{'s' if unknown != 1 else ''}: no load known (no byte counters and no --load), "
+                     "so compared with the design's unloaded RTT")
+    if fabric_load is not None and fabric_load.value > 1.0 + 1e-9:
+        notes.append(f"load {pct(fabric_load.value)} is above the link rate {model.link_gbps:g} Gb/s: is the "
+                     "design's link rate the one these ports run at?")
+    return {"fabric": model.fabric, "mechanism": model.mechanism, "link_gbps": model.link_gbps,
+            "unloaded_rtt_us": model.unloaded_rtt_us, "source": model.source,
+            "load": None if fabric_load is None else round(fabric_load.value, 6),
+            "load_from": None if fabric_load is None else fabric_load.source,
+            "expected": [{"load_bucket": e.bucket, "rtt_p999_us": round(e.rtt_p999_us, 6),
+                          "pause_fraction": e.pause_fraction, "cnp_per_s": e.cnp_per_s,
+                          "credit_wait_fraction": e.credit_wait_fraction, "ecn_marks_per_s": e.ecn_marks_per_s,
+                          "becn_per_s": e.becn_per_s}
+                         for _b, e in sorted(used.items())]}
 
 
 def _jobs_of(ports: list[PortTelemetry], pairs: list[RttPair], jobs: dict[str, list[str]]) -> dict[str, list[str]]:

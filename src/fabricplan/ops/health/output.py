@@ -94,7 +94,32 @@ def as_json(result: HealthResult) -> dict[str, Any]:
     return {"summary": summary(result), "findings": findings, "ports": ports,
             "not_available": [n.as_dict() for n in result.unavailable],
             "checks": [{"id": c.ID, "severity": c.SEVERITY, "title": c.TITLE} for c in CHECKS],
-            "notes": result.notes}
+            "notes": result.notes, **({"model": result.model} if result.model is not None else {})}
+
+
+def model_lines(result: HealthResult) -> list[str]:
+    """The design's expectations the findings were judged against (``--spec``), one line each."""
+    m = result.model
+    if m is None:
+        return []
+    load = "unknown (no byte counters; give --load)" if m["load"] is None else \
+        f"{m['load'] * 100:.3g} % ({m['load_from']})"
+    lines = [f"Against the model: {m['source']}.", f"Load: {load}."]
+    for e in m["expected"]:
+        parts = [f"p99.9 RTT {e['rtt_p999_us']:.3g} us"]
+        if e["pause_fraction"] is not None:
+            parts.append(f"paused {e['pause_fraction'] * 100:.3g} % of the time")
+        if e["cnp_per_s"] is not None:
+            parts.append(f"{e['cnp_per_s']:,.0f} CNPs/s per host")
+        if e.get("becn_per_s") is not None:
+            parts.append(f"{e['becn_per_s']:,.0f} BECNs/s per host")
+        if e.get("ecn_marks_per_s") is not None:
+            mark = "FECN" if e.get("becn_per_s") is not None else "ECN"
+            parts.append(f"{e['ecn_marks_per_s']:,.0f} {mark}-marked packets/s per host")
+        if e["credit_wait_fraction"] is not None:
+            parts.append(f"credit-starved {e['credit_wait_fraction'] * 100:.3g} % of the time")
+        lines.append(f"At {e['load_bucket'] * 100:.3g} % load this design gives " + ", ".join(parts) + ".")
+    return lines
 
 
 def print_text(console: Console, result: HealthResult, all_ports: bool = False) -> None:
@@ -143,6 +168,8 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
                                                                         "--json lists which)"))
         first = result.unavailable[0]
         _wrapped(console, Text("  e.g. "), Text(f"{first.check_id} on {first.entity}: {first.reason}"))
+    for line in model_lines(result):
+        _wrapped(console, Text("model: ", style="cyan"), Text(line))
     for note in result.notes:
         _wrapped(console, Text("note: "), Text(note))
     s = summary(result)

@@ -340,8 +340,9 @@ def read_npz(path: Path | str) -> Telemetry:
         raise InputError(f"not a fabricplan telemetry .npz ({type(exc).__name__})", location=where) from None
 
 
-#: ``--input`` kinds and their readers (the exposition-text reader lives in prom_text.py).
-KINDS = ("ethtool", "hw_counters", "perfquery", "prom", "rtt", "npz")
+#: ``--input`` kinds and their readers (the exposition-text reader lives in prom_text.py; SONiC
+#: ``show pfcwd stats`` and ``rdma statistic show`` in switch_telemetry.py).
+KINDS = ("ethtool", "hw_counters", "perfquery", "prom", "rtt", "npz", "pfcwd", "rdma_stat")
 
 
 def read_input(kind: str, path: Path | str) -> Telemetry:
@@ -360,4 +361,8 @@ def read_input(kind: str, path: Path | str) -> Telemetry:
         from fabricplan.ops.readers.prom_text import read_exposition
 
         return read_exposition(path)
+    if kind in ("pfcwd", "rdma_stat"):
+        from fabricplan.ops.readers.switch_telemetry import read_pfcwd_stats, read_rdma_statistic
+
+        return read_pfcwd_stats(path) if kind == "pfcwd" else read_rdma_statistic(path)
     raise InputError(f"unknown input kind {kind!r}; known: {', '.join(KINDS)}", location="--input")

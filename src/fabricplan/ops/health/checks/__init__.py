@@ -18,9 +18,11 @@ from fabricplan.ops.health.checks import (
     ib_xmit_discards,
     ib_xmit_wait,
     link_down,
+    model_load,
     pfc_pause,
     pfc_storm,
     pfc_tx_pause,
+    pfcwd_storm,
     retransmit,
     rtt_tail,
 )
@@ -28,6 +30,7 @@ from fabricplan.ops.health.checks import (
 CHECKS = [
     rtt_tail,
     pfc_storm,
+    pfcwd_storm,
     pfc_pause,
     pfc_tx_pause,
     cc_enabled,
@@ -41,6 +44,7 @@ CHECKS = [
     ib_fatal,
     counter_reset,
     counter_saturated,
+    model_load,
 ]
 
 CHECKS_BY_ID = {check.ID: check for check in CHECKS}

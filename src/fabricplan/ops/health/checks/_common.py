@@ -30,7 +30,7 @@ IB_COUNTERS = frozenset({"symbol_error", "link_downed", "link_error_recovery", "
 
 #: Every counter some check reads (a live Prometheus is asked for these only).
 USED_COUNTERS = ETHERNET_COUNTERS | RDMA_COUNTERS | IB_COUNTERS | frozenset({
-    "rx_pause_transition", "rnr_nak_retry_err", "port_rcv_discards"})
+    "rx_pause_transition", "rnr_nak_retry_err", "port_rcv_discards", "tx_bytes_phy"})  # bytes: the load (--spec)
 
 
 def is_ethernet(port: PortTelemetry) -> bool:

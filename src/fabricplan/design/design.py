@@ -186,7 +186,8 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
     network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
                           gpus=cluster.gpus, gpus_per_node=cluster.domain_gpus,
                           scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.domain_nics,
-                          size=size, layout=layout, gpus_per_host=cluster.gpus_per_node)
+                          size=size, layout=layout,
+                          gpus_per_host=cluster.gpus_per_node if cluster.domain_gpus > cluster.gpus_per_node else None)
     placements = {}
     for job in spec.jobs:
         job_nodes = max((job.gpus or cluster.gpus) // cluster.domain_gpus, 1)

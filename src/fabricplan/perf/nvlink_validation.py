@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 COREWEAVE = ("coreweave/nccl-tests README.md @0120901 \"Expected Performance / GB200\" (NCCL 2.26.2, GB200 NVL72, "
-             "4 x ConnectX-7 400G per 4-GPU tray, InfiniBand with SHARP per the README)")
+             "4 x ConnectX-7 400G per 4-GPU tray, InfiniBand; the jobs set no NCCL_COLLNET_ENABLE (default 0) and the "
+             "multi-rack MPIJob sets NCCL_NET_PLUGIN=none, so no SHARP/CollNet: multi-node NVLS is unavailable)")
 AZURE = ("Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md @2a370be (NCCL 2.25.1, one ND GB200 v6 "
          "VM = one 4-GPU compute tray, all_reduce Ring, in-place); Azure/AI-benchmarking-guide#7: 4 GPUs of one host")
 
@@ -39,6 +40,7 @@ class DomainRow:
     reason: str
     algorithm: str | None = None
     kind: str = "match"
+    collnet: bool = False  # SHARP via CollNet: off unless the run enabled it (NCCL_COLLNET_ENABLE default 0)
 
     @property
     def measured(self) -> float:
@@ -82,7 +84,10 @@ def model_busbw(row: DomainRow, catalog=None, nccl_version: str | None = None) -
 
     catalog = catalog or default_catalog()
     host = row.gpus_per_host if row.gpus_per_host < row.domain_gpus else None
-    result = collective_time("all_reduce", row.size_bytes, row.gpus, row.domain_gpus, row.fabric,
+    fabric = catalog.fabric(row.fabric)
+    if not row.collnet:  # the runs did not enable CollNet/SHARP: NCCL's algorithms without it
+        fabric = fabric.model_copy(update={"in_network_reduction": False})
+    result = collective_time("all_reduce", row.size_bytes, row.gpus, row.domain_gpus, fabric,
                              catalog.gpu("gb200"), nics_per_node=row.nics_per_domain, gpus_per_host=host,
                              algorithm=row.algorithm, catalog=catalog, nccl_version=nccl_version)
     return result.busbw_gbytes_per_s

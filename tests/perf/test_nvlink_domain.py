@@ -97,3 +97,18 @@ def test_twenty_racks_published_row_is_below_the_model_bound():
     row = next(r for r in ROWS if r.gpus == 1440)
     model = model_busbw(row, CATALOG)
     assert row.measured <= model <= _all_reduce(1, size=row.size_bytes).busbw_gbytes_per_s * (1 + 1e-9)
+
+
+def test_validation_script_passes_and_splits_calibrated_from_checked():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "validate_nvlink_domains.py"
+    spec = importlib.util.spec_from_file_location("validate_nvlink_domains", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    section, failed = module.render()
+    assert failed == 0
+    calibrated, checked = section.split("### Checked only")
+    assert "### Calibrated on" in calibrated and calibrated.count("| 1 rack (72 GPUs), 8 GiB") == 1
+    assert "20 racks" in checked and "2 racks" in checked and "20 racks" not in calibrated

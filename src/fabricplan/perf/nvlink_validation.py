@@ -66,12 +66,13 @@ ROWS = (
               COREWEAVE, False, 0.08, "still rising at 8 GiB (793 -> 810 -> 820 GB/s): the latency term "
               "of the 2-rack run (~1 ms from a two-size fit) is larger than the model's; 8 %"),
     DomainRow("20 racks (1,440 GPUs), 16 GiB", 1440, 72, 4, 72, "infiniband-ndr", 16 * GIB, (405.74, 404.77),
-              COREWEAVE, False, 0.0, "bound only: NCCL 2.26.2 ran a ring-like schedule here (a two-size fit "
-              "gives ~5.4 ms of latency, 2 x 1,439 steps x ~1.9 us) at about half the rate the NICs allow "
-              "(32 head NICs x 47 GB/s per rack); the mechanism is not identified, so the model, which "
-              "states the hardware's bound, must be at or above the measurement and at or below one rack",
+              COREWEAVE, False, 0.0, "bound only: a two-size fit of the published times (8 and 16 GiB) gives ~5.4 ms of "
+              "fixed time, consistent with a ring's 2 x 1,439 steps at ~1.9 us, and half the one-rack rate, "
+              "far below what 32 head NICs x 47 GB/s per rack allow; the mechanism (NCCL's choice at 20 "
+              "cliques or the fabric between scalable units) is not identified, so the model, which states "
+              "the hardware's bound, must be at or above the measurement and at or below one rack",
               kind="bound"),
-    DomainRow("1 compute tray (4 GPUs), 8 GiB, Ring", 4, 4, 4, 4, "infiniband-ndr", 8 * GIB, (679.61,), AZURE,
+    DomainRow("1 compute tray (4 GPUs), 8 GiB", 4, 4, 4, 4, "infiniband-ndr", 8 * GIB, (679.61,), AZURE,
               False, 0.08, "one host, Ring forced: NCCL's ring over 18 NVLink5 links x 40.1 GB/s; 8 % "
               "(one run, no second column)", algorithm="ring"),
 )

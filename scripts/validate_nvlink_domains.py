@@ -59,7 +59,10 @@ def render() -> tuple[str, int]:
               "in the measurement and in the model (the one-domain bound). The 20-rack row is half the one-rack "
               "figure in the measurement, a drop the model does not reproduce (it gives the hardware bound: NVLSTree "
               "over 32 head NICs per rack is not NIC-bound on 400G); it is checked as a bound only. Not validated: "
-              "GB300 NVL72 (no published nccl-tests figure found), multi-rack rows with SHARP.", "", END, ""]
+              "GB300 NVL72 (no published nccl-tests figure found), multi-rack rows with SHARP. Not used: 811 GB/s busbw "
+              "on 8 GPUs over 2 trays of one NVL72 (lixueduan.com, \"GB200 MNNVL\" nccl-tests post, 2025; size and "
+              "algorithm not stated); the model gives 669 GB/s (NVLS) there, so the in-domain NVLS efficiency "
+              "may fall with the number of trays rather than stay at the one 72-GPU calibration.", "", END, ""]
     failed = sum(1 for _, _, ok in results if not ok)
     return "\n".join(lines), failed
 

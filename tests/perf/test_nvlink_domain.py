@@ -112,3 +112,15 @@ def test_validation_script_passes_and_splits_calibrated_from_checked():
     calibrated, checked = section.split("### Checked only")
     assert "### Calibrated on" in calibrated and calibrated.count("| 1 rack (72 GPUs), 8 GiB") == 1
     assert "20 racks" in checked and "2 racks" in checked and "20 racks" not in calibrated
+
+
+def test_gb300_on_800g_nics_rings_use_fewer_channels():
+    # ConnectX-8 800G (94 GB/s): the ring search reaches the GPU's NVLink with ceil(722 / 94) = 8 channels.
+    fabric = _no_sharp("infiniband-xdr")
+    ring = collective_time("all_reduce", 8 * GIB, 144, 72, fabric, CATALOG.gpu("gb300"), nics_per_node=72,
+                           gpus_per_host=4, algorithm="ring", catalog=CATALOG)
+    assert ring.channels == 8
+    one = collective_time("all_reduce", 8 * GIB, 72, 72, fabric, CATALOG.gpu("gb300"), nics_per_node=72,
+                          gpus_per_host=4, catalog=CATALOG)
+    assert ring.busbw_gbytes_per_s <= one.busbw_gbytes_per_s
+    assert CATALOG.server("srv_gb300_nvl72").nvlink_domain_gpus == 72

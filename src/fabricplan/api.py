@@ -137,10 +137,12 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
                     fabric: str | FabricProfile = "infiniband-ndr", gpu: str | Gpu | GpuInline = "h100-sxm",
                     nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
                     nccl_version: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
-                    efficiency_model: str | EfficiencyModel | None = None) -> CollectiveResult:
+                    efficiency_model: str | EfficiencyModel | None = None,
+                    gpus_per_host: int | None = None) -> CollectiveResult:
     """Time, algbw and busbw of one collective (nccl-tests definitions) with NCCL's choice of
     algorithm and protocol, on a bare fabric sized for ``gpus`` (non-blocking rail-optimised).
-    ``size`` in bytes or as text (``"8GiB"``, ``"16MiB"``)."""
+    ``size`` in bytes or as text (``"8GiB"``, ``"16MiB"``). ``gpus_per_host`` below ``gpus_per_node``
+    makes each node a multi-host NVLink domain (GB200 NVL72: 72 per node, 4 per host)."""
     from fabricplan.perf.collectives import collective_time as collective_model
     from fabricplan.perf.collectives import parse_size
 
@@ -149,7 +151,8 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
     size_bytes = parse_size(size) if isinstance(size, str) else size
     return collective_model(operation, size_bytes, gpus, gpus_per_node, fabric, gpu_entry,
                             nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
-                            nccl_version=nccl_version, catalog=cat, efficiency_model=efficiency_model)
+                            nccl_version=nccl_version, catalog=cat, efficiency_model=efficiency_model,
+                            gpus_per_host=gpus_per_host)
 
 
 def lint(nic: Sequence[str | Path] = (), switch: Sequence[str | Path] = (), *, cabling: str | Path | None = None,

@@ -250,6 +250,14 @@ class Gpu(Entry):
 class Server(Entry):
     gpu: str
     gpus_per_server: int = Field(gt=0, le=1024)
+    gpus_per_host: int | None = Field(
+        default=None, gt=0, le=1024,
+        description="GPUs per host (compute tray) when one priced unit holds several hosts, e.g. 4 in a GB200 "
+                    "NVL72 rack; None = gpus_per_server")
+    nvlink_domain_gpus: int | None = Field(
+        default=None, gt=0, le=1024,
+        description="GPUs in one NVLink domain (NVLink switches joining several hosts: 72 on NVL72); "
+                    "None = gpus_per_server")
     included_nics: int = Field(default=0, ge=0, le=1024, description="Backend NICs included in the quoted price")
     included_nic: str | None = Field(default=None, description="Catalog id of the included NIC")
     power_w: float = Field(gt=0, le=MAX_DEVICE_POWER_W)

@@ -15,7 +15,8 @@ from fabricplan.errors import InputError
 def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fabric: str, gpu: str,
                 nics_per_node: Optional[int], algo: Optional[str], protocol: Optional[str],
                 nccl_version: Optional[str], cpu_vendor: str, sweep_sizes: Optional[str], as_json: bool,
-                catalog_paths: Optional[list[Path]], efficiency_model: Optional[str]) -> None:
+                catalog_paths: Optional[list[Path]], efficiency_model: Optional[str],
+                gpus_per_host: Optional[int] = None) -> None:
     from fabricplan.catalog import load_catalog
     from fabricplan.perf.collectives import collective_time, parse_size
     from fabricplan.perf.collectives import sweep_sizes as sizes_of
@@ -38,7 +39,8 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
     nics_per_gpu = max(nics_per_node // gpus_per_node, 1) if nics_per_node and gpus_per_node > 0 else None
     results = [collective_time(op, s, gpus, gpus_per_node, fabric, gpu_entry, nics_per_node=nics_per_node,
                                nics_per_gpu=nics_per_gpu, algorithm=algo, protocol=protocol, nccl_version=nccl_version,
-                               cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model)
+                               cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model,
+                               gpus_per_host=gpus_per_host)
                for s in sizes]
     if as_json:
         emit_json(collective_document(results, sweep=bool(sweep_sizes)))
@@ -87,6 +89,9 @@ def register(app: typer.Typer) -> None:
         size: Optional[str] = typer.Option(None, "--size", help="Message size, e.g. 8B, 16MiB, 8GiB"),
         gpus: int = typer.Option(16, "--gpus", help="GPUs (ranks)"),
         gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
+        gpus_per_host: Optional[int] = typer.Option(
+            None, "--gpus-per-host", help="Hosts smaller than the node: --gpus-per-node is then a multi-host "
+                                          "NVLink domain (GB200 NVL72: 72 per node, 4 per host)"),
         fabric: str = typer.Option("infiniband-ndr", "--fabric", help="Catalog fabric profile id"),
         gpu: str = typer.Option("h100-sxm", "--gpu", help="Catalog GPU id"),
         nics_per_node: Optional[int] = typer.Option(None, "--nics-per-node", help="Default: GPUs per node"),
@@ -104,7 +109,7 @@ def register(app: typer.Typer) -> None:
         """Time, algbw and busbw of one collective (nccl-tests definitions), with NCCL's algorithm choice."""
         _collective(op, size, gpus, gpus_per_node, fabric, gpu, nics_per_node, algo,
                     protocol.lower() if protocol else None, nccl_version, cpu_vendor, sweep, as_json, catalog,
-                    efficiency_model)
+                    efficiency_model, gpus_per_host)
 
     @app.command("step")
     def step(

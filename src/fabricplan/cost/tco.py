@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import math
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
@@ -175,7 +176,10 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
     hardware, size = design.hardware, design.size
     has_fabric = size.tiers > 0
     point = assumptions.price_point
-    runs = tier_runs(size, FloorPlan.from_catalog(catalog))
+    plan = FloorPlan.from_catalog(catalog)
+    if design.network.gpus_per_host:  # a sized node is a whole multi-host NVLink domain: one rack (NVL72)
+        plan = replace(plan, servers_per_rack=1.0)
+    runs = tier_runs(size, plan)
     media = link_media(size, hardware, catalog, runs, point, design.choice)
     bom = bill_of_materials(size, hardware, point, assumptions.price_multipliers, media)
     capex = {c: sum(line.price_usd for line in bom if line.category == c) for c in CATEGORIES}

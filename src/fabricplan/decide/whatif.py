@@ -25,7 +25,7 @@ def scale_grid(spec: ClusterSpec, catalog: Catalog) -> list[int]:
     the spec's own size."""
     largest = catalog.parameter("scale_search_max_gpus").value.at("default")
     grid = {spec.cluster.gpus}
-    gpus = spec.cluster.gpus_per_node
+    gpus = spec.cluster.domain_gpus
     while gpus <= largest:
         grid.add(gpus)
         gpus *= 2
@@ -93,7 +93,7 @@ def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) ->
     """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. With
     the catalog, a job that cannot fit in GPU memory at that size is left out too."""
     cluster = spec.cluster
-    if gpus % cluster.gpus_per_node:
+    if gpus % cluster.domain_gpus:
         return None
     domain = cluster.scale_up_domain
     if domain is not None and domain > gpus:
@@ -166,7 +166,7 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
             tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
             tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
-                                * spec.cluster.gpus_per_node for f, o in outcomes.items()}))
+                                * spec.cluster.domain_gpus for f, o in outcomes.items()}))
     return points
 
 
@@ -182,11 +182,11 @@ def tier_boundaries(spec: ClusterSpec, outcomes: dict, curve: list[ScalePoint]) 
     boundaries = []
     for fabric, outcome in outcomes.items():
         size = outcome.cost.topology
-        capacity = tier_capacities(nics_per_node=cluster.nics_per_node, radix=size.radix, style=size.style,
+        capacity = tier_capacities(nics_per_node=cluster.domain_nics, radix=size.radix, style=size.style,
                                    oversubscription=tuple(spec.topology.oversubscription),
                                    reserved_leaf_ports=spec.topology.reserved_leaf_ports)
         for tiers, nodes in sorted(capacity.items()):
-            gpus = nodes * cluster.gpus_per_node
+            gpus = nodes * cluster.domain_gpus
             if tiers < 4 and capacity[tiers + 1] > nodes and low <= gpus < high:
                 boundaries.append(TierBoundary(fabric=fabric, switch=outcome.cost.switch_id, radix=size.radix,
                                                tiers_above=tiers + 1, gpus=gpus))
@@ -210,7 +210,7 @@ BISECT_NEIGHBOURS = 4
 def layout_unit(spec: ClusterSpec) -> int:
     """GPUs between two sizes where the whole job mix can lay out: whole nodes and whole model
     replicas (tp x pp x cp) of every job whose data parallelism grows with the cluster."""
-    unit = spec.cluster.gpus_per_node
+    unit = spec.cluster.domain_gpus
     for job in spec.jobs:
         if job.gpus is None:
             unit = math.lcm(unit, job.tp * job.pp * job.cp)
@@ -332,7 +332,7 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
                     low, high = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, last_clear, plan,
                                         boundaries)
                     unit = layout_unit(spec)
-                    step = "" if unit == spec.cluster.gpus_per_node else f" (the job mix lays out every {unit:,} GPUs)"
+                    step = "" if unit == spec.cluster.domain_gpus else f" (the job mix lays out every {unit:,} GPUs)"
                     where = (f"below {high:,} GPUs, {states[k]} from there{step}" if high - low == unit else
                              f"up to {low:,} GPUs, {states[k]} by {high:,} (the job mix does not lay out at the "
                              "sizes in between)")

@@ -67,6 +67,9 @@ class NetworkView:
     nics_per_node: int
     size: FabricSize
     layout: FabricTopology
+    #: GPUs per host when one NCCL node is a multi-host NVLink domain (``gpus_per_node`` and
+    #: ``nics_per_node`` are then the domain's: 72 GPUs and 72 NICs on a GB200 NVL72 rack); None = one host.
+    gpus_per_host: int | None = None
     _placements: dict[int, NetworkPlacement] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property
@@ -113,7 +116,7 @@ def layout_of(spec: ClusterSpec) -> FabricTopology:
     return FabricTopology(style=topo.style, oversubscription=tuple(topo.oversubscription),
                           reserved_leaf_ports=topo.reserved_leaf_ports,
                           tiers=None if topo.tiers == "auto" else int(topo.tiers),
-                          cluster_nodes=spec.cluster.nodes,
+                          cluster_nodes=spec.cluster.domains,
                           topology_aware_scheduling=spec.operations.topology_aware_scheduling)
 
 
@@ -131,8 +134,8 @@ def _growth_layout(spec: ClusterSpec, radix: int, layout: FabricTopology) -> tup
     grow = cluster.grow_to_gpus
     if grow is None or grow <= cluster.gpus:
         return layout, ""
-    target_nodes = grow // cluster.gpus_per_node
-    tiers = topology.tiers_needed(nodes=target_nodes, nics_per_node=cluster.nics_per_node, radix=radix,
+    target_nodes = grow // cluster.domain_gpus
+    tiers = topology.tiers_needed(nodes=target_nodes, nics_per_node=cluster.domain_nics, radix=radix,
                                   style=layout.style, oversubscription=tuple(layout.oversubscription),
                                   reserved_leaf_ports=layout.reserved_leaf_ports)
     now = layout.tiers
@@ -143,6 +146,21 @@ def _growth_layout(spec: ClusterSpec, radix: int, layout: FabricTopology) -> tup
                     f"{layout.tiers} tier(s)")
 
 
+def _check_server_domain(spec: ClusterSpec, catalog: Catalog) -> None:
+    """A named server that is a multi-host NVLink domain (GB200 NVL72) needs the spec to say so."""
+    cluster = spec.cluster
+    if cluster.server is None:
+        return
+    server = catalog.server(cluster.server, field="cluster.server")
+    host = server.gpus_per_host or server.gpus_per_server
+    domain = server.nvlink_domain_gpus or server.gpus_per_server
+    if domain > host and (cluster.domain_gpus != domain or cluster.gpus_per_node != host):
+        raise InputError(f"server '{server.id}' is an NVLink domain of {domain} GPUs on {host}-GPU hosts; set "
+                         f"gpus_per_node: {host}, nics_per_node: {server.included_nics * host // domain or 1} and "
+                         f"nvlink_domain_gpus: {domain} (got gpus_per_node {cluster.gpus_per_node}, NVLink domain "
+                         f"{cluster.domain_gpus})", location="cluster.nvlink_domain_gpus")
+
+
 def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> FabricDesign:
     """Turn one fabric choice of ``spec`` into hardware, a sized topology and placements.
 
@@ -151,12 +169,13 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
     of the wrong family, a switch without the port speed, or a topology that cannot hold the cluster.
     """
     choice = FabricChoice(profile=fabric) if isinstance(fabric, str) else fabric
+    _check_server_domain(spec, catalog)
     hardware = resolve_hardware(spec, catalog, choice)
     layout = layout_of(spec)
     cluster = spec.cluster
     try:
         layout, growth_note = _growth_layout(spec, hardware.radix, layout)
-        size = size_design(cluster.nodes, cluster.nics_per_node, hardware.radix, layout)
+        size = size_design(cluster.domains, cluster.domain_nics, hardware.radix, layout)
         if growth_note:
             size = replace(size, notes=size.notes + (growth_note,))
     except InputError as exc:  # the sizing's argument names -> the spec's field paths
@@ -165,20 +184,22 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
         raise InputError(exc.message, location=field) from None
     profile = effective_profile(catalog, choice, hardware.port_speed_gbps)
     network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
-                          gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
-                          scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node,
-                          size=size, layout=layout)
+                          gpus=cluster.gpus, gpus_per_node=cluster.domain_gpus,
+                          scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.domain_nics,
+                          size=size, layout=layout,
+                          gpus_per_host=cluster.gpus_per_node if cluster.domain_gpus > cluster.gpus_per_node else None)
     placements = {}
     for job in spec.jobs:
-        job_nodes = max((job.gpus or cluster.gpus) // cluster.gpus_per_node, 1)
-        placements[job.name] = network.placement(min(job_nodes, cluster.nodes))
+        job_nodes = max((job.gpus or cluster.gpus) // cluster.domain_gpus, 1)
+        placements[job.name] = network.placement(min(job_nodes, cluster.domains))
     return FabricDesign(fabric=profile.id, choice=choice, hardware=hardware, size=size, network=network,
                         job_placements=placements)
 
 
 def bare_network(catalog: Catalog, fabric: str | FabricProfile, gpu: GpuLike, *, gpus: int, gpus_per_node: int,
                  nics_per_node: int, scale_up_domain: int | None = None,
-                 layout: FabricTopology | None = None, radix: int | None = None) -> NetworkView:
+                 layout: FabricTopology | None = None, radix: int | None = None,
+                 gpus_per_host: int | None = None) -> NetworkView:
     """A network view without a spec (the ``collective`` command, notebooks): ``gpus`` GPUs on
     ``fabric`` (a profile id or a profile as built) with its default switch at the profile's link
     rate, sized as ``layout`` asks (default: non-blocking rail-optimised, aligned placement) for
@@ -199,4 +220,5 @@ def bare_network(catalog: Catalog, fabric: str | FabricProfile, gpu: GpuLike, *,
     size = size_design(cluster_nodes, nics_per_node, radix, layout)
     return NetworkView(profile=profile, switch=switch, gpu=gpu, gpus=cluster_nodes * gpus_per_node,
                        gpus_per_node=gpus_per_node, scale_up_domain=scale_up_domain or gpus_per_node,
-                       nics_per_node=nics_per_node, size=size, layout=layout)
+                       nics_per_node=nics_per_node, size=size, layout=layout,
+                       gpus_per_host=gpus_per_host if gpus_per_host and gpus_per_host < gpus_per_node else None)

@@ -224,11 +224,50 @@ def communicator_nics(nics_per_node: int, ranks_per_node: int, nics_per_gpu: int
     return min(nics_per_node, ranks_per_node * max(nics_per_gpu, 1))
 
 
+def nvls_channels(compute_capability: int, *, multi_domain: bool, catalog=None) -> int:
+    """NVLS channels NCCL opens (``nvlsChannels``, src/transport/nvls.cc ``ncclNvlsInit``): Hopper 16;
+    Blackwell 24 inside one NVLink domain, 32 when the communicator spans several (``perf_defaults``
+    ``nvls_channels_*``)."""
+    if compute_capability >= 100:
+        name = "nvls_channels_sm100_multi_domain" if multi_domain else "nvls_channels_sm100_one_domain"
+    else:
+        name = "nvls_channels_sm90"
+    return int(perf_parameter(name, catalog))
+
+
+def mnnvl_channels(nics: int, nvlink_gbytes_per_s: float, nic_gbytes_per_s: float, compute_capability: int,
+                   max_channels: int | None, catalog=None) -> dict[str, tuple[int, int]]:
+    """``graph -> (channels, NICs carrying traffic)`` of a communicator whose nodes are multi-host NVLink
+    domains (NCCL MNNVL: one node per NVLink clique, e.g. 72 GPUs and 72 NICs per GB200 NVL72 rack).
+
+    NCCL's limits, not the NIC count, decide how many of the domain's NICs carry a collective:
+
+    * Ring, Tree, CollNet: each channel crosses the network through one NIC and NCCL's graph search stops
+      adding channels once ``nChannels x bwInter >= totalBw``, the GPU's own bandwidth (its NVLink)
+      (src/graph/search.cc ``ncclTopoCompute``: "if (graph->nChannels*graph->bwInter >= system->totalBw)
+      goto done"), and never runs more than ``MAXCHANNELS``: ``c = min(MAXCHANNELS, ceil(B_nvlink /
+      B_nic))``, ``min(c, NICs)`` NICs used (GB200 on NDR: ceil(722 / 47) = 16 of 72).
+    * NVLS/NVLSTree: one head NIC per NVLS channel, ``nvlsChannels`` = 32 on Blackwell across domains
+      (:func:`nvls_channels`), ``min(32, NICs)`` NICs used.
+
+    So the inter-domain bandwidth of a rack is a few tens of NICs' worth, never 72, and the per-channel
+    rate is at most one NIC's (the per-GPU NIC rate).
+    """
+    nic = max(nic_gbytes_per_s, 1e-9)
+    search = max(2, math.ceil(nvlink_gbytes_per_s / nic))
+    if max_channels:
+        search = min(search, int(max_channels))
+    nvls = nvls_channels(compute_capability, multi_domain=True, catalog=catalog)
+    shapes = {key: (search, min(nics, search)) for key in ("ring", "tree", "collnet")}
+    shapes["nvls"] = (nvls, min(nics, nvls))
+    return shapes
+
+
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
                        cpu_vendor: str = "intel", catalog=None, nics_per_gpu: int = 1,
-                       max_channels: int | None = None) -> Communicator:
+                       max_channels: int | None = None, gpus_per_host: int | None = None) -> Communicator:
     """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
 
     ``efficiency(pattern)`` gives the share of the per-NIC bandwidth each graph's traffic pattern
@@ -249,6 +288,11 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     The GPU's NVLink bandwidth and the node's NIC bandwidth go into ``Communicator.extra``
     (``nvlink_gbytes_per_s``, ``node_nic_gbytes_per_s``) for the data-path bounds of
     :func:`fabricplan.perf.nccl_tuner.physical_algbw_bound_gbytes_per_s`.
+
+    Multi-host NVLink domains (``gpus_per_host`` < ``ranks_per_node``: a GB200 NVL72 rack of 4-GPU trays
+    that NCCL's MNNVL support treats as one node): see :func:`mnnvl_channels`; the in-domain NVLS data path
+    gets ``mnnvl_nvls_data_path_efficiency`` (``extra['mnnvl_nvls_efficiency']``) and ``extra['mnnvl']``
+    turns on the single-domain bound of the tuner's achieved time.
     """
     if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
         raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
@@ -257,30 +301,38 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     nvlink = _intra_node_bandwidth_gbytes_per_s(gpu, catalog) if ranks_per_node > 1 else 0.0
     extra: dict[str, Any] = {"nvlink_gbytes_per_s": nvlink,
                              "nvls_data_path_efficiency": nvls_data_path_efficiency(cc, catalog)}
+    mnnvl = gpus_per_host is not None and 1 < gpus_per_host < ranks_per_node
+    if mnnvl:
+        extra["mnnvl"] = True
+        extra["mnnvl_nvls_efficiency"] = perf_parameter("mnnvl_nvls_data_path_efficiency", catalog)
     if n_nodes == 1:
         links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)), 2)
         graph = Graph(links, nvlink / links, nvlink / links)
         graphs = {"ring": graph, "tree": graph, "nvls": graph, "collnet": graph}
+        if mnnvl:
+            nvls = nvls_channels(cc, multi_domain=False, catalog=catalog)
+            graphs["nvls"] = Graph(nvls, nvlink / nvls, nvlink / nvls)
     else:
         nic = per_nic_bandwidth_gbytes_per_s or fabric.effective_bandwidth_gbytes_per_s
         nics = communicator_nics(nics_per_node, ranks_per_node, nics_per_gpu)
         channels = max(nics, 2)
         if max_channels:
             channels = min(channels, int(max_channels))
-        used = min(nics, channels)
-        node_nic = used * nic
+        shapes = {key: (channels, min(nics, channels)) for key in ("ring", "tree", "nvls", "collnet")}
+        if mnnvl:
+            shapes = mnnvl_channels(nics, nvlink, nic, cc, max_channels, catalog)
 
-        def graph_for(pattern: str, intra_multiplier: float) -> Graph:
-            inter = node_nic * efficiency(pattern).value / channels
+        def graph_for(key: str, intra_multiplier: float) -> Graph:
+            n_channels, used = shapes[key]
+            inter = used * nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value / n_channels
             if ranks_per_node == 1:
-                return Graph(channels, inter, inter)
+                return Graph(n_channels, inter, inter)
             if intra_multiplier == 1.0:  # rings run one speed through NVLink and the NIC
-                inter = min(inter, nvlink / channels)
-            return Graph(channels, min(intra_multiplier * inter, nvlink / channels), inter)
+                inter = min(inter, nvlink / n_channels)
+            return Graph(n_channels, min(intra_multiplier * inter, nvlink / n_channels), inter)
 
-        graphs = {key: graph_for(GRAPH_TRAFFIC_PATTERN[key], 1.0 if key == "ring" else 2.0)
-                  for key in ("ring", "tree", "nvls", "collnet")}
-        extra["node_nic_gbytes_per_s"] = {key: node_nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
+        graphs = {key: graph_for(key, 1.0 if key == "ring" else 2.0) for key in ("ring", "tree", "nvls", "collnet")}
+        extra["node_nic_gbytes_per_s"] = {key: shapes[key][1] * nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
                                           for key in ("ring", "tree", "nvls", "collnet")}
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
@@ -394,7 +446,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                     placement: NetworkPlacement | None = None,
                     topology: FabricTopology | None = None, network: NetworkView | None = None,
                     efficiency_model: str | EfficiencyModel | None = None,
-                    nics_per_gpu: int | None = None) -> CollectiveResult:
+                    nics_per_gpu: int | None = None, gpus_per_host: int | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -414,8 +466,13 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         its NICs per node // GPUs per node (e.g. 2 for 16 x 100G on 8 GPUs); without one, 1, because
         ``gpus_per_node`` is then the communicator's ranks per node, not the server's GPUs (a
         1-rank-per-node communicator on an 8-NIC node still drives one NIC).
+    gpus_per_host : GPUs per host when a node (``gpus_per_node``) is a multi-host NVLink domain (4 on a
+        GB200 NVL72 rack of 72); default from the ``network`` (``NetworkView.gpus_per_host``), else one host.
     """
     _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
+    if gpus_per_host is not None and (gpus_per_host < 1 or gpus_per_node % gpus_per_host):
+        raise InputError(f"GPUs per node ({gpus_per_node}, the NVLink domain) must be a multiple of GPUs per host "
+                         f"({gpus_per_host})", location="gpus-per-host")
     catalog = catalog or default_catalog()
     ranks_per_node = min(gpus_per_node, n_gpus)
     bare = network is None
@@ -428,6 +485,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     else:
         nics = nics_per_node if nics_per_node is not None else network.nics_per_node
         gpu = gpu or network.gpu
+        if gpus_per_host is None:
+            gpus_per_host = network.gpus_per_host
     profile = network.profile
     n_nodes = n_gpus // ranks_per_node
     placement = placement or network.placement(n_nodes)
@@ -445,7 +504,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                                              catalog)
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog, nics_per_gpu=nics_per_gpu,
-                 max_channels=constants.get("max_channels"))
+                 max_channels=constants.get("max_channels"), gpus_per_host=gpus_per_host)
     hops = 0  # network hops whose fabric latency NCCL's Broadcast/Reduce estimate leaves out
     if operation in nccl_tuner.TUNED_COLLECTIVES:
         comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)

@@ -629,6 +629,7 @@ def nvls_single_node_algbw_gbytes_per_s(constants: dict, comm: Communicator) -> 
     if comm.n_nodes != 1 or not efficiency:
         return None
     eta = float(efficiency[architecture(comm.compute_capability)])
+    eta *= float(comm.extra.get("mnnvl_nvls_efficiency", 1.0))  # a multi-host NVLink domain (NVL72)
     graph = comm.graph("nvls")
     n = comm.n_ranks
     return graph.n_channels * graph.bw_intra_gbytes_per_s * eta * n / (n + 1)
@@ -653,6 +654,11 @@ def physical_algbw_bound_gbytes_per_s(comm: Communicator, collective: str, algor
       same NVLS inside one node. NCCL 2.19's NVLS estimate (``min(bwIntra, bwInter)`` per channel x
       5/6) has no such term and gives 606 GB/s busbw on 16 x 8 H100 at 1 GiB; bounded, 550 GB/s (algbw 277)
       (one-node NVLS on H100 measures ~480 busbw, algbw ~275, NVIDIA/nccl-tests#212, #290).
+    * **One NVLink domain** (nodes that are multi-host NVLink domains, ``extra['mnnvl']``: GB200 NVL72
+      racks): every algorithm's busbw is at most the one-domain NVLS busbw, ``algbw <= A_1 (n-1)/n x
+      N/(N-1)`` with ``A_1`` the in-domain NVLS algbw (``extra['mnnvl_nvls_efficiency']`` applied) for
+      ``n`` ranks per domain and ``N`` in all: a multi-rack all-reduce is never faster per GPU than one
+      rack (CoreWeave GB200: 1 rack 847 GB/s busbw, 2 racks 820, 20 racks 406; docs/validation.md).
 
     Applied to the achieved time only (NCCL chooses with its own estimate).
     """
@@ -666,9 +672,16 @@ def physical_algbw_bound_gbytes_per_s(comm: Communicator, collective: str, algor
         n = comm.n_nodes
         bounds.append(nic if reducing else nic * n / (2.0 * (n - 1)))
     nvlink = comm.extra.get("nvlink_gbytes_per_s") or 0.0
+    ppn = comm.ranks_per_node
+    domain = (nvlink * float(comm.extra.get("nvls_data_path_efficiency", 1.0))
+              * float(comm.extra.get("mnnvl_nvls_efficiency", 1.0)) * ppn / (ppn + 1))
     if algorithm in ("nvls", "nvls_tree") and nvlink > 0:
-        ppn = comm.ranks_per_node
-        bounds.append(nvlink * float(comm.extra.get("nvls_data_path_efficiency", 1.0)) * ppn / (ppn + 1))
+        bounds.append(domain)
+    if comm.extra.get("mnnvl") and nvlink > 0:
+        # Multi-host NVLink domains: each GPU still moves its domain's share over NVLink and more ranks add
+        # bytes, so busbw never exceeds the one-domain NVLS busbw: algbw <= A_1 x ((n-1)/n) / ((N-1)/N).
+        n_ranks = comm.n_ranks
+        bounds.append(domain * ((ppn - 1) / ppn) / ((n_ranks - 1) / n_ranks))
     return min(bounds) if bounds else None
 
 

@@ -88,6 +88,7 @@ class ClusterShape:
     reserved_leaf_ports: int = 0
     topology_tiers: int | None = None
     topology_aware_scheduling: bool = True
+    gpus_per_host: int | None = None  # hosts smaller than the NVLink domain (gpus_per_node): NVL72 trays
 
     @property
     def layout(self) -> FabricTopology:
@@ -169,7 +170,7 @@ def network_for(cluster: ClusterShape, fabric, catalog=None) -> NetworkView:
     catalog = catalog or default_catalog()
     return bare_network(catalog, fabric, cluster.gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
                         nics_per_node=cluster.nics_per_node, scale_up_domain=cluster.scale_up_domain,
-                        layout=cluster.layout)
+                        layout=cluster.layout, gpus_per_host=cluster.gpus_per_host)
 
 
 def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, network: NetworkView, catalog,
@@ -477,8 +478,9 @@ def cluster_shape(spec, catalog) -> ClusterShape:
     scheduling. Prefer ``fabricplan.design.resolve(spec, catalog, fabric).network``, which also
     applies the fabric's hardware overrides and port speed."""
     cluster, layout = spec.cluster, layout_of(spec)
-    return ClusterShape(gpu=cluster_gpu(spec, catalog), gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
-                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.nics_per_node,
+    return ClusterShape(gpu=cluster_gpu(spec, catalog), gpus=cluster.gpus, gpus_per_node=cluster.domain_gpus,
+                        scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.domain_nics,
+                        gpus_per_host=cluster.gpus_per_node if cluster.domain_gpus > cluster.gpus_per_node else None,
                         topology_style=layout.style, oversubscription=layout.oversubscription,
                         reserved_leaf_ports=layout.reserved_leaf_ports, topology_tiers=layout.tiers,
                         topology_aware_scheduling=layout.topology_aware_scheduling)

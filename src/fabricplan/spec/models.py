@@ -57,6 +57,12 @@ class Cluster(Strict):
         default=None, le=10_000_000, description="GPUs in one NVLink island; None = gpus_per_node")
     nics_per_node: PositiveInt = Field(default=8, le=1024,
                                        description="Backend (scale-out) NICs per node (at most 1,024)")
+    nvlink_domain_gpus: PositiveInt | None = Field(
+        default=None, le=1024,
+        description="GPUs in one multi-node NVLink domain whose NVLink switches join several nodes (hosts of "
+                    "gpus_per_node GPUs and nics_per_node NICs each), e.g. 72 for GB200/GB300 NVL72 with "
+                    "gpus_per_node 4; a multiple of gpus_per_node, and gpus a multiple of it (whole domains). "
+                    "None = one node is one NVLink domain")
     nic_speed_gbps: Literal[100, 200, 400, 800] | None = Field(
         default=None, description="Per-NIC port speed; None = each fabric's own link rate")
     server: str | None = Field(default=None, description="Catalog server id; None = the one for the GPU")
@@ -72,6 +78,19 @@ class Cluster(Strict):
         if self.gpus % self.gpus_per_node:
             raise ValueError(
                 f"gpus ({self.gpus}) must be a multiple of gpus_per_node ({self.gpus_per_node})")
+        nvl = self.nvlink_domain_gpus
+        if nvl is not None:
+            if nvl % self.gpus_per_node:
+                raise ValueError(f"nvlink_domain_gpus ({nvl}) must be a multiple of gpus_per_node "
+                                 f"({self.gpus_per_node}): an NVLink domain holds whole hosts")
+            if self.gpus % nvl:
+                raise ValueError(f"gpus ({self.gpus}) must be a multiple of nvlink_domain_gpus ({nvl}): the "
+                                 "cluster is built of whole NVLink domains (racks)")
+            if self.scale_up_domain is not None and self.scale_up_domain > nvl:
+                raise ValueError(f"scale_up_domain ({self.scale_up_domain}) exceeds nvlink_domain_gpus ({nvl})")
+            if self.grow_to_gpus is not None and self.grow_to_gpus % nvl:
+                raise ValueError(f"grow_to_gpus ({self.grow_to_gpus}) must be a multiple of nvlink_domain_gpus "
+                                 f"({nvl})")
         domain = self.scale_up_domain
         if domain is not None:
             if domain % self.gpus_per_node:
@@ -91,7 +110,21 @@ class Cluster(Strict):
 
     @property
     def scale_up_gpus(self) -> int:
-        return self.scale_up_domain or self.gpus_per_node
+        return self.scale_up_domain or self.nvlink_domain_gpus or self.gpus_per_node
+
+    @property
+    def domain_gpus(self) -> int:
+        """GPUs NCCL treats as one node: the NVLink domain (several hosts on NVL72), else a node."""
+        return self.nvlink_domain_gpus or self.gpus_per_node
+
+    @property
+    def domain_nics(self) -> int:
+        """Scale-out NICs of one NVLink domain: every host's NICs (72 on a GB200 NVL72 rack)."""
+        return self.nics_per_node * (self.domain_gpus // self.gpus_per_node)
+
+    @property
+    def domains(self) -> int:
+        return self.gpus // self.domain_gpus
 
 
 class Topology(Strict):

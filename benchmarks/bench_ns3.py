@@ -102,7 +102,11 @@ def run_ns3(result, cc: str = "newreno", max_time_ms: float = 3000.0) -> dict:
         write_scenario(result, scen)
         start = time.perf_counter()
         proc = subprocess.run([str(binary), f"--input={scen}", f"--cc={cc}", f"--maxTimeMs={max_time_ms:g}",
-                               f"--buffer={int(result.network.buffer_bytes[0])}"],
+                               f"--buffer={int(result.network.buffer_bytes[0])}",
+                               # the catalog's TCP and packet settings, as the fluid run used them
+                               f"--minRtoMs={result.fluid.config.tcp_min_rto_us / 1e3:g}",
+                               f"--segment={int(result.fluid.config.payload_bytes)}",
+                               f"--iw={int(result.fluid.config.tcp_initial_window_segments)}"],
                               capture_output=True, text=True, check=True)
         total = time.perf_counter() - start
     fct, got, totals = [], [], {}

@@ -51,7 +51,7 @@ static void OnRx(uint32_t id, Ptr<const Packet> p, const Address &) {
 
 int main(int argc, char **argv) {
   std::string input, cc = "newreno";
-  uint32_t segment = 4096, bufferBytes = 375000, ecnK = 65000, delack = 1;
+  uint32_t segment = 4096, bufferBytes = 375000, ecnK = 65000, delack = 1, iw = 10;
   double minRtoMs = 200, maxTimeMs = 2000;
   CommandLine cmd;
   cmd.AddValue("input", "scenario file", input);
@@ -61,13 +61,14 @@ int main(int argc, char **argv) {
   cmd.AddValue("ecnK", "DCTCP marking threshold, bytes", ecnK);
   cmd.AddValue("minRtoMs", "minimum retransmission timeout, ms", minRtoMs);
   cmd.AddValue("delack", "segments per delayed ACK", delack);
+  cmd.AddValue("iw", "initial window, segments", iw);
   cmd.AddValue("maxTimeMs", "stop after this much simulated time", maxTimeMs);
   cmd.Parse(argc, argv);
 
   Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                      StringValue(cc == "dctcp" ? "ns3::TcpDctcp" : "ns3::TcpNewReno"));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segment));
-  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(iw));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));

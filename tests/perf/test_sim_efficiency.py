@@ -114,5 +114,27 @@ def test_compare_names_the_model_and_notes_how_it_answered():
     import re
 
     assert "simulated" in note and not re.search(r"\b0 traffic cases", note)
-    plain = compare(spec, CATALOG, search_scale=False, analyse_sensitivity=False)
+    plain = compare(spec, CATALOG, search_scale=False, analyse_sensitivity=False,
+                    plan=DEFAULT_PLAN.replace(efficiency_model="analytic"))
     assert plain.efficiency_model == "analytic" and not any("Efficiency model" in n for n in plain.notes)
+    default = compare(spec, CATALOG, search_scale=False, analyse_sensitivity=False)
+    assert default.efficiency_model == "auto"
+    [note] = [n for n in default.notes if n.startswith("Efficiency model 'auto'")]
+    assert re.search(r"': [1-9]\d* traffic cases from the flow-level simulator", note)
+
+
+def test_auto_simulates_within_the_budget_and_falls_back_over_it():
+    auto = efficiency_model("auto")
+    small = _case(aligned=False)  # 256 nodes x 2 channels = 512 connections: within the default budget
+    assert sim_efficiency.connections(sim_efficiency.scenario(small)) == 512
+    assert auto(small).value == efficiency_model("sim")(small).value and auto(small).model == "sim"
+    assert auto(small).value < 0.5  # the simulator's answer, not the analytic one
+    assert AnalyticEfficiency()(small).value != pytest.approx(auto(small).value, abs=0.01)
+    tight = CATALOG.with_values({"perf_defaults.parameters.sim_auto_max_connections.value": 511})
+    over = TrafficCase("ring", 256, small.placement, ROCE, tight)
+    before = sim_efficiency.AutoEfficiency.usage()
+    result = auto(over)
+    assert result.model == "analytic (auto: over budget)"
+    assert result.value == AnalyticEfficiency()(over).value
+    note = sim_efficiency.AutoEfficiency.usage_note(before)
+    assert "0 traffic cases from the flow-level simulator" in note and "1 over the simulation budget" in note

@@ -116,7 +116,7 @@ def test_a_chain_step_is_swapped_by_callable():
     swapped = evaluate(spec, CATALOG, plan=DEFAULT_PLAN.replace(cost=doubled)).outcomes["roce-v2"]
     assert swapped.cost.network_capex_usd == pytest.approx(2 * base.cost.network_capex_usd)
     assert swapped.jobs[0].step_time_s == base.jobs[0].step_time_s
-    assert Plan().efficiency_model_name == "analytic" and Plan(efficiency_model=HalfBandwidth()).efficiency_model_name \
+    assert Plan().efficiency_model_name == "auto" and Plan(efficiency_model=HalfBandwidth()).efficiency_model_name \
         == "half"
 
 

@@ -33,7 +33,7 @@ def test_a_row_is_the_compare_of_its_point(tmp_path):
     document = yaml.safe_load(BASE.read_text())
     document["cluster"]["gpus"] = 2048
     catalog = load_catalog().with_values({"switches.sw_ib_qm9700.price_usd": 50000})
-    report = fp.compare(parse_spec(document), catalog, quick=True)
+    report = fp.compare(parse_spec(document), catalog, quick=True, efficiency_model=sweep.context.efficiency_model)
     by_fabric = {f.fabric: f for f in report.fabrics}
     assert row["infiniband_ndr__cost_per_useful_gpu_hour_usd"] == by_fabric["infiniband-ndr"].cost_per_useful_gpu_hour_usd
     assert row["roce_v2__step_time_s"] == by_fabric["roce-v2"].jobs[0].step_time_s

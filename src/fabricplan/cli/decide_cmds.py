@@ -26,8 +26,8 @@ def compare(
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Terminal output: what every decision rule found, with its full citation.")] = False,
     efficiency_model: Annotated[Optional[str], typer.Option(
-        "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: analytic "
-                                   "(default), ideal, or a registered one.")] = None,
+        "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: auto "
+                                   "(default: the simulator within a budget, else analytic), analytic, sim, ideal, or a registered one.")] = None,
     draws: Annotated[Optional[int], typer.Option(
         "--draws", min=0, max=1_000_000,
         help="Monte Carlo draws over the catalog's ranges (default: catalog uncertainty_draws, 1,000); 0 = none "

@@ -128,7 +128,7 @@ class CompareReport(BaseModel):
         default_factory=list, description="Where each fabric's chosen design changes tier count, in the searched range")
     sensitivity: list[SensitivityRow]
     notes: list[str] = Field(default_factory=list)
-    efficiency_model: str = Field(default="analytic",
+    efficiency_model: str = Field(default="auto",
                                   description="The model of each collective's share of the NIC bandwidth")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "

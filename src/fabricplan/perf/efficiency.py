@@ -196,6 +196,7 @@ def lazy_model(target: str) -> Callable[[], EfficiencyModel]:
 _MODELS: dict[str, Callable[[], EfficiencyModel]] = {
     "analytic": AnalyticEfficiency, "ideal": IdealEfficiency,
     "sim": lazy_model("fabricplan.perf.sim_efficiency:SimEfficiency"),  # the flow-level simulator
+    "auto": lazy_model("fabricplan.perf.sim_efficiency:AutoEfficiency"),  # sim within a budget, else analytic
 }
 DEFAULT_MODEL = "analytic"
 

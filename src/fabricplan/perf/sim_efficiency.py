@@ -44,6 +44,7 @@ MAX_CONNECTIONS = 4_096
 
 _MEMORY: dict[str, dict] = {}
 _USAGE: Counter = Counter()
+_AUTO: Counter = Counter()
 
 
 def usage() -> dict[str, int]:
@@ -206,3 +207,45 @@ class SimEfficiency:
             _MEMORY[key] = data
         return Efficiency(float(data["value"]), float(data["oversubscription"]), self.name)
 
+
+
+class AutoEfficiency:
+    """``auto``: the simulator where the case is within the catalog's budget, else the analytic model.
+
+    A case is simulated (or read from the cache, as ``sim``) when it opens at most
+    ``sim_auto_max_connections`` connections (perf_defaults; the budget that keeps a cold-cache
+    ``compare`` near its speed goal); larger ones take the analytic model. ``Efficiency.model`` says
+    which answered each case (``"sim"`` or ``"analytic (auto: over budget)"``) and :meth:`usage_note`
+    gives the counts in compare's notes.
+    """
+
+    name = "auto"
+
+    def __init__(self) -> None:
+        self._sim = SimEfficiency()
+
+    @staticmethod
+    def usage() -> dict[str, int]:
+        return {**usage(), **{f"auto_{key}": int(_AUTO[key]) for key in ("sim", "analytic")}}
+
+    @staticmethod
+    def usage_note(before: dict[str, int]) -> str:
+        now = AutoEfficiency.usage()
+        sim = now["auto_sim"] - before.get("auto_sim", 0)
+        analytic = now["auto_analytic"] - before.get("auto_analytic", 0)
+        cached = sum(now[k] - before.get(k, 0) for k in ("memory_cache", "disk_cache"))
+        return (f"Efficiency model 'auto': {sim} traffic cases from the flow-level simulator ({cached} of them "
+                f"cached), {analytic} over the simulation budget (perf_defaults.sim_auto_max_connections) "
+                "from the analytic model.")
+
+    def __call__(self, case: TrafficCase) -> Efficiency:
+        if case.n_nodes <= 1 or case.placement.tiers <= 1:
+            _AUTO["sim"] += 1
+            return Efficiency(1.0, 1.0, "sim")
+        budget = int(perf_parameter("sim_auto_max_connections", case.catalog))
+        if connections(scenario(case)) > min(budget, MAX_CONNECTIONS):
+            _AUTO["analytic"] += 1
+            fallback = AnalyticEfficiency()(case)
+            return Efficiency(fallback.value, fallback.oversubscription, "analytic (auto: over budget)")
+        _AUTO["sim"] += 1
+        return self._sim(case)

@@ -7,7 +7,7 @@
     steps       = plan.performance(spec, catalog, design, levers, model)  # job_step_times
     outcome     = plan.outcome(spec, catalog, design, fabric_cost, steps, assumptions)  # join_outcome
 
-``model`` is the efficiency model (by name, ``analytic`` by default, or an object; see
+``model`` is the efficiency model (by name, ``auto`` by default: the simulator within ``sim_auto_max_connections``, else ``analytic``, or an object; see
 :mod:`fabricplan.perf.efficiency`): what share of the per-NIC bandwidth each collective gets on the
 design. Replace any step with ``plan.replace(cost=my_cost)`` or choose the efficiency model with
 ``Plan(efficiency_model="ideal")``; ``decide`` and ``compare`` run whatever plan they are given.
@@ -107,7 +107,7 @@ class Plan:
     cost: CostStep = cost_design
     performance: PerformanceStep = job_step_times
     outcome: OutcomeStep = join_outcome
-    efficiency_model: str | EfficiencyModel = "analytic"
+    efficiency_model: str | EfficiencyModel = "auto"  # simulator within a budget, else analytic
     search_designs: bool = True  # try every switch model x style the spec leaves open (design.candidates)
 
     def replace(self, **steps: object) -> Plan:

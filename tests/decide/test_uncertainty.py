@@ -244,3 +244,23 @@ def test_socket_figures_and_the_adaptive_residual_are_drawn_where_they_act():
     residual = draws.of("param:adaptive_routing_residual_collision_fraction", 0, 0, 0)
     order = np.argsort(residual)
     assert np.all(np.diff(ib[order]) <= 1e-12)  # more residual collision loss, less utilisation
+
+
+def test_the_scale_curve_draws_compute_speed_too():
+    """light (the scale curve): only compute speed ranged, the utilisation draws move with it,
+    linearly through the deterministic value at the default speed."""
+    from fabricplan.decide.uncertainty import utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values(
+        {"parameters.uncertainty_gpu_efficiency.value": {"low": 0.9, "default": 1.0, "high": 1.1}})
+    spec = example("llama70b-1024-h100", catalog)
+    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
+    draws = Draws(n=200, seed=8)
+    light = utilisation_draws(spec, catalog, outcome, draws, light=True)
+    speed = draws.of("param:uncertainty_gpu_efficiency", 0, 0, 0)
+    assert np.ptp(light) > 0
+    slope = np.polyfit(speed, light, 1)
+    np.testing.assert_allclose(np.polyval(slope, speed), light, rtol=1e-9)
+    assert np.polyval(slope, 1.0) == pytest.approx(outcome.weighted_gpu_utilisation, rel=1e-9)
+    full = utilisation_draws(spec, catalog, outcome, draws)
+    np.testing.assert_allclose(light, full, rtol=0.02)  # the linear term is close to the grid's

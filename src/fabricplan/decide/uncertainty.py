@@ -128,8 +128,9 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
                       plan: Plan = DEFAULT_PLAN, levers: Levers = Levers(), light: bool = False,
                       design=None) -> np.ndarray:
     """Weighted utilisation per draw of ``outcome``'s design (module docstring). ``light`` (the
-    scale curve's many sizes): compute speed and the ``PERF_DRAWN`` numbers are held at their
-    defaults, so only the per-NIC bandwidth, the fabric-specific lever, is drawn."""
+    scale curve's many sizes): compute speed enters as a linear term (its slope from one run at its
+    high, at the default bandwidth) instead of the bilinear grid, and the ``PERF_DRAWN`` numbers are
+    held at their defaults."""
     import numpy as np
 
     if not spec.jobs:
@@ -158,9 +159,12 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
     bi1 = np.minimum(bi + 1, len(b_grid) - 1)
     result = ((1 - gt) * (1 - bt) * table[gi, bi] + gt * (1 - bt) * table[gi1, bi]
               + (1 - gt) * bt * table[gi, bi1] + gt * bt * table[gi1, bi1])
-    if light:
-        return result
     base = outcome.weighted_gpu_utilisation
+    if light:  # compute speed as a linear term: its slope from one run at its high, default bandwidth
+        high = gpu_range.at("high")
+        if high == 1.0:
+            return result
+        return result + (run(high, 1.0) - base) / (high - 1.0) * (g - 1.0)
     for name, routing in PERF_DRAWN:
         if routing is not None and design.network.profile.routing != routing:
             continue

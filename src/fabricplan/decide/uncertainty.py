@@ -102,10 +102,10 @@ def bandwidth_ratio_draws(spec: ClusterSpec, catalog: Catalog, fabric: str, desi
     import numpy as np
 
     profile = design.network.profile
-    if profile.socket is None:
+    if profile.socket is None:  # relative to the catalog's value, so a spec's override keeps the range's shape
         entry = catalog.fabric(fabric) if fabric in catalog.section("fabrics") else profile
-        return draws.of_field(f"fabric:{fabric}:effective_bandwidth_gbytes_per_s", entry,
-                              "effective_bandwidth_gbytes_per_s") / profile.effective_bandwidth_gbytes_per_s
+        low, value, high = field_bounds(entry, "effective_bandwidth_gbytes_per_s")
+        return draws.of(f"fabric:{fabric}:effective_bandwidth_gbytes_per_s", low, value, high) / value
     from fabricplan.perf.collectives import gpu_compute_capability
     from fabricplan.perf.params import perf_parameter
     from fabricplan.perf.socket_transport import SOCKET_DRAWN, socket_bandwidth_draws

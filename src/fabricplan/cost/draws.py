@@ -1,7 +1,7 @@
 """Monte Carlo draws of the catalog's ranged numbers and a fabric's TCO under them, vectorised.
 
-Every ranged catalog number (a :class:`fabricplan.catalog.Range` with ``low``/``default``/``high``)
-is drawn from the triangular distribution ``T(low, mode, high)`` whose mode is the value the
+Every ranged catalog number (a :class:`fabricplan.catalog.Range` with ``low``/``default``/``high``,
+or a number with a ``spread``: :mod:`fabricplan.catalog.spread`) is drawn from the triangular distribution ``T(low, mode, high)`` whose mode is the value the
 deterministic run used (the spec's price point): the catalog's default is the most likely value and
 its low/high are the bounds its sources give (Law & Kelton, *Simulation Modeling and Analysis*,
 §6.11: the triangular distribution for a quantity known by a minimum, most likely value and
@@ -140,8 +140,10 @@ def tco_draws(spec: ClusterSpec, catalog: Catalog, fabric_cost: FabricCost, assu
               draws: Draws) -> np.ndarray:
     """TCO draws of one costed design (cluster TCO when servers are priced, else network TCO).
 
-    ``TCO = Σ q·p + H·(E·r_pue·r_kwh + C·r_colo + s·Σ q·p + O·r_fte_cost·FTE/FTE₀·r_staff + L·r_lic) [+ servers]``
-    where q are the BOM quantities, p the drawn unit prices, E, C, O the deterministic energy,
+    ``TCO = Σ q·p + H·(E·r_pue·r_kwh·r_P + C·r_colo·r_P + s·Σ q·p + O·r_fte_cost·FTE/FTE₀·r_staff + L·r_lic) [+ servers]``
+    where q are the BOM quantities, p the drawn unit prices, r_P the drawn network power over the
+    deterministic one (:func:`_power_ratio`: each part's ``power_w`` from its ``spread``; servers
+    likewise with the server's), E, C, O the deterministic energy,
     colocation and operations cost per year, s the drawn support fraction (the fabric's own, from its
     ``costs`` block), r_staff and r_lic the fabric's drawn staffing multiplier and licence price ratios, L its licences, FTE the network staff
     (:func:`fabricplan.cost.opex.network_fte`) at the drawn staffing parameters, H the horizon.

@@ -264,3 +264,20 @@ def test_the_scale_curve_draws_compute_speed_too():
     assert np.polyval(slope, 1.0) == pytest.approx(outcome.weighted_gpu_utilisation, rel=1e-9)
     full = utilisation_draws(spec, catalog, outcome, draws)
     np.testing.assert_allclose(light, full, rtol=0.02)  # the linear term is close to the grid's
+
+
+def test_dp_overlap_efficiency_is_drawn_for_every_fabric():
+    """Only the DP overlap efficiency ranged: more overlap, more utilisation, on every fabric."""
+    from fabricplan.decide.uncertainty import utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values({"perf_defaults.parameters.dp_overlap_efficiency.spread":
+                                               {"ranges": {"value": [0.5, 1.0]}, "reason": "test"}})
+    spec = example("llama70b-1024-h100", catalog)
+    outcomes = fabric_outcomes(spec, catalog, fabrics=["ethernet-tcp", "roce-v2"])
+    draws = Draws(n=200, seed=9)
+    overlap = draws.of("param:dp_overlap_efficiency", 0.5, 0.9, 1.0)
+    for fabric, outcome in outcomes.items():
+        values = utilisation_draws(spec, catalog, outcome, draws)
+        order = np.argsort(overlap)
+        assert np.all(np.diff(values[order]) >= -1e-12), fabric
+        assert values[order][-1] > values[order][0], fabric

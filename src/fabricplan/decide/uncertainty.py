@@ -14,7 +14,8 @@ drawn as
   low, default and high values, and each draw is interpolated bilinearly in its grid cell.
   Utilisation is monotone in both, so every draw lies between the values at its cell's corners (a
   bound), it is exact at the grid points, and a zero-width range collapses the grid onto the
-  deterministic run. Each ``PERF_DRAWN`` number (the adaptive-routing residual on adaptive fabrics)
+  deterministic run. Each ``PERF_DRAWN`` number (the adaptive-routing residual on adaptive fabrics,
+  the data-parallel overlap efficiency on every fabric)
   adds its own first-order term: the utilisation change at its low and high (one run each),
   interpolated at its draw (exact when it alone moves; interactions with the grid are left out);
 * goodput after failures: exact per draw (:func:`goodput_draws`: failure rates, the fabric's
@@ -61,7 +62,7 @@ class Uncertainty(BaseModel):
     method: str = ("triangular(low, default, high) per ranged catalog number (its Range or spread); TCO exact "
                    "(counts x price and power draws); utilisation interpolated on a low/default/high grid of compute "
                    "speed and per-NIC bandwidth (drawn from each fabric's own figures), plus a first-order term per "
-                   "drawn perf number (adaptive-routing residual)")
+                   "drawn perf number (adaptive-routing residual, DP overlap efficiency)")
     threshold: float = Field(description="A fabric with at least this probability of being best is a clear winner")
     fabrics: dict[str, FabricDistribution]
     leader: str = Field(description="The eligible fabric most often best")
@@ -88,7 +89,8 @@ def _interp_index(grid: list[float], values: np.ndarray) -> tuple[np.ndarray, np
 
 #: ``perf_defaults`` numbers the Monte Carlo draws from their own ranges with one extra pair of runs
 #: each (at their low and high), for the fabrics whose ``routing`` they act on (None: every fabric).
-PERF_DRAWN: tuple[tuple[str, str | None], ...] = (("adaptive_routing_residual_collision_fraction", "adaptive"),)
+PERF_DRAWN: tuple[tuple[str, str | None], ...] = (("adaptive_routing_residual_collision_fraction", "adaptive"),
+                                                   ("dp_overlap_efficiency", None))
 
 
 def bandwidth_ratio_draws(spec: ClusterSpec, catalog: Catalog, fabric: str, design, draws: Draws) -> np.ndarray:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fabricplan.catalog import load_catalog
+from fabricplan.catalog.spread import without_spreads
 from fabricplan.cost import resolve_assumptions
 from fabricplan.cost.draws import Draws, tco_draws
 from fabricplan.decide import evaluate, fabric_outcomes
@@ -22,7 +23,8 @@ def example(name, catalog=CATALOG):
 
 
 def zero_width(catalog):
-    """The catalog with every price and parameter range collapsed onto its default."""
+    """The catalog with every price and parameter range collapsed onto its default and the spreads
+    of entries and perf parameters (power, per-NIC bandwidth, socket figures, adaptive residual) removed."""
     values = {}
     for section in PRICED:
         for entry_id, entry in catalog.section(section).items():
@@ -34,7 +36,7 @@ def zero_width(catalog):
             for name in ("support_fraction_per_year", "licence_usd_per_node_year", "ops_fte_multiplier",
                          "network_failure_multiplier"):
                 values[f"fabrics.{entry_id}.costs.{name}"] = getattr(profile.costs, name).default
-    return catalog.with_values(values)
+    return without_spreads(catalog.with_values(values))
 
 
 @pytest.mark.parametrize("name", ["mid-128-h100-existing-ethernet", "llama70b-1024-h100"])
@@ -169,3 +171,113 @@ def test_goodput_draws_follow_the_failure_rate_ranges():
     at_default = goodput[np.argmin(np.abs(drawn - rate))]
     assert at_default == pytest.approx(outcome.weighted_goodput, rel=2e-3)
     assert goodput_array({"gpu": 1.0}, {"gpu": 0.0}, 5.0, 10.0) == pytest.approx(1.0)  # nothing fails
+
+
+def test_power_draws_move_energy_and_colocation_by_the_drawn_network_power():
+    """Only the Tomahawk 5's power ranged: the network's energy and colocation scale by
+    Σ q·P·r / Σ q·P, nothing else moves."""
+    from fabricplan.cost.draws import _power_ratio
+
+    catalog = zero_width(CATALOG).with_values(
+        {"switches.sw_eth_th5.spread": {"ranges": {"power_w": [600, 1200]}, "reason": "test"}})
+    spec = example("llama70b-1024-h100", catalog)
+    assumptions = resolve_assumptions(spec, catalog)
+    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
+    cost = outcome.cost
+    draws = Draws(n=300, seed=2)
+    tco = tco_draws(spec, catalog, cost, assumptions, draws)
+    if not any(line.item_id == "sw_eth_th5" for line in cost.bom):
+        pytest.skip("the chosen design has no Tomahawk 5")
+    watts = draws.of("power:sw_eth_th5", 0, 0, 0)
+    assert 600 <= watts.min() < watts.max() <= 1200
+    switch_w = sum(line.quantity * line.unit_power_w for line in cost.bom if line.item_id == "sw_eth_th5")
+    total_w = sum(line.quantity * line.unit_power_w for line in cost.bom)
+    ratio = (total_w + switch_w * (watts / 913.0 - 1)) / total_w
+    np.testing.assert_allclose(_power_ratio(catalog, cost.bom, draws), ratio, rtol=1e-12)
+    yearly = cost.opex_usd_per_year
+    expected = outcome.tco_usd + (yearly.energy_usd + yearly.colocation_usd) * (ratio - 1) * assumptions.horizon_years
+    np.testing.assert_allclose(tco, expected, rtol=1e-12)
+
+
+def test_per_nic_bandwidth_is_drawn_per_fabric_from_its_own_range():
+    """Only InfiniBand's effective bandwidth ranged: its utilisation draws move with it (more
+    bandwidth, more utilisation), RoCE's do not."""
+    from fabricplan.decide.uncertainty import utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values(
+        {"fabrics.infiniband-ndr.spread": {"ranges": {"effective_bandwidth_gbytes_per_s": [30, 48]}, "reason": "test"}})
+    spec = example("llama70b-1024-h100", catalog)
+    outcomes = fabric_outcomes(spec, catalog, fabrics=["infiniband-ndr", "roce-v2"])
+    draws = Draws(n=300, seed=4)
+    ib = utilisation_draws(spec, catalog, outcomes["infiniband-ndr"], draws)
+    roce = utilisation_draws(spec, catalog, outcomes["roce-v2"], draws)
+    assert np.ptp(roce) == 0 and roce[0] == pytest.approx(outcomes["roce-v2"].weighted_gpu_utilisation)
+    bandwidth = draws.of("fabric:infiniband-ndr:effective_bandwidth_gbytes_per_s", 0, 0, 0)
+    assert 30 <= bandwidth.min() < bandwidth.max() <= 48
+    order = np.argsort(bandwidth)
+    assert np.all(np.diff(ib[order]) >= -1e-12) and ib[order][-1] > ib[order][0]
+    assert sorted(draws.ranged) == ["fabric:infiniband-ndr:effective_bandwidth_gbytes_per_s"]
+
+
+def test_socket_figures_and_the_adaptive_residual_are_drawn_where_they_act():
+    """Only the socket DRAM touches and the adaptive-routing residual ranged: the kernel-TCP fabric's
+    bandwidth moves with the touches (the DRAM bounce bound), InfiniBand (adaptive) gets the
+    residual's term, RoCE (ECMP) gets neither."""
+    from fabricplan.decide.uncertainty import bandwidth_ratio_draws, outcome_design, utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values({
+        "perf_defaults.parameters.socket_dram_touches_per_byte.spread": {"ranges": {"value": [2, 4]}, "reason": "test"},
+        "perf_defaults.parameters.adaptive_routing_residual_collision_fraction.spread":
+            {"ranges": {"value": [0.0, 0.5]}, "reason": "test"}})
+    spec = example("llama70b-1024-h100", catalog)
+    fabrics = ["ethernet-tcp", "infiniband-ndr", "roce-v2"]
+    outcomes = fabric_outcomes(spec, catalog, fabrics=fabrics)
+    draws = Draws(n=300, seed=6)
+    tcp = bandwidth_ratio_draws(spec, catalog, "ethernet-tcp",
+                                outcome_design(spec, catalog, outcomes["ethernet-tcp"]), draws)
+    touches = draws.of("param:socket_dram_touches_per_byte", 0, 0, 0)
+    assert tcp.max() > 1.0 and np.all(tcp >= 1.0 - 1e-12)  # fewer touches, a higher DRAM bound
+    assert np.all(tcp <= 4 / touches + 1e-12)  # at most the DRAM bound's own ratio
+    roce = utilisation_draws(spec, catalog, outcomes["roce-v2"], draws)
+    assert np.ptp(roce) == 0
+    ib = utilisation_draws(spec, catalog, outcomes["infiniband-ndr"], draws)
+    residual = draws.of("param:adaptive_routing_residual_collision_fraction", 0, 0, 0)
+    order = np.argsort(residual)
+    assert np.all(np.diff(ib[order]) <= 1e-12)  # more residual collision loss, less utilisation
+
+
+def test_the_scale_curve_draws_compute_speed_too():
+    """light (the scale curve): only compute speed ranged, the utilisation draws move with it,
+    linearly through the deterministic value at the default speed."""
+    from fabricplan.decide.uncertainty import utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values(
+        {"parameters.uncertainty_gpu_efficiency.value": {"low": 0.9, "default": 1.0, "high": 1.1}})
+    spec = example("llama70b-1024-h100", catalog)
+    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
+    draws = Draws(n=200, seed=8)
+    light = utilisation_draws(spec, catalog, outcome, draws, light=True)
+    speed = draws.of("param:uncertainty_gpu_efficiency", 0, 0, 0)
+    assert np.ptp(light) > 0
+    slope = np.polyfit(speed, light, 1)
+    np.testing.assert_allclose(np.polyval(slope, speed), light, rtol=1e-9)
+    assert np.polyval(slope, 1.0) == pytest.approx(outcome.weighted_gpu_utilisation, rel=1e-9)
+    full = utilisation_draws(spec, catalog, outcome, draws)
+    np.testing.assert_allclose(light, full, rtol=0.02)  # the linear term is close to the grid's
+
+
+def test_dp_overlap_efficiency_is_drawn_for_every_fabric():
+    """Only the DP overlap efficiency ranged: more overlap, more utilisation, on every fabric."""
+    from fabricplan.decide.uncertainty import utilisation_draws
+
+    catalog = zero_width(CATALOG).with_values({"perf_defaults.parameters.dp_overlap_efficiency.spread":
+                                               {"ranges": {"value": [0.5, 1.0]}, "reason": "test"}})
+    spec = example("llama70b-1024-h100", catalog)
+    outcomes = fabric_outcomes(spec, catalog, fabrics=["ethernet-tcp", "roce-v2"])
+    draws = Draws(n=200, seed=9)
+    overlap = draws.of("param:dp_overlap_efficiency", 0.5, 0.9, 1.0)
+    for fabric, outcome in outcomes.items():
+        values = utilisation_draws(spec, catalog, outcome, draws)
+        order = np.argsort(overlap)
+        assert np.all(np.diff(values[order]) >= -1e-12), fabric
+        assert values[order][-1] > values[order][0], fabric

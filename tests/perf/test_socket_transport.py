@@ -236,3 +236,25 @@ def test_socket_validation_fails_past_tolerance():
     slower = CATALOG.with_values({"fabrics.ethernet-tcp.host_stack_latency_us": 30.0})
     assert [row.quantity for row in socket_transport_failures(socket_transport_rows(slower))] == \
         ["azure_25g_bcast_8B: time_us"]
+
+
+def test_socket_bandwidth_draws_equal_the_scalar_model_at_each_drawn_value():
+    import numpy as np
+
+    from fabricplan.catalog import load_catalog
+    from fabricplan.perf.socket_transport import socket_bandwidth_draws, socket_nic_bandwidth
+
+    catalog = load_catalog()
+    for fabric in ("ethernet-tcp", "ethernet-tcpx"):
+        profile = catalog.fabric(fabric)
+        shape = dict(message_bytes=4 * 2**20, nics_per_node=8, gpus_per_node=8, compute_capability=90,
+                     hbm_tbytes_per_s=3.35)
+        values = {"tcp_receive_gbps_per_core": np.array([20.0, 42.0, 80.0]),
+                  "socket_dram_touches_per_byte": np.array([4.0, 2.0, 1.0]),
+                  "devmem_tcp_line_rate_fraction": np.array([0.9, 0.966, 0.99])}
+        drawn = socket_bandwidth_draws(profile, values, catalog=catalog, **shape)
+        for i in range(3):
+            overlay = catalog.with_values({f"perf_defaults.parameters.{name}.value": float(v[i])
+                                           for name, v in values.items()})
+            assert drawn[i] == pytest.approx(socket_nic_bandwidth(profile, catalog=overlay, **shape).gbytes_per_s,
+                                             rel=1e-12)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, PrivateAttr, RootModel, Tag, model_validator
 
-from fabricplan.catalog.models import Strict, check_date_text
+from fabricplan.catalog.models import Spread, Strict, check_date_text
 
 
 def _date_as_text(value: object) -> object:
@@ -36,6 +36,7 @@ class PerfParameter(Strict):
     unit: str
     source: Source
     date: DateText
+    spread: Spread | None = None
 
 
 #: Sanity bounds of perf_defaults numbers (not defaults): a share ("..._efficiency", "..._fraction")
@@ -119,6 +120,7 @@ class Launch(Strict):
     all_threads_algorithms: list[Algorithm]
     source: Source
     date: DateText
+    spread: Spread | None = None
 
 
 class TunerVersion(Strict):
@@ -126,6 +128,7 @@ class TunerVersion(Strict):
 
     source: Source
     date: DateText
+    spread: Spread | None = None
     algorithms: list[Algorithm]
     base_latency_us: dict[Algorithm, ProtocolRow]
     hw_latency_us: dict[Literal["nvlink", "pci", "net"], dict[Algorithm, Triple]]
@@ -198,6 +201,7 @@ class NetworkSteps(Strict):
     tree_ll128_halving: list[TreeLl128Halving]
     source: Source
     date: DateText
+    spread: Spread | None = None
 
 
 class NcclTuner(Strict):
@@ -212,6 +216,7 @@ class NcclTuner(Strict):
     architecture_compute_capability_date: DateText
     network_steps: NetworkSteps
     versions: dict[str, TunerVersion]
+    spread: Spread | None = Field(default=None, description="Ranges of the top-level tables (NVLink, architectures)")
     # version -> plain constants mapping, filled by perf.nccl_tuner.tuner_constants (models are immutable)
     _constants: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
@@ -240,6 +245,7 @@ class OpsEntry(Strict):
     note: str | None = None
     source: Source
     date: DateText
+    spread: Spread | None = None
 
 
 def _ops_node_kind(node: Any) -> str:

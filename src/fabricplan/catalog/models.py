@@ -83,6 +83,54 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
+class Spread(Strict):
+    """How far the numbers of a block (an entry, a sourced block, a parameter) may be off: every
+    catalog number carries a range (ARCHITECTURE.md "Every number has a range").
+
+    A number of the block is covered, in this order, by
+
+    * ``ranges``: explicit ``[low, high]`` from its sources, keyed by the number's dotted path inside
+      the block (``power_w``, ``value``, ``compute.hbm.tbytes_per_s``; a key covers the paths below it);
+    * ``exact``: ``true`` (every number of the block) or a list of such keys: definitions, physical
+      constants, unit conversions, specification counts (ports, reach classes), constants copied from
+      source code, and settings that are choices rather than estimates;
+    * ``relative``: a stated confidence, ``value x (1 -/+ relative)``, for single-source values and
+      estimates.
+
+    A :class:`Range` with both ``low`` and ``high`` carries its own range (from its sources);
+    ``reason`` says where the ranges come from or why a number is exact.
+    """
+
+    exact: bool | list[str] = False
+    relative: float | None = Field(default=None, gt=0, le=1, description="Stated confidence: +/- this share")
+    ranges: dict[str, tuple[float, float]] = Field(default_factory=dict,
+                                                   description="[low, high] from the sources, by path in the block")
+    reason: str = Field(min_length=3, description="Where the ranges come from, or why a number is exact")
+
+    @field_validator("ranges")
+    @classmethod
+    def _ordered(cls, value: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        for key, (low, high) in value.items():
+            if low > high:
+                raise ValueError(f"ranges.{key}: low ({low:g}) must not exceed high ({high:g})")
+        return value
+
+    def bounds(self, sub: str, value: float) -> tuple[float, float, str] | None:
+        """``(low, high, kind)`` of the number at ``sub`` (its dotted path inside the block) with this
+        ``value``; kind ``"source"``, ``"exact"`` or ``"confidence"``; None when not covered."""
+        def under(keys) -> bool:
+            return any(sub == key or sub.startswith(key + ".") for key in keys)
+
+        for key, (low, high) in self.ranges.items():
+            if sub == key or sub.startswith(key + "."):
+                return low, high, "source"
+        if self.exact is True or (isinstance(self.exact, list) and under(self.exact)):
+            return value, value, "exact"
+        if self.relative is not None:
+            return value * (1 - self.relative), value * (1 + self.relative), "confidence"
+        return None
+
+
 class Range(Strict):
     """A value with a low/default/high range for sensitivity analysis (low/high default to it)."""
 
@@ -118,6 +166,7 @@ class Entry(Strict):
     date: str = Field(description="When the source was published or read (YYYY, YYYY-MM or YYYY-MM-DD)")
     confidence: Literal["A", "B", "C"] | None = None
     notes: str | None = None
+    spread: Spread | None = Field(default=None, description="Ranges of the entry's numbers (Spread)")
 
     _date_text = field_validator("date", mode="before")(_date_as_text)
     _real_date = field_validator("date")(check_date_text)
@@ -162,6 +211,7 @@ class Sourced(Strict):
 
     source: str = Field(min_length=3, description="Where the numbers come from")
     date: str = Field(description="When the source was published or read (YYYY, YYYY-MM or YYYY-MM-DD)")
+    spread: Spread | None = None
 
     @field_validator("date", mode="before")
     @classmethod
@@ -306,6 +356,7 @@ class FabricCosts(Strict):
         description="Switch/NIC/link interruption rates relative to the catalog's failure_rate_* parameters")
     source: str = Field(min_length=3)
     date: str
+    spread: Spread | None = None
 
     _date_text = field_validator("date", mode="before")(_date_as_text)
     _real_date = field_validator("date")(check_date_text)
@@ -346,6 +397,7 @@ class SocketTransport(Strict):
         default=True, description="GPU and NIC sit behind one PCIe switch uplink (HGX/DGX 'PIX')")
     source: str = Field(min_length=3)
     date: str
+    spread: Spread | None = None
 
     _date_text = field_validator("date", mode="before")(_date_as_text)
     _real_date = field_validator("date")(check_date_text)

@@ -1,7 +1,7 @@
 """Monte Carlo draws of the catalog's ranged numbers and a fabric's TCO under them, vectorised.
 
-Every ranged catalog number (a :class:`fabricplan.catalog.Range` with ``low``/``default``/``high``)
-is drawn from the triangular distribution ``T(low, mode, high)`` whose mode is the value the
+Every ranged catalog number (a :class:`fabricplan.catalog.Range` with ``low``/``default``/``high``,
+or a number with a ``spread``: :mod:`fabricplan.catalog.spread`) is drawn from the triangular distribution ``T(low, mode, high)`` whose mode is the value the
 deterministic run used (the spec's price point): the catalog's default is the most likely value and
 its low/high are the bounds its sources give (Law & Kelton, *Simulation Modeling and Analysis*,
 §6.11: the triangular distribution for a quantity known by a minimum, most likely value and
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fabricplan.catalog import Catalog, Range
+from fabricplan.catalog.spread import field_bounds
 from fabricplan.cost import opex
 
 if TYPE_CHECKING:  # numpy loads inside the functions that draw (start-up stays fast)
@@ -74,6 +75,11 @@ class Draws:
         """Draws of a catalog range around its value at ``point`` (low/default/high)."""
         return self.of(key, value.at("low"), value.at(point), value.at("high"))
 
+    def of_field(self, key: str, block, name: str) -> np.ndarray:
+        """Draws of the number ``name`` of a catalog block from its ``spread`` (:func:`field_bounds`)."""
+        low, value, high = field_bounds(block, name)
+        return self.of(key, low, value, high)
+
     def ratio(self, key: str, value: Range, point: str = "default") -> np.ndarray:
         """Draws / the deterministic value (1 where that value is 0)."""
         import numpy as np
@@ -84,21 +90,42 @@ class Draws:
         return self.of_range(key, value, point) / base
 
 
-def _part_range(catalog: Catalog, category: str, item_id: str) -> Range | None:
-    """The catalog price range of a BOM line's item, or None (its price is then held fixed)."""
+def _part(catalog: Catalog, category: str, item_id: str):
+    """The catalog entry of a BOM line's item, or None."""
     lookup = {"switches": catalog.switch, "nics": catalog.nic, "optics": catalog.optic, "cables": catalog.optic}
     finder = lookup.get(category)
     if finder is not None:
         try:
-            return getattr(finder(item_id), "price_usd", None)
+            return finder(item_id)
         except Exception:  # noqa: BLE001 - not a part of that section: look everywhere below
             pass
     for section in catalog.entries:  # a line another cost model adds (licences, support): any entry with the id
         item = catalog.section(section).get(item_id)
-        price = getattr(item, "price_usd", None)
-        if isinstance(price, Range):
-            return price
+        if isinstance(getattr(item, "price_usd", None), Range):
+            return item
     return None
+
+
+def _part_range(catalog: Catalog, category: str, item_id: str) -> Range | None:
+    """The catalog price range of a BOM line's item, or None (its price is then held fixed)."""
+    price = getattr(_part(catalog, category, item_id), "price_usd", None)
+    return price if isinstance(price, Range) else None
+
+
+def _power_ratio(catalog: Catalog, bom, draws: Draws) -> np.ndarray | float:
+    """Network power at the drawn part powers / the deterministic network power: each BOM line's
+    power scaled by its part's ``power_w`` draw / catalog value (``power:<id>``, from the part's
+    ``spread``), ``Σ q·P·r / Σ q·P``; 1 without power."""
+    total = sum(line.quantity * line.unit_power_w for line in bom)
+    if total <= 0:
+        return 1.0
+    drawn = 0.0
+    for line in bom:
+        part = _part(catalog, line.category, line.item_id)
+        watts = float(getattr(part, "power_w", 0.0) or 0.0)
+        ratio = draws.of_field(f"power:{line.item_id}", part, "power_w") / watts if watts > 0 else 1.0
+        drawn = drawn + line.quantity * line.unit_power_w * ratio
+    return drawn / total
 
 
 def _param_ratio(spec: ClusterSpec, catalog: Catalog, draws: Draws, name: str, point: str) -> np.ndarray | float:
@@ -113,8 +140,10 @@ def tco_draws(spec: ClusterSpec, catalog: Catalog, fabric_cost: FabricCost, assu
               draws: Draws) -> np.ndarray:
     """TCO draws of one costed design (cluster TCO when servers are priced, else network TCO).
 
-    ``TCO = Σ q·p + H·(E·r_pue·r_kwh + C·r_colo + s·Σ q·p + O·r_fte_cost·FTE/FTE₀·r_staff + L·r_lic) [+ servers]``
-    where q are the BOM quantities, p the drawn unit prices, E, C, O the deterministic energy,
+    ``TCO = Σ q·p + H·(E·r_pue·r_kwh·r_P + C·r_colo·r_P + s·Σ q·p + O·r_fte_cost·FTE/FTE₀·r_staff + L·r_lic) [+ servers]``
+    where q are the BOM quantities, p the drawn unit prices, r_P the drawn network power over the
+    deterministic one (:func:`_power_ratio`: each part's ``power_w`` from its ``spread``; servers
+    likewise with the server's), E, C, O the deterministic energy,
     colocation and operations cost per year, s the drawn support fraction (the fabric's own, from its
     ``costs`` block), r_staff and r_lic the fabric's drawn staffing multiplier and licence price ratios, L its licences, FTE the network staff
     (:func:`fabricplan.cost.opex.network_fte`) at the drawn staffing parameters, H the horizon.
@@ -137,9 +166,10 @@ def tco_draws(spec: ClusterSpec, catalog: Catalog, fabric_cost: FabricCost, assu
     r_fte_cost = _param_ratio(spec, catalog, draws, "fte_cost_usd_per_year", point)
     r_fte = _fte_ratio(spec, catalog, draws, assumptions)
     r_net_support, r_staff, r_licence = _fabric_cost_ratios(catalog, fabric_cost, assumptions, draws, r_support)
+    r_power = _power_ratio(catalog, fabric_cost.bom, draws)
     yearly = fabric_cost.opex_usd_per_year
     support = fabric_cost.support_fraction_per_year * r_net_support * capex
-    network_yearly = (yearly.energy_usd * r_pue * r_kwh + yearly.colocation_usd * r_colo + support
+    network_yearly = (yearly.energy_usd * r_pue * r_kwh * r_power + yearly.colocation_usd * r_colo * r_power + support
                       + yearly.operations_usd * r_fte_cost * r_fte * r_staff + yearly.licences_usd * r_licence)
     horizon = assumptions.horizon_years
     network = capex + network_yearly * horizon
@@ -211,7 +241,8 @@ def _server_draws(spec, catalog, fabric_cost, assumptions, draws, r_energy, r_co
     colo = (opex.colocation_cost_usd_per_year(servers.power_w, assumptions.colo_usd_per_kw_month)
             if assumptions.include_colocation else 0.0)
     support = assumptions.support_fraction_per_year * r_support * capex
-    yearly = energy * r_energy + colo * r_colo + support
+    r_power = draws.of_field(f"power:{server.id}", server, "power_w") / server.power_w
+    yearly = energy * r_energy * r_power + colo * r_colo * r_power + support
     modelled = servers.capex_usd + assumptions.horizon_years * (
         energy + colo + assumptions.support_fraction_per_year * servers.capex_usd)
     exact = servers.capex_usd + servers.opex_usd_per_year * assumptions.horizon_years

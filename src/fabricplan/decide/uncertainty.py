@@ -6,13 +6,18 @@ drawn as
 
 * TCO: :func:`fabricplan.cost.draws.tco_draws` - exact, because TCO is linear in each price
   (counts x price draws) and a product of the opex parameters;
-* utilisation: the step-time model is run on a small grid of the two perf levers that carry a range
-  (compute speed, ``uncertainty_gpu_efficiency``, one draw per world shared by every fabric; per-NIC
-  bandwidth, ``uncertainty_rdma_bandwidth`` or ``uncertainty_socket_bandwidth``, one draw per
-  fabric) at their low, default and high values, and each draw is interpolated bilinearly in its
-  grid cell. Utilisation is monotone in both levers, so every draw lies between the values at its
-  cell's corners (a bound), it is exact at the grid points, and a zero-width range collapses the
-  grid onto the deterministic run;
+* utilisation: the step-time model is run on a small grid of compute speed
+  (``uncertainty_gpu_efficiency``, one draw per world shared by every fabric) and per-NIC bandwidth
+  (:func:`bandwidth_ratio_draws`: an RDMA profile's own ``effective_bandwidth_gbytes_per_s`` range,
+  drawn per fabric; for socket-transport profiles the socket model at the drawn socket figures,
+  ``perf_defaults`` ``tcp_receive_gbps_per_core``, ``socket_dram_touches_per_byte``, ...) at their
+  low, default and high values, and each draw is interpolated bilinearly in its grid cell.
+  Utilisation is monotone in both, so every draw lies between the values at its cell's corners (a
+  bound), it is exact at the grid points, and a zero-width range collapses the grid onto the
+  deterministic run. Each ``PERF_DRAWN`` number (the adaptive-routing residual on adaptive fabrics,
+  the data-parallel overlap efficiency on every fabric)
+  adds its own first-order term: the utilisation change at its low and high (one run each),
+  interpolated at its draw (exact when it alone moves; interactions with the grid are left out);
 * goodput after failures: exact per draw (:func:`goodput_draws`: failure rates, the fabric's
   network failure multiplier, checkpoint write and restart times, vectorised).
 
@@ -27,6 +32,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from fabricplan.catalog import Catalog, Range
+from fabricplan.catalog.spread import field_bounds
 from fabricplan.cost import resolve_assumptions
 from fabricplan.cost.draws import Draws, tco_draws
 from fabricplan.cost.opex import HOURS_PER_YEAR
@@ -53,8 +59,10 @@ class Uncertainty(BaseModel):
 
     draws: int
     seed: int
-    method: str = ("triangular(low, default, high) per ranged catalog number; TCO exact (counts x price draws); "
-                   "utilisation interpolated on a low/default/high grid of compute speed and per-NIC bandwidth")
+    method: str = ("triangular(low, default, high) per ranged catalog number (its Range or spread); TCO exact "
+                   "(counts x price and power draws); utilisation interpolated on a low/default/high grid of compute "
+                   "speed and per-NIC bandwidth (drawn from each fabric's own figures), plus a first-order term per "
+                   "drawn perf number (adaptive-routing residual, DP overlap efficiency)")
     threshold: float = Field(description="A fabric with at least this probability of being best is a clear winner")
     fabrics: dict[str, FabricDistribution]
     leader: str = Field(description="The eligible fabric most often best")
@@ -79,12 +87,52 @@ def _interp_index(grid: list[float], values: np.ndarray) -> tuple[np.ndarray, np
     return index, np.clip(t, 0.0, 1.0)
 
 
+#: ``perf_defaults`` numbers the Monte Carlo draws from their own ranges with one extra pair of runs
+#: each (at their low and high), for the fabrics whose ``routing`` they act on (None: every fabric).
+PERF_DRAWN: tuple[tuple[str, str | None], ...] = (("adaptive_routing_residual_collision_fraction", "adaptive"),
+                                                   ("dp_overlap_efficiency", None))
+
+
+def bandwidth_ratio_draws(spec: ClusterSpec, catalog: Catalog, fabric: str, design, draws: Draws) -> np.ndarray:
+    """Per-NIC bandwidth per draw / its deterministic value, for one fabric (the bandwidth lever).
+
+    RDMA profiles: the profile's ``effective_bandwidth_gbytes_per_s`` drawn from its own range
+    (``fabric:<id>:effective_bandwidth_gbytes_per_s``). Socket-transport profiles: the socket
+    model's large-message bandwidth (:func:`fabricplan.perf.socket_transport.socket_bandwidth_draws`
+    at NCCL's buffer size) at the drawn socket figures (``param:<name>``, shared by every socket
+    fabric: the same host and kernel), exact per draw."""
+    import numpy as np
+
+    profile = design.network.profile
+    if profile.socket is None:  # relative to the catalog's value, so a spec's override keeps the range's shape
+        entry = catalog.fabric(fabric) if fabric in catalog.section("fabrics") else profile
+        low, value, high = field_bounds(entry, "effective_bandwidth_gbytes_per_s")
+        return draws.of(f"fabric:{fabric}:effective_bandwidth_gbytes_per_s", low, value, high) / value
+    from fabricplan.perf.collectives import gpu_compute_capability
+    from fabricplan.perf.params import perf_parameter
+    from fabricplan.perf.socket_transport import SOCKET_DRAWN, socket_bandwidth_draws
+
+    parameters = catalog.perf_defaults.parameters
+    tcpx = profile.socket.variant == "gpudirect_tcpx"
+    names = [name for name in SOCKET_DRAWN if (name == "devmem_tcp_line_rate_fraction") == tcpx]
+    values = {name: draws.of_field(f"param:{name}", parameters[name], "value") for name in names}
+    network = design.network
+    kwargs = dict(message_bytes=perf_parameter("nccl_buffsize_bytes", catalog),
+                  nics_per_node=network.nics_per_node, gpus_per_node=network.gpus_per_node,
+                  compute_capability=gpu_compute_capability(network.gpu, catalog),
+                  hbm_tbytes_per_s=getattr(network.gpu, "hbm_bandwidth_tbytes_per_s", None), catalog=catalog)
+    base = socket_bandwidth_draws(profile, {}, **kwargs)
+    drawn = socket_bandwidth_draws(profile, values, **kwargs)
+    return np.broadcast_to(drawn / base if base > 0 else 1.0, (draws.n,)).astype(float)
+
+
 def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, draws: Draws,
                       plan: Plan = DEFAULT_PLAN, levers: Levers = Levers(), light: bool = False,
                       design=None) -> np.ndarray:
     """Weighted utilisation per draw of ``outcome``'s design (module docstring). ``light`` (the
-    scale curve's many sizes): compute speed is held at its default, so only the per-NIC bandwidth,
-    the fabric-specific lever, is drawn (compute speed moves every fabric alike)."""
+    scale curve's many sizes): compute speed enters as a linear term (its slope from one run at its
+    high, at the default bandwidth) instead of the bilinear grid, and the ``PERF_DRAWN`` numbers are
+    held at their defaults."""
     import numpy as np
 
     if not spec.jobs:
@@ -92,29 +140,47 @@ def utilisation_draws(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcom
     from fabricplan.perf.efficiency import efficiency_model
 
     gpu_range = catalog.parameter("uncertainty_gpu_efficiency").value
-    profile = catalog.fabric(outcome.fabric)
-    bw_name = "uncertainty_socket_bandwidth" if profile.socket is not None else "uncertainty_rdma_bandwidth"
-    bw_range = catalog.parameter(bw_name).value
-    g_grid, b_grid = ([1.0] if light else _lever_grid(gpu_range)), _lever_grid(bw_range)
-    g = draws.of_range("param:uncertainty_gpu_efficiency", gpu_range)
-    b = draws.of_range(f"param:{bw_name}:{outcome.fabric}", bw_range)
     design = outcome_design(spec, catalog, outcome, plan) if design is None else design
+    g = draws.of_range("param:uncertainty_gpu_efficiency", gpu_range)
+    b = bandwidth_ratio_draws(spec, catalog, outcome.fabric, design, draws)
+    g_grid = [1.0] if light else _lever_grid(gpu_range)
+    b_grid = sorted({float(b.min()), 1.0, float(b.max())})
     model = efficiency_model(plan.efficiency_model)
-    table = np.empty((len(g_grid), len(b_grid)))
-    for i, gv in enumerate(g_grid):
-        for j, bv in enumerate(b_grid):
-            lever = Levers(efficiency_multiplier=levers.efficiency_multiplier * gv,
-                           bandwidth_multiplier=levers.bandwidth_multiplier * bv)
-            if gv == 1.0 and bv == 1.0:
-                table[i, j] = outcome.weighted_gpu_utilisation
-            else:
-                table[i, j] = weighted_utilisation(spec.jobs, plan.performance(spec, catalog, design, lever, model))
+
+    def run(gv: float, bv: float, at: Catalog = catalog) -> float:
+        if gv == 1.0 and bv == 1.0 and at is catalog:
+            return outcome.weighted_gpu_utilisation
+        lever = Levers(efficiency_multiplier=levers.efficiency_multiplier * gv,
+                       bandwidth_multiplier=levers.bandwidth_multiplier * bv)
+        return weighted_utilisation(spec.jobs, plan.performance(spec, at, design, lever, model))
+
+    table = np.array([[run(gv, bv) for bv in b_grid] for gv in g_grid])
     gi, gt = _interp_index(g_grid, g)
     bi, bt = _interp_index(b_grid, b)
     gi1 = np.minimum(gi + 1, len(g_grid) - 1)
     bi1 = np.minimum(bi + 1, len(b_grid) - 1)
-    return ((1 - gt) * (1 - bt) * table[gi, bi] + gt * (1 - bt) * table[gi1, bi]
-            + (1 - gt) * bt * table[gi, bi1] + gt * bt * table[gi1, bi1])
+    result = ((1 - gt) * (1 - bt) * table[gi, bi] + gt * (1 - bt) * table[gi1, bi]
+              + (1 - gt) * bt * table[gi, bi1] + gt * bt * table[gi1, bi1])
+    base = outcome.weighted_gpu_utilisation
+    if light:  # compute speed as a linear term: its slope from one run at its high, default bandwidth
+        high = gpu_range.at("high")
+        if high == 1.0:
+            return result
+        return result + (run(high, 1.0) - base) / (high - 1.0) * (g - 1.0)
+    for name, routing in PERF_DRAWN:
+        if routing is not None and design.network.profile.routing != routing:
+            continue
+        parameter = catalog.perf_defaults.parameters[name]
+        low, value, high = field_bounds(parameter, "value")
+        if high <= low:
+            continue
+        x = draws.of(f"param:{name}", low, value, high)
+        grid = sorted({low, value, high})
+        deltas = [0.0 if v == value else
+                  run(1.0, 1.0, catalog.with_values({f"perf_defaults.parameters.{name}.value": v})) - base
+                  for v in grid]
+        result = result + np.interp(x, grid, deltas)
+    return result
 
 
 def outcome_design(spec: ClusterSpec, catalog: Catalog, outcome: FabricOutcome, plan: Plan = DEFAULT_PLAN):

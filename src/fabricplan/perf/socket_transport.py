@@ -242,3 +242,55 @@ def socket_inline_bytes(profile, nccl_version: str | None = None, catalog=None) 
         if (major, minor) < (2, 27):
             return 0
     return int(perf_parameter("socket_inline_bytes", catalog))
+
+
+#: The socket figures (``perf_defaults`` names) :func:`socket_bandwidth_draws` takes as arrays: the ranged
+#: numbers the socket-transport bandwidth is made of (the Monte Carlo draws them; the devmem share acts
+#: on ``gpudirect_tcpx`` only, the others on the ``kernel`` variant only).
+SOCKET_DRAWN = ("tcp_receive_gbps_per_core", "socket_dram_touches_per_byte", "host_dram_sustained_fraction",
+                "host_dram_peak_gbytes_per_s", "devmem_tcp_line_rate_fraction")
+
+
+def socket_bandwidth_draws(profile, values: dict, *, message_bytes: float, nics_per_node: int, gpus_per_node: int,
+                           compute_capability: int, hbm_tbytes_per_s: float | None = None, catalog=None):
+    """:func:`socket_nic_bandwidth` [GB/s] per draw, vectorised over the figures of ``SOCKET_DRAWN``
+    given in ``values`` (numpy arrays, one value per draw; a figure not given is the catalog's).
+
+    The same bounds: ``min(link goodput [x devmem share for TCPX], connections x connection rate
+    [per-core limited for kernel TCP], PCIe bounce, DRAM bounce = peak x sustained / (touches x 2 x
+    NICs), unpack)``; at the catalog's values it equals the scalar function (tests/perf).
+    """
+    import numpy as np
+
+    def figure(name: str):
+        return np.asarray(values[name], dtype=float) if name in values else perf_parameter(name, catalog)
+
+    base = socket_nic_bandwidth(profile, message_bytes=message_bytes, nics_per_node=nics_per_node,
+                                gpus_per_node=gpus_per_node, compute_capability=compute_capability,
+                                hbm_tbytes_per_s=hbm_tbytes_per_s, catalog=catalog)
+    socket = profile.socket
+    tcpx = socket.variant == "gpudirect_tcpx"
+    goodput = tcp_goodput_fraction(socket.mtu_bytes, int(perf_parameter("tcp_ip_header_bytes", catalog)),
+                                   int(perf_parameter("ethernet_frame_overhead_bytes", catalog)))
+    if tcpx:
+        goodput = np.minimum(goodput, figure("devmem_tcp_line_rate_fraction"))
+    link = profile.link_rate_gbps / 8.0 * goodput
+    if tcpx:
+        sockets_bound = base.sockets_gbytes_per_s  # no per-core limit on TCPX
+    else:
+        per_core = figure("tcp_receive_gbps_per_core")
+        active = max(base.active_sockets, 1)
+        busiest = math.ceil(active / min(max(base.threads, 1), active))
+        per_socket = per_core / busiest
+        if socket.per_flow_cap_gbps is not None:
+            per_socket = np.minimum(per_socket, socket.per_flow_cap_gbps)
+        streams = base.connections_per_nic * active * per_socket
+        if base.threads == 0:
+            streams = np.minimum(streams, per_core)
+        sockets_bound = streams / 8.0
+    dram = base.dram_gbytes_per_s
+    if not tcpx:
+        dram_total = figure("host_dram_peak_gbytes_per_s") * figure("host_dram_sustained_fraction")
+        dram = dram_bounce_bound_gbytes_per_s(dram_total, figure("socket_dram_touches_per_byte"), nics_per_node)
+    bound = np.minimum(np.minimum(link, sockets_bound), np.minimum(base.pcie_gbytes_per_s, dram))
+    return np.minimum(bound, base.unpack_gbytes_per_s)

@@ -125,3 +125,62 @@ def canonical_ethtool(name: str) -> tuple[str, int | None]:
     if m:
         return f"{m.group(1)}_{m.group(3)}", int(m.group(2))
     return name, None
+
+
+# Shared by the telemetry readers (telemetry.py, switch_telemetry.py).
+TELEMETRY_HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
+HEADER_PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
+
+#: Numbers longer than this are refused (a u64 has 20 digits).
+MAX_DIGITS = 20
+#: Program limit: the largest telemetry text file read (a day of full ``ethtool -S`` snapshots of a
+#: port every 15 s is ~60 MB); larger captures: split them, or save once as .npz.
+MAX_TELEMETRY_BYTES = 512 * 1024 * 1024
+
+
+def read_telemetry_text(path: Path | str) -> str:
+    """A UTF-8 telemetry capture of at most :data:`MAX_TELEMETRY_BYTES` (the configuration readers'
+    bounded reader below 10 MiB; above, a plain bounded read). Failures are InputErrors naming the file."""
+    where = str(path)
+    try:
+        size = Path(path).stat().st_size if Path(path).is_file() else 0
+    except OSError:
+        size = 0
+    if size <= 10 * 1024 * 1024:
+        return read_text(path)
+    if size > MAX_TELEMETRY_BYTES:
+        raise InputError(f"file is {size / 1e6:,.0f} MB; telemetry text is read up to "
+                         f"{MAX_TELEMETRY_BYTES // (1024 * 1024)} MiB a file (split it, or save it once as .npz with "
+                         "--save-telemetry)", location=where)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError("not UTF-8 text (a binary file?)", location=f"{where}:{line}") from None
+
+def parse_reading(text: str, location: str, what: str) -> float:
+    """A counter reading: a non-negative finite number of at most :data:`MAX_DIGITS` digits (InputError naming ``location``)."""
+    if text.isdigit() and len(text) <= MAX_DIGITS:  # the common case: a plain counter reading
+        return float(text)
+    digits = text.strip().lstrip("-")
+    if len(digits) > MAX_DIGITS:
+        raise InputError(f"{what}: a {len(digits):,}-digit number (at most {MAX_DIGITS} digits)", location=location)
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{what} must be a number, got {text[:40]!r}", location=location) from None
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"{what} must be a finite number >= 0, got {text[:40]!r}", location=location)
+    return value
+
+
+def parse_header(line: str) -> dict[str, str] | None:
+    """``# key=value ...`` header of a telemetry capture (host, device, time) as a dict, or None."""
+    if not line.startswith("#"):
+        return None
+    m = TELEMETRY_HEADER.match(line.strip())
+    return dict(HEADER_PAIR.findall(m.group(1))) if m else None

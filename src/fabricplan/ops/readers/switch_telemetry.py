@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
-from fabricplan.ops.readers.telemetry import _MAX_DIGITS, _header, _number, read_text
+from fabricplan.ops.readers._common import MAX_DIGITS as _MAX_DIGITS
+from fabricplan.ops.readers._common import parse_header as _header
+from fabricplan.ops.readers._common import parse_reading as _number
+from fabricplan.ops.readers._common import read_telemetry_text as read_text
 from fabricplan.ops.telemetry import SeriesBuilder, Telemetry
 
 #: ``show pfcwd stats`` column -> the two counters of its ``A/B`` cells (None: not a counter).

@@ -36,46 +36,17 @@ from typing import Any
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
 from fabricplan.ops.readers._common import canonical_ethtool, parse_time  # noqa: F401 (also this module's API)
-from fabricplan.ops.readers._common import read_text as read_config_text
+from fabricplan.ops.readers._common import MAX_DIGITS as _MAX_DIGITS  # noqa: F401
+from fabricplan.ops.readers._common import MAX_TELEMETRY_BYTES  # noqa: F401 (this module's API)
+from fabricplan.ops.readers._common import parse_header as _header
+from fabricplan.ops.readers._common import parse_reading as _number
+from fabricplan.ops.readers._common import read_telemetry_text as read_text
 from fabricplan.ops.telemetry import SAMPLE, Series, SeriesBuilder, Telemetry, prefill
 
-_HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
-_PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
 _ETHTOOL_LINE = re.compile(r"^\s+([^:\s][^:]*):\s*(-?\d+)\s*$")
 _SYSFS_LINE = re.compile(r"^(?:\S*/)?infiniband/([^/\s]+)/ports/(\d+)/(hw_counters|counters|counters_ext)/([^:/\s]+):\s*(\d+)\s*$")
 _PERFQUERY_HEAD = re.compile(r"^#\s*Port (extended )?counters:\s*Lid\s+(\d+)\s+port\s+(\d+)")
 _PERFQUERY_LINE = re.compile(r"^(\w+):\.+(\S+)$")
-#: Numbers longer than this are refused (a u64 has 20 digits).
-_MAX_DIGITS = 20
-#: Program limit: the largest telemetry text file read (a day of full ``ethtool -S`` snapshots of a
-#: port every 15 s is ~60 MB); larger captures: split them, or save once as .npz.
-MAX_TELEMETRY_BYTES = 512 * 1024 * 1024
-
-
-def read_text(path: Path | str) -> str:
-    """A UTF-8 telemetry capture of at most :data:`MAX_TELEMETRY_BYTES` (the configuration readers'
-    bounded reader below 10 MiB; above, a plain bounded read). Failures are InputErrors naming the file."""
-    where = str(path)
-    try:
-        size = Path(path).stat().st_size if Path(path).is_file() else 0
-    except OSError:
-        size = 0
-    if size <= 10 * 1024 * 1024:
-        return read_config_text(path)
-    if size > MAX_TELEMETRY_BYTES:
-        raise InputError(f"file is {size / 1e6:,.0f} MB; telemetry text is read up to "
-                         f"{MAX_TELEMETRY_BYTES // (1024 * 1024)} MiB a file (split it, or save it once as .npz with "
-                         "--save-telemetry)", location=where)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=where) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError("not UTF-8 text (a binary file?)", location=f"{where}:{line}") from None
-
 #: perfquery field -> sysfs counter name (reference/ops_formats.md section 4.3).
 PERFQUERY_NAMES = {
     "SymbolErrorCounter": "symbol_error", "LinkErrorRecoveryCounter": "link_error_recovery",
@@ -91,28 +62,6 @@ PERFQUERY_NAMES = {
     "PortMulticastXmitPkts": "multicast_xmit_packets", "PortMulticastRcvPkts": "multicast_rcv_packets",
     "QP1Dropped": "qp1_dropped",
 }
-
-
-def _number(text: str, location: str, what: str) -> float:
-    if text.isdigit() and len(text) <= _MAX_DIGITS:  # the common case: a plain counter reading
-        return float(text)
-    digits = text.strip().lstrip("-")
-    if len(digits) > _MAX_DIGITS:
-        raise InputError(f"{what}: a {len(digits):,}-digit number (at most {_MAX_DIGITS} digits)", location=location)
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{what} must be a number, got {text[:40]!r}", location=location) from None
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"{what} must be a finite number >= 0, got {text[:40]!r}", location=location)
-    return value
-
-
-def _header(line: str) -> dict[str, str] | None:
-    if not line.startswith("#"):
-        return None
-    m = _HEADER.match(line.strip())
-    return dict(_PAIR.findall(m.group(1))) if m else None
 
 
 def _split_rdma(value: str, location: str) -> tuple[str, str]:

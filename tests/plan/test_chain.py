@@ -158,3 +158,42 @@ def test_overlay_moves_a_perf_default_through_the_cli(cli, tmp_path):
     compare = cli("compare", EXAMPLE_1024, "--quick", "--json", "--catalog", path)
     roce = [f for f in json.loads(compare.out)["fabrics"] if f["fabric"] == "roce-v2"][0]
     assert roce["jobs"][0]["step_time_s"] == pytest.approx(moved["step_time_s"], rel=1e-12)
+
+
+def test_cached_performance_keeps_each_catalog_it_answered_for_alive():
+    """The step-time cache keys on id(catalog); it must hold the catalog too, or a Monte Carlo catalog
+    variant freed after use could hand its id to the next variant, which would then read the first
+    variant's step times (a seed-for-seed Monte Carlo that differs between two identical runs)."""
+    import gc
+    import weakref
+
+    from fabricplan.plan.chain import cached_performance
+
+    calls = []
+
+    def step(spec, catalog, design, levers, efficiency):
+        calls.append(catalog)
+        return [len(calls)]
+
+    class Network:
+        gpu = CATALOG.gpu("h100-sxm")
+        profile = CATALOG.fabric("roce-v2")
+        switch = CATALOG.switch("sw_eth_th5")
+        size = object()
+        layout = "layout"
+
+    class Design:
+        network = Network()
+
+    spec = load_spec(EXAMPLE_1024, CATALOG)
+    run = cached_performance(step)
+    variant = load_catalog()
+    probe = weakref.ref(variant)
+    assert run(spec, variant, Design(), "levers", object) == [1]
+    calls.clear()
+    del variant
+    gc.collect()
+    assert probe() is not None  # held by the cache entry: its id cannot be reused
+    again = load_catalog()
+    assert run(spec, again, Design(), "levers", object) == [1]  # a new catalog is a new computation
+    assert calls == [again]

@@ -77,7 +77,7 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
     performance step reads: the jobs and cluster of the spec, the network as built (profile with
     its overrides and bandwidth scale, switch, GPU, sized fabric, layout), the levers and the
     efficiency model."""
-    cache: dict[tuple, tuple[object, list[StepResult]]] = {}
+    cache: dict[tuple, tuple[object, object, list[StepResult]]] = {}
 
     def run(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, levers: Levers,
             efficiency: EfficiencyModel) -> list[StepResult]:
@@ -90,10 +90,13 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
                # registered models are built anew per run: the same name and class is the same model
                (type(efficiency), getattr(efficiency, "name", None) or id(efficiency)))
         hit = cache.get(key)
-        if hit is not None and hit[0] is network.size:
-            return hit[1]
+        if hit is not None and hit[0] is network.size and hit[1] is catalog:
+            return hit[2]
         result = step(spec, catalog, design, levers, efficiency)
-        cache[key] = (network.size, result)  # the size object is kept alive, so its id stays unique
+        # The size and the catalog are kept alive with the entry, so their ids stay unique: a catalog
+        # variant of the Monte Carlo (a parameter at its low or high) freed after use could otherwise
+        # hand its id to the next variant and read the wrong step times.
+        cache[key] = (network.size, catalog, result)
         return result
 
     return run

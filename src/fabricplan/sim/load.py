@@ -173,27 +173,19 @@ def _read(path) -> LoadPoint | None:
 
 
 def _write(path, point: LoadPoint) -> None:
+    """Store one load point in the disk cache, atomically; a failure only costs the speed-up."""
     import json
-    import os
-    import tempfile
     from dataclasses import asdict
+
+    from fabricplan.io import write_text_atomic
 
     if path is None:
         return
-    temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as handle:
-            temporary = handle.name
-            json.dump(asdict(point), handle)
-        os.replace(temporary, path)
-    except OSError:  # a read-only home or a full disk only costs the speed-up
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        write_text_atomic(path, json.dumps(asdict(point)), what="load-model cache entry")
+    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
+        pass
 
 
 def _traffic(load: float, hosts: int, flow_time_us: float, duration_us: float, rng) -> tuple:

@@ -15,7 +15,7 @@ from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.step import slowest_gpu_slowdown
 from fabricplan.perf.validation import (
     LLAMA3_405B_VIRTUAL_STAGES, RAMP_BYTES, TOLERANCES, TRAINING_REASON, azure_allreduce_rows, compute_microbench_rows,
-    efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, nic_ceiling_rows, nvls_single_node_rows,
+    efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, memory_rows, nic_ceiling_rows, nvls_single_node_rows,
     socket_transport_rows, step_time_error, training_error_summary, training_failures, training_run_rows,
     training_run_sensitivity, training_run_tolerance, training_rows,
 )
@@ -23,7 +23,7 @@ from fabricplan.perf.validation import (
 
 def _tolerance(row) -> float | None:
     """The stated tolerance of a row (None: reported, not checked)."""
-    if row.case in ("socket", "efa"):
+    if row.case in ("socket", "efa", "memory"):
         return row.tolerance
     if row.case == "azure_ndv4":
         size = int(row.quantity.split("@")[1])
@@ -112,6 +112,63 @@ def _grouped(rows, groups, out: list[str], label) -> tuple[list[str], int]:
             out.append(f"* `{label(row)}`: " + (f"{bound} — " if bound else "") + reason)
         out += [""]
     return out, failures
+
+
+def _memory_section(catalog=None) -> tuple[list[str], int]:
+    """Memory per GPU against published measurements: checked only (nothing in the memory model was
+    fitted to them); each row with its tolerance and reason, then its source and assumptions."""
+    rows = memory_rows(catalog)
+    out = ["## Memory per GPU: checked only", "",
+           "Model: `perf/memory.py` (ZeRO model states, Korthikanti et al. 2022 §4 activations per recompute and "
+           "sequence-parallel setting, FlashAttention keeping no s × s tensor, 1F1B in-flight micro-batches, "
+           "output layer) for the layout each source states; rows in `published_perf.yaml` `memory_per_gpu`. The "
+           "published figures are PyTorch allocator readings: `max_allocated` (torch.cuda.max_memory_allocated, "
+           "tensors only) or `max_reserved` (torch.cuda.max_memory_reserved, the caching allocator's segments: "
+           "allocated plus cached free blocks). Neither holds the CUDA context or NCCL's buffers, so the model "
+           "side is model states + activations + output layer, without the `reserved` allowance "
+           "(`memory_reserved_bytes_per_gpu` and `memory_fragmentation_fraction` of `perf_defaults`, which "
+           "`step` adds before deciding whether a layout fits); a reserved figure is compared with the "
+           "tensors as if the allocator cached nothing (assumed: no source separates the two). The gradient "
+           "dtype is the framework's (Megatron-LM bf16: fp32 gradients, 4 bytes; FSDP2 with fp32 master "
+           "parameters: 16 bytes per parameter sharded, as ZeRO-3's 2 + 2 + 12), set per row. No row is used "
+           "to set a number: there is no calibrated group. Rows without a tolerance are reported, not gated; "
+           "their reason names what the model lacks. The script fails when a gated row is past its "
+           "tolerance.", ""]
+    out, failures = _grouped(rows, (
+        ("checked", "Checked only", "Model GiB per GPU against the published GiB (2^30 B) per GPU."),),
+        out, label=lambda row: row.quantity.split(":")[0])
+    out += ["Sources:", ""]
+    for source in dict.fromkeys(row.source for row in rows):
+        ids = ", ".join(f"`{row.quantity.split(':')[0]}`" for row in rows if row.source == source)
+        out.append(f"* {ids}: {source}")
+    out += ["", "Assumed per row:", ""]
+    for row in rows:
+        out.append(f"* `{row.quantity.split(':')[0]}`: {row.assumed or 'nothing beyond the source'}.")
+    out += ["", "Mechanisms (sensitivity, same rows): " + memory_mechanism_note(), ""]
+    return out, failures
+
+
+def memory_mechanism_note() -> str:
+    """The two sourced mechanisms the memory rows rest on, each measured by switching it off."""
+    from fabricplan.catalog.files import load_data_file
+    from fabricplan.perf.validation import memory_row_estimate
+
+    entries = [e for e in load_data_file("published_perf.yaml")["memory_per_gpu"]["rows"]
+               if e["id"].startswith("megatron_pr482")]
+
+    def errors(**change):
+        return [memory_row_estimate(dict(e, **change))[1] / e["published_gib"] - 1 for e in entries]
+
+    base, grads, unfused = errors(), errors(gradient_bytes_per_parameter=2), errors(attention_kernel="unfused")
+    span = lambda values: f"{min(values):+.0%} to {max(values):+.0%}"  # noqa: E731
+    return (f"on the four Megatron-LM rows the model is {span(base)}. With 2-byte gradients (the bundled "
+            f"`gradient_bytes_per_parameter`) instead of Megatron's fp32 gradient buffer for bf16 it would be "
+            f"{span(grads)}: the bundled value counts ZeRO's fp16 gradients (Rajbhandari et al. §3.1), so a "
+            "Megatron-LM bf16 job should set 4 (`--catalog`); the bundled value is unchanged in this round "
+            "(it would change `step`'s memory on every bf16 example). Without FlashAttention's O(s) memory "
+            "(`perf/memory.py`: no recompute with `attention_kernel: flash` stores no s × s tensor; Dao et al. "
+            f"2022 §3.1) it would be {span(unfused)}: Korthikanti et al.'s 5as/h term counts the softmax "
+            "input, output and dropout mask an unfused kernel keeps.")
 
 
 def _efa_section(catalog=None) -> tuple[list[str], int]:
@@ -357,6 +414,9 @@ def render() -> tuple[str, int]:
     efa_lines, efa_failures = _efa_section()
     failures += efa_failures
     out += efa_lines
+    memory_lines, memory_failures = _memory_section()
+    failures += memory_failures
+    out += memory_lines
     out += ["## Point-to-point latency vs the seed claim", "",
             "One-way, 8-byte message: host stack + switch port-to-port × switches + propagation + "
             "serialisation (`perf/latency.py`); on the socket transport the host stack is the calibrated "

@@ -18,7 +18,9 @@ Per GPU of the fullest pipeline stage, in bytes (Psi = parameters that GPU holds
 
       selective recompute, sequence parallel      s b h (18 + 4F/h) / t
       selective recompute, no sequence parallel   s b h (10 + (8 + 4F/h) / t)
-      no recompute                                the above + s b h x 5 a s / (h t)   (attention s^2 terms)
+      no recompute, unfused attention             the above + s b h x 5 a s / (h t)   (attention s^2 terms)
+      no recompute, FlashAttention                as selective: the kernel keeps no s x s tensor and
+                                                  recomputes it in its backward ([3]_ §3.1, O(s) memory)
       full recompute                              2 s b h (/ t with sequence parallel) per layer stored,
                                                   plus one layer's selective-recompute working set
 
@@ -39,6 +41,8 @@ References
    Models", SC'20, arXiv:1910.02054.
 .. [2] V. Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
    MLSys 2023, arXiv:2205.05198 (see docs/reference/compute_microbench.md §5).
+.. [3] T. Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+   NeurIPS 2022, arXiv:2205.14135.
 """
 
 from __future__ import annotations
@@ -76,14 +80,15 @@ class MemoryEstimate:
 
 
 def activation_bytes_per_layer(dims: TransformerDims, seq_tokens: float, micro_batch: int, tp: int,
-                               recompute: str, sequence_parallel: bool) -> float:
-    """Activation bytes one layer stores for one micro-batch on one GPU (module docstring, [2]_ Table 2)."""
+                               recompute: str, sequence_parallel: bool, attention_kernel: str = "unfused") -> float:
+    """Activation bytes one layer stores for one micro-batch on one GPU (module docstring, [2]_ Table 2;
+    with ``attention_kernel="flash"`` no recompute stores no s x s tensor, [3]_)."""
     s, b, h, a = seq_tokens, micro_batch, dims.hidden, dims.heads
     width = dims.ffn_hidden * dims.experts_per_token
     sbh = s * b * h
     sharded = 8 + 4 * width / h  # MLP and attention terms split by tensor parallelism (24 at F = 4h)
     selective = sbh * (10 + sharded) / tp if sequence_parallel else sbh * (10 + sharded / tp)
-    if recompute == "selective":
+    if recompute == "selective" or (recompute == "none" and attention_kernel == "flash"):
         return selective
     if recompute == "none":
         return selective + sbh * 5 * a * s / (h * tp)
@@ -113,7 +118,8 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     expert = states(expert_local, dp * cp // max(ep, 1))
     seq = job.seq_len_tokens / cp
     b = job.micro_batch_sequences
-    per_layer = activation_bytes_per_layer(dims, seq, b, tp, job.recompute, job.sequence_parallel)
+    per_layer = activation_bytes_per_layer(dims, seq, b, tp, job.recompute, job.sequence_parallel,
+                                           job.attention_kernel)
     in_flight = min(pp, micro_batches) if pp > 1 else 1
     interleave = 1 + (pp - 1) / (pp * virtual_stages) if virtual_stages > 1 else 1.0
     activations = per_layer * layers_per_stage * in_flight * interleave

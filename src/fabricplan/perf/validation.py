@@ -480,3 +480,73 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
         else:
             out[entry["id"]] = published / (result.tokens_per_s / entry["gpus"]) - 1.0
     return out
+
+
+# --- Memory per GPU (checked only): published_perf.yaml memory_per_gpu ----------------------------
+
+#: The JobSpec fields a memory_per_gpu row may set.
+_MEMORY_JOB_FIELDS = ("model", "tp", "pp", "cp", "dp", "virtual_pipeline_stages", "global_batch_sequences",
+                      "micro_batch_sequences", "seq_len_tokens", "recompute", "sequence_parallel", "zero_stage",
+                      "attention_kernel")
+
+
+@dataclass(frozen=True)
+class MemoryValidationRow(SocketValidationRow):
+    """A memory row (GiB per GPU): group, tolerance and its reason as the socket rows, plus what the
+    row assumed and the model's parts."""
+
+    assumed: str = ""
+    source: str = ""
+
+
+def memory_row_estimate(entry: dict, catalog=None):
+    """(MemoryEstimate, model GiB comparable with the published quantity) of one ``memory_per_gpu`` row.
+
+    The published quantities are PyTorch allocator figures (``max_allocated``: tensors; ``max_reserved``:
+    the allocator's segments), which hold neither the CUDA context nor NCCL's buffers: the model side
+    is its model states + activations + output layer, without the ``reserved`` allowance (context,
+    NCCL, workspace and fragmentation). The row's ``gradient_bytes_per_parameter`` is its framework's
+    gradient dtype, set on a copy of the catalog."""
+    from fabricplan.perf.flops import model_dims
+    from fabricplan.perf.memory import GIB, memory_per_gpu
+    from fabricplan.spec import JobSpec
+
+    catalog = catalog or default_catalog()
+    row_catalog = catalog.with_values({"perf_defaults.parameters.gradient_bytes_per_parameter.value":
+                                       entry["gradient_bytes_per_parameter"]})
+    fields = {key: entry[key] for key in _MEMORY_JOB_FIELDS if key in entry}
+    job = JobSpec(name=entry["id"], **fields)
+    dims = model_dims(entry["model"], catalog)
+    gpu = catalog.gpu(entry["gpu"]).model_copy(update={"hbm_gbytes": float(entry["hbm_gbytes"])})
+    micro_batches = entry["global_batch_sequences"] // (entry["dp"] * entry["micro_batch_sequences"])
+    estimate = memory_per_gpu(job, dims, gpu, tp=entry["tp"], pp=entry["pp"], dp=entry["dp"], cp=entry.get("cp", 1),
+                              ep=1, micro_batches=micro_batches,
+                              virtual_stages=entry.get("virtual_pipeline_stages", 1), catalog=row_catalog)
+    tensors = sum(value for name, value in estimate.breakdown_bytes.items() if name != "reserved")
+    return estimate, tensors / GIB
+
+
+def memory_rows(catalog=None) -> list[MemoryValidationRow]:
+    """Every ``memory_per_gpu`` row of ``published_perf.yaml``: published GiB per GPU vs the model's
+    (``memory_row_estimate``), with tolerance (None: reported, not gated) and its reason."""
+    from fabricplan.perf.memory import GIB
+
+    rows = []
+    for entry in load_data_file("published_perf.yaml")["memory_per_gpu"]["rows"]:
+        estimate, model_gib = memory_row_estimate(entry, catalog)
+        parts = estimate.breakdown_bytes
+        detail = (f"t{entry['tp']} p{entry['pp']} d{entry['dp']} c{entry.get('cp', 1)}, b {entry['micro_batch_sequences']}"
+                  f" × {entry['seq_len_tokens']}, {entry['recompute']}, ZeRO {entry['zero_stage']}; states "
+                  f"{(parts['weights'] + parts['gradients'] + parts['optimizer_states']) / GIB:.1f}, activations "
+                  f"{parts['activations'] / GIB:.1f}, output {parts['output_layer'] / GIB:.1f} GiB")
+        rows.append(MemoryValidationRow("memory", f"{entry['id']}: {entry['quantity']} GiB", float(entry["published_gib"]),
+                                        float(model_gib), detail, group="checked", tolerance=entry.get("tolerance"),
+                                        reason=" ".join(str(entry["tolerance_reason"]).split()),
+                                        assumed=" ".join(str(entry.get("assumed", "")).split()),
+                                        source=" ".join(str(entry["source"]).split())))
+    return rows
+
+
+def memory_failures(rows: list[MemoryValidationRow]) -> list[MemoryValidationRow]:
+    """The gated memory rows outside their tolerance (empty = the model holds)."""
+    return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]

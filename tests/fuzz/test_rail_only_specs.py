@@ -46,3 +46,4 @@ def test_more_servers_per_rail_than_three_tiers_hold_is_refused(cli, tmp_path):
     result = cli("topology", spec)
     assert result.code == 2 and result.err.count("\n") == 1, result.err
     assert "cluster.gpus" in result.err and "2,048" in result.err and "rail-only" in result.err
+

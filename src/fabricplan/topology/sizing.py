@@ -232,9 +232,12 @@ def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | No
     used = {t: n * nics for t, n in rail.switch_ports_used.items()}
     available = {t: n * nics for t, n in rail.switch_ports_available.items()}
     rail_notes = tuple(f"per rail: {_rail_text(n, nodes)}" for n in rail.notes)
+    def count(n: int, tier: str) -> str:
+        return f"{n:,} {_SINGULAR[tier] if n == 1 else _PLURAL[tier]}"
+
     notes = (f"rail-only, {rail.tiers} tiers: each of the {nics} rails is its own {rail.tiers}-tier Clos of "
-             f"{rail.leaf_switches:,} leaves + {rail.spine_switches:,} spines"
-             + (f" + {rail.core_switches:,} cores" if rail.core_switches else "")
+             f"{count(rail.leaf_switches, 'leaf')} + {count(rail.spine_switches, 'spine')}"
+             + (f" + {count(rail.core_switches, 'core')}" if rail.core_switches else "")
              + f" over its {nodes:,} servers ({rail.leaf_host_ports_max} per rail leaf), no link between rails; "
              "traffic between rails crosses NVLink inside a node first (NCCL PXN)",) + rail_notes
     return FabricSize(**common, tiers=rail.tiers, leaf_switches=per_tier[0], spine_switches=per_tier[1],

@@ -69,3 +69,20 @@ def test_rail_only_is_one_switch_per_rail_where_it_fits_and_a_leaf_spine_per_rai
     assert (two_tier.tiers, two_tier.switches_by_tier) == (2, {"leaf": 32, "spine": 16})
     assert two_tier.cost_per_useful_gpu_hour_usd is not None and not two_tier.chosen
     assert "cost per useful GPU-hour" in two_tier.note and "48 vs" in two_tier.note
+
+
+def test_cost_and_topology_show_the_design_compare_chooses():
+    import pytest
+
+    # `cost`/`topology` cost the same design `compare` keeps, not the spec's first option: on the
+    # 128-GPU example InfiniBand is 4 leaves + 2 spines in both.
+    import fabricplan as fp
+
+    spec = fp.load_spec("examples/mid-128-h100-existing-ethernet.yaml")
+    report = fp.compare(spec, quick=True, draws=0)
+    costed = {f.fabric: f for f in fp.cost(spec).fabrics}
+    for outcome in report.fabrics:
+        assert costed[outcome.fabric].switch_id == outcome.design.switch
+        assert costed[outcome.fabric].topology.total_switches == outcome.design.switches
+        assert costed[outcome.fabric].network_capex_usd == pytest.approx(outcome.cost.network_capex_usd, rel=1e-12)
+    assert costed["infiniband-ndr"].topology.total_switches == 6

@@ -109,3 +109,19 @@ def test_infiniband_takes_linkx_ethernet_third_party():
     assert not any(line.item_id.endswith("_nv") for line in roce.bom if line.category == "optics")
     # Same counts and reach classes, LinkX at ~2x: IB optics cost 1.6-2.2x RoCE's.
     assert 1.6 < ib.capex_usd["optics"] / roce.capex_usd["optics"] < 2.2
+
+
+def test_rail_only_runs_by_tier():
+    """Rail-only host links run from a rail leaf's servers to that leaf (a 1-tier rail switch serves
+    the whole hall); a 2-tier rail's leaf-spine links span the hall, a 3-tier rail's a pod."""
+    from fabricplan.topology import size_fabric
+
+    one = size_fabric(nodes=64, nics_per_node=8, radix=64, style="rail_only")       # 16 racks, 1 switch per rail
+    assert tier_runs(one, PLAN).host_m == pytest.approx(block_run_m(16, PLAN))
+    two = size_fabric(nodes=2048, nics_per_node=8, radix=64, style="rail_only")     # 32 servers per rail leaf
+    runs = tier_runs(two, PLAN)
+    assert (runs.host_m, runs.leaf_spine_m) == (pytest.approx(block_run_m(8, PLAN)), pytest.approx(block_run_m(512, PLAN)))
+    three = size_fabric(nodes=4096, nics_per_node=8, radix=64, style="rail_only")   # pods of 32 x 32 servers
+    runs = tier_runs(three, PLAN)
+    assert runs.leaf_spine_m == pytest.approx(block_run_m(256, PLAN))
+    assert runs.spine_core_m == pytest.approx(block_run_m(1024, PLAN))

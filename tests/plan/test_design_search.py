@@ -56,16 +56,19 @@ def test_a_switch_price_overlay_changes_the_chosen_switch():
     assert outcome.design.switch != "sw_eth_th5" and outcome.cost.switch_id == outcome.design.switch
 
 
-def test_rail_only_is_proposed_where_each_rail_fits_one_switch_and_refused_beyond():
+def test_rail_only_is_one_switch_per_rail_where_it_fits_and_a_leaf_spine_per_rail_beyond():
     """128 nodes fit one 128-port Tomahawk-5 per rail: rail-only needs 8 switches and no spine. On
-    64-port switches the 128 servers of a rail do not fit one switch, so rail-only is not buildable."""
+    64-port switches the 128 servers of a rail need a leaf-spine per rail: 8 x (4 leaves + 2 spines),
+    still no link between rails; it is costed and listed with why it lost."""
     outcome = fabric_outcomes(spec_of(), CATALOG, fabrics=["roce-v2"])["roce-v2"]
     by = {(d.switch, d.style): d for d in outcome.designs_considered}
     rail_only = by[("sw_eth_th5", "rail_only")]
     assert (rail_only.tiers, rail_only.switches, rail_only.switches_by_tier) == (1, 8, {"leaf": 8})
     assert by[("sw_eth_th5", "rail_optimized")].switches > 8
-    refused = by[("sw_eth_th4", "rail_only")]
-    assert refused.cost_per_useful_gpu_hour_usd is None and "rail-only" in refused.note
+    two_tier = by[("sw_eth_th4", "rail_only")]
+    assert (two_tier.tiers, two_tier.switches_by_tier) == (2, {"leaf": 32, "spine": 16})
+    assert two_tier.cost_per_useful_gpu_hour_usd is not None and not two_tier.chosen
+    assert "cost per useful GPU-hour" in two_tier.note and "48 vs" in two_tier.note
 
 
 def test_cost_and_topology_show_the_design_compare_chooses():

@@ -58,3 +58,16 @@ def test_job_nodes_packed_or_scattered():
         job_nodes(4, 5)
     with pytest.raises(InputError):
         clos_network(0, 1, 1)
+
+
+def test_design_network_of_a_two_tier_rail_only_fabric_has_no_path_between_rails():
+    """8 rails x (4 leaves + 2 spines), 128 servers: NIC 0 of server 0 reaches NIC 0 of server 32
+    (another rail-0 leaf) over rail 0's spines; NIC 1 of any server only via NVLink (no network path)."""
+    size = size_fabric(nodes=128, nics_per_node=8, radix=64, style="rail_only")
+    net = design_network(size, link_gbps=400)
+    assert net.n_hosts == 1024 and int((net.node_kind == 1).sum()) == size.total_switches == 48
+    assert net.n_links == 2 * size.total_links
+    same_rail = equal_cost_paths(net, 0, 32 * 8)
+    assert {len(p) for p in same_rail} == {4} and len(same_rail) == 32 * 16  # 32 uplinks x 16 cables down
+    assert len(equal_cost_paths(net, 0, 8)) == 1  # same rail leaf: one path through it
+    assert equal_cost_paths(net, 0, 32 * 8 + 1) == [] and equal_cost_paths(net, 0, 1) == []

@@ -25,6 +25,9 @@ CASES = [
     dict(nodes=1, nics_per_node=8, radix=64, style="rail_optimized", tiers=2),  # one leaf holds all 8 rails
     dict(nodes=16, nics_per_node=8, radix=64, style="rail_only"),               # 4 rails per switch, no spine
     dict(nodes=63, nics_per_node=8, radix=64, style="rail_only", reserved_leaf_ports=1),  # one switch per rail
+    dict(nodes=128, nics_per_node=8, radix=64, style="rail_only"),              # 8 rails x (4 leaves + 2 spines)
+    dict(nodes=100, nics_per_node=4, radix=8, style="rail_only", oversubscription=(1, 1.5)),  # 3-tier rails
+    dict(nodes=100, nics_per_node=2, radix=16, style="rail_only", reserved_leaf_ports=1),    # 2-tier, reserved
     dict(nodes=512, nics_per_node=1, radix=8, style="fat_tree"),                # full 4-tier k=8: k⁴/8
     dict(nodes=300, nics_per_node=1, radix=8, style="fat_tree"),                # partial super-pod
     dict(nodes=170, nics_per_node=4, radix=10, style="rail_optimized", oversubscription=(1, 1.5)),
@@ -40,7 +43,10 @@ def test_graph_matches_counts(kw):
     assert tiers == Counter({"nic": f.endpoints, **f.switches_by_tier}) - Counter()
     assert g.number_of_edges() == f.total_links
     if f.style == "rail_only":  # rails meet only over NVLink inside a node, which the graph does not draw
-        assert nx.number_connected_components(g) == f.total_switches
+        groups = f.nics_per_node if f.tiers >= 2 else f.total_switches  # one component per rail (group)
+        assert nx.number_connected_components(g) == groups
+        assert all(len({d.get("rail") for n, d in g.subgraph(c).nodes(data=True) if n[0] != "nic"}) == 1
+                   for c in nx.connected_components(g)) or f.tiers == 1
     else:
         assert nx.is_connected(g) or f.tiers == 0
     for node, tier in g.nodes(data="tier"):

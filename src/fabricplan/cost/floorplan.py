@@ -13,7 +13,8 @@ routing in overhead trays), so the longest run of a block is::
 with ``overhead`` the drops into and out of the tray. Per tier (docs/reference/topology.md §1.3):
 
 * host links: in-rack (``in_rack_run_m``) for ToR leaf-spine; otherwise the servers one leaf serves
-  (a rail-optimised scalable unit, or a fat-tree leaf's servers);
+  (a rail-optimised scalable unit, a rail-only rail's servers (one rail leaf's with 2-3 tiers), or a
+  fat-tree leaf's servers);
 * leaf-spine links: a 2-tier fabric's whole hall, a 3+-tier fabric's pod;
 * spine-core and core-super-core links: the whole hall, which grows with the GPU count.
 
@@ -86,7 +87,7 @@ class TierRuns:
 
 def servers_per_leaf(size: FabricSize) -> float:
     """Servers whose NICs one leaf (or one rail-optimised scalable unit) serves."""
-    if size.style == "rail_optimized" or size.style == "leaf_spine":
+    if size.style in ("rail_optimized", "leaf_spine", "rail_only"):  # rail-only: a rail (leaf)'s servers
         return max(size.servers_per_leaf, 1)
     return max(size.leaf_host_ports_max / max(size.nics_per_node, 1), 1.0)  # fat tree: NIC ports fill leaves
 

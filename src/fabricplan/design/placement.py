@@ -8,7 +8,9 @@ per design); it never sizes a fabric itself. For a communicator of ``n`` nodes p
   least 2 once ``n`` exceeds one leaf group of the cluster (it fits one switch on paper, but its
   nodes hang off several of the cluster's leaves).
 * ``nodes_per_leaf``: nodes whose NICs of one rail share a leaf (rail-optimised: a scalable unit;
-  ToR ``leaf_spine``: a rack; ``fat_tree``: host ports of a leaf // NICs per node).
+  rail-only: the servers of one rail leaf, so with 2-3 tiers nodes under different rail leaves cross
+  their rail's spines (and cores), never another rail; ToR ``leaf_spine``: a rack; ``fat_tree``:
+  host ports of a leaf // NICs per node).
 * ``nodes_per_pod``: nodes under one pod's spines of a 3+ tier fabric (0 otherwise).
 * ``oversubscription``: the realised down:up ratio per tier with uplinks
   (``FabricSize.oversubscription_effective``), ``leaf_uplinks`` and ``nics_per_leaf`` (1 on rails,
@@ -83,10 +85,11 @@ def nodes_per_leaf(size: FabricSize, nics_per_node: int) -> int:
 
 def nodes_per_pod(size: FabricSize, nics_per_node: int, per_leaf: int) -> int:
     """Nodes under one pod's spines of a 3+ tier fabric (0 otherwise): a rail pod holds
-    ``leaves_per_pod / rails`` scalable units, a ToR/fat-tree pod ``leaves_per_pod`` leaves."""
+    ``leaves_per_pod / rails`` scalable units (rail-only: rail leaves), a ToR/fat-tree pod ``leaves_per_pod`` leaves."""
     if size.tiers < 3 or not size.leaves_per_pod:
         return 0
-    leaf_groups = size.leaves_per_pod // nics_per_node if size.style == "rail_optimized" else size.leaves_per_pod
+    rails = size.style in ("rail_optimized", "rail_only")  # a pod's leaves count every rail's
+    leaf_groups = size.leaves_per_pod // nics_per_node if rails else size.leaves_per_pod
     return max(leaf_groups, 1) * per_leaf
 
 

@@ -6,7 +6,8 @@ each with a ``tier`` attribute (rail leaves also carry ``rail``; with 3+ tiers l
 parallel edges. The wiring follows :func:`size_fabric` exactly, block by block: in each pod (and
 super-pod) the j-th top switch of every sub-block joins position group j and spreads its uplinks
 evenly over that group's upper switches; the top tier of a 3+ tier fabric takes the uplinks of the
-tier below round-robin. A single node (0 tiers) is its NICs alone. Reserved leaf ports
+tier below round-robin. A multi-tier rail-only fabric is one such fat tree per rail, with no link
+between rails (all switches carry ``rail``). A single node (0 tiers) is its NICs alone. Reserved leaf ports
 (UFM/management) are not drawn.
 """
 
@@ -39,6 +40,8 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
     if size.endpoints + size.total_switches > MAX_GRAPH_NODES:
         raise InputError(f"graph of {size.endpoints + size.total_switches:,} nodes exceeds the "
                          f"{MAX_GRAPH_NODES:,}-node limit; use the counts in FabricSize instead", "size")
+    if size.style == "rail_only" and size.tiers >= 2:
+        return _rail_only_graph(size)
     g = nx.MultiGraph(style=size.style, tiers=size.tiers, radix=size.radix)
     rails = size.style == "rail_optimized" and size.tiers >= 2 and not _folded(size)
     for leaf in range(size.leaf_switches):
@@ -50,6 +53,27 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
                 g.add_edge(("nic", server, nic), ("leaf", _leaf_of(size, server, nic)))
     if size.tiers >= 2:
         _wire_upper_tiers(g, size)
+    return g
+
+
+def _rail_only_graph(size: FabricSize) -> nx.MultiGraph:
+    """Multi-tier rail-only: one fat tree per rail (``nics_per_node`` = 1), wired as above and laid side
+    by side with no link between rails. NIC ``i`` of a server is on rail ``i``; every switch carries
+    its ``rail``; switch indices run rail by rail (rail r's leaves are ``r·L .. r·L + L − 1``)."""
+    from fabricplan.topology.sizing import size_fabric
+
+    rail = size_fabric(nodes=size.nodes, nics_per_node=1, radix=size.radix, style="fat_tree", tiers=size.tiers,
+                       oversubscription=size.oversubscription, reserved_leaf_ports=size.reserved_leaf_ports,
+                       max_tiers=size.tiers)
+    one = build_graph(rail)
+    per_tier = rail.switches_by_tier
+    g = nx.MultiGraph(style=size.style, tiers=size.tiers, radix=size.radix)
+    for r in range(size.nics_per_node):
+        def name(node, r=r):
+            return ("nic", node[1], r) if node[0] == "nic" else (node[0], r * per_tier[node[0]] + node[1])
+        for node, data in one.nodes(data=True):
+            g.add_node(name(node), **data, **({} if node[0] == "nic" else {"rail": r}))
+        g.add_edges_from((name(u), name(v)) for u, v in one.edges())
     return g
 
 

@@ -42,6 +42,8 @@ __all__ = ["FabricSize", "Style", "size_fabric", "tier_capacities", "tiers_neede
 #: Display names per tier (plural), for notes.
 _PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
 _SINGULAR = {"leaf": "leaf", "spine": "spine", "core": "core", "super_core": "super-core"}
+#: A rail-only rail is at most a 3-tier fat tree (k³/4 servers per rail at 1:1); no 4th tier.
+RAIL_ONLY_MAX_TIERS = 3
 NO_FABRIC_NOTE = "1 node: NVLink carries all GPU traffic; no scale-out switch is needed"
 
 
@@ -158,8 +160,7 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     if nodes == 1:
         return 0
     if style == "rail_only":
-        _rail_only_fits(nodes, radix, reserved_leaf_ports, None)
-        return 1
+        return _rail_size(nodes, radix, tier_ratios(oversubscription), reserved_leaf_ports, None).tiers
     ratios = tier_ratios(oversubscription)
     layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
     chosen, _why = _choose_tiers(nodes * nics_per_node, nodes, nics_per_node, radix, style, None, max_tiers,
@@ -172,37 +173,90 @@ def tier_capacities(*, nics_per_node: int, radix: int, style: Style, oversubscri
     """Most nodes 1..4 tiers of this design can hold (the tier boundaries: a non-blocking radix-64
     fat tree holds 64, 2,048 and 65,536 NIC ports in 1, 2 and 3 tiers, Al-Fares et al. 2008).
     Capacities are of full scalable units/racks, so they do not depend on the cluster's size."""
-    if style == "rail_only":  # one tier only: each rail's servers on one switch
-        return {t: radix - reserved_leaf_ports for t in range(1, MAX_SUPPORTED_TIERS + 1)}
+    if style == "rail_only":  # servers per rail: k, k²/2, k³/4 non-blocking; no 4th tier
+        _layout, capacity = _layout_and_capacity("fat_tree", 1, 1, radix, tier_ratios(oversubscription),
+                                                 reserved_leaf_ports)
+        return {t: capacity[min(t, RAIL_ONLY_MAX_TIERS)] for t in range(1, MAX_SUPPORTED_TIERS + 1)}
     ratios = tier_ratios(oversubscription)
     _layout, capacity = _layout_and_capacity(style, 1, nics_per_node, radix, ratios, reserved_leaf_ports)
     return {t: c // nics_per_node for t, c in capacity.items()}
 
 
-def _rail_only_fits(nodes: int, radix: int, reserved: int, tiers: int | None) -> int:
-    """Host ports of a rail-only switch; InputError when the servers of one rail do not fit one switch."""
-    host = radix - reserved
-    if tiers not in (None, 1):
-        raise InputError(f"a rail-only fabric has one tier (each rail's servers on one switch, no spine), "
-                         f"got tiers={tiers}", "tiers")
-    if nodes > host:
-        raise InputError(f"{nodes:,} servers exceed the {host} a rail-only fabric holds at radix {radix} (one "
-                         "switch per rail, no spine); use rail_optimized", "nodes")
-    return host
+def _rail_size(nodes: int, radix: int, ratios, reserved: int, tiers: int | None) -> FabricSize:
+    """One rail's own Clos: ``nodes`` servers with one NIC each on a ``fat_tree`` of at most
+    :data:`RAIL_ONLY_MAX_TIERS` tiers (k, k²/2, k³/4 servers per rail non-blocking). InputError naming
+    ``tiers`` (more than 3, or too few for the servers) or ``nodes`` (beyond the 3-tier maximum)."""
+    if tiers is not None and tiers > RAIL_ONLY_MAX_TIERS:
+        raise InputError(f"a rail-only fabric has 1 to {RAIL_ONLY_MAX_TIERS} tiers (each rail its own switch, "
+                         f"leaf-spine or 3-tier fat tree, no links between rails), got tiers={tiers}", "tiers")
+    try:
+        return size_fabric(nodes=nodes, nics_per_node=1, radix=radix, style="fat_tree", tiers=tiers,
+                           oversubscription=tuple(float(r) for r in ratios[:MAX_GIVEN_RATIOS]),
+                           reserved_leaf_ports=reserved, max_tiers=RAIL_ONLY_MAX_TIERS)
+    except InputError as exc:
+        message = _rail_text(exc.message, nodes).replace(f"; allow more tiers (max_tiers={RAIL_ONLY_MAX_TIERS})", "")
+        raise InputError(f"rail-only ({nodes:,} servers per rail, one Clos of at most {RAIL_ONLY_MAX_TIERS} "
+                         f"tiers per rail): {message.replace('for style fat_tree ', 'per rail ')}",
+                         exc.location) from None
+
+
+def _rail_text(text: str, nodes: int) -> str:
+    """A one-rail fat tree's note or error, in servers (each has one NIC on the rail)."""
+    return text.replace(f"{nodes:,} endpoints ({nodes:,} nodes × 1 NICs)", f"{nodes:,} servers")
 
 
 def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | None, ratios) -> FabricSize:
-    """Rail-only (Wang, Wang et al., "Rail-only: A Low-Cost High-Performance Network for Training
-    LLMs with Trillion Parameters", arXiv:2307.12169, 2023): NIC i of every server on rail switch
-    i, no spine; traffic between rails crosses NVLink inside a node first (NCCL PXN). Rails share a
-    switch when their servers fit: ``floor((k − reserved) / nodes)`` rails per switch."""
+    """Rail-only (Wang, Ghobadi et al., "Rail-only: A Low-Cost High-Performance Network for Training
+    LLMs with Trillion Parameters", arXiv:2307.12169, 2023): NIC i of every server on rail i, and no
+    spine joins the rails; traffic between rails crosses NVLink inside a node first (NCCL PXN).
+
+    * 1 tier (a rail's servers fit one switch): rails share a switch when their servers fit,
+      ``floor((k − reserved) / nodes)`` rails per switch.
+    * 2-3 tiers: every rail is its own folded Clos of the chosen switch (the paper's per-rail Clos
+      networks): a ``fat_tree`` of ``nodes`` one-NIC servers sized by :func:`size_fabric` (leaves,
+      spines and cores, oversubscription per tier), repeated R = ``nics`` times with no link between
+      rails. Servers per rail: k − reserved, k·d, k·da·d (k, k²/2, k³/4 non-blocking). Counts are
+      R × the rail's; a "pod" is the servers under one rail pod, so ``leaves_per_pod`` counts the
+      leaves of all R rails over them (R × a rail pod's leaves), as for rail-optimised SUs.
+    """
     endpoints = nodes * nics
     common = dict(style="rail_only", radix=radix, nodes=nodes, nics_per_node=nics, endpoints=endpoints,
                   oversubscription=(float(ratios[0]), float(ratios[1])), reserved_leaf_ports=reserved,
                   host_links_in_rack=False)
     if nodes == 1 and tiers is None:
         return _no_fabric(common, radix - reserved)
-    host = _rail_only_fits(nodes, radix, reserved, tiers)
+    rail = _rail_size(nodes, radix, ratios, reserved, tiers)
+    if rail.tiers == 1:
+        return _rail_only_one_tier(common, nodes, nics, radix, reserved)
+    per_tier = [n * nics for n in (rail.leaf_switches, rail.spine_switches, rail.core_switches)]
+    used = {t: n * nics for t, n in rail.switch_ports_used.items()}
+    available = {t: n * nics for t, n in rail.switch_ports_available.items()}
+    rail_notes = tuple(f"per rail: {_rail_text(n, nodes)}" for n in rail.notes)
+    def count(n: int, tier: str) -> str:
+        return f"{n:,} {_SINGULAR[tier] if n == 1 else _PLURAL[tier]}"
+
+    notes = (f"rail-only, {rail.tiers} tiers: each of the {nics} rails is its own {rail.tiers}-tier Clos of "
+             f"{count(rail.leaf_switches, 'leaf')} + {count(rail.spine_switches, 'spine')}"
+             + (f" + {count(rail.core_switches, 'core')}" if rail.core_switches else "")
+             + f" over its {nodes:,} servers ({rail.leaf_host_ports_max} per rail leaf), no link between rails; "
+             "traffic between rails crosses NVLink inside a node first (NCCL PXN)",) + rail_notes
+    return FabricSize(**common, tiers=rail.tiers, leaf_switches=per_tier[0], spine_switches=per_tier[1],
+                      core_switches=per_tier[2], total_switches=sum(per_tier), host_links=endpoints,
+                      leaf_spine_links=rail.leaf_spine_links * nics, spine_core_links=rail.spine_core_links * nics,
+                      total_links=rail.total_links * nics, switch_ports_used=used, switch_ports_available=available,
+                      pods=rail.pods, leaves_per_pod=rail.leaves_per_pod * nics, scalable_units=0,
+                      servers_per_leaf=rail.leaf_host_ports_max, leaf_host_ports_max=rail.leaf_host_ports_max,
+                      leaf_uplinks=rail.leaf_uplinks, spine_uplinks=rail.spine_uplinks,
+                      max_endpoints=rail.max_endpoints * nics,
+                      oversubscription_effective=rail.oversubscription_effective,
+                      bisection_ratio=rail.bisection_ratio, reserved_ports_total=rail.reserved_ports_total * nics,
+                      notes=notes)
+
+
+def _rail_only_one_tier(common: dict, nodes: int, nics: int, radix: int, reserved: int) -> FabricSize:
+    """One switch per rail group, no spine (rails share a switch when their servers fit)."""
+    endpoints = nodes * nics
+    host = radix - reserved
     per_switch = max(1, min(nics, host // nodes))
     switches = -(-nics // per_switch)
     notes = (f"rail-only: {per_switch} rail(s) of {nodes:,} servers per switch on {switches} switches, no spine; "

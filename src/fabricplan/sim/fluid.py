@@ -74,6 +74,8 @@ class FluidConfig:
     extra_loop_delay_us: float = 0.0
     max_time_us: float = 50_000.0
     record_every: int = 0              # keep a time series every this many steps (0: none)
+    # run TCP mode's steps compiled when numba is installed (same results; fluid_tcp_kernel.py)
+    accelerate: bool = field(default=True, repr=False, compare=False)
 
     @property
     def packet_bytes(self) -> float:
@@ -368,6 +370,10 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
     uses_pfc = cfg.uses_pfc
     uses_credits = cfg.uses_credits
     reacts = ecn or ibcc                 # senders read the path signal one control loop later
+    # with one propagation delay everywhere every ring row is overwritten the step after it lands,
+    # so it need not be cleared (credits read the whole ring; the end of the run clears it)
+    clear_landing = uses_credits or not uniform
+    slot = 0
     ring_rows = [ring[s] for s in range(D)]
     ring_heads = [row[:-1] for row in ring_rows]
     arrivals_tail = arrivals[1:]
@@ -392,7 +398,24 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
     bincount, where = np.bincount, np.where
     t_step = 0
     t_us = 0.0
-    while t_step < max_steps:
+    accelerated = cfg.accelerate and tcp and uniform and P == 1 and lossy and not cfg.record_every \
+        and not uses_pfc and not uses_credits and _kernel_available()
+    if accelerated:  # the same steps, compiled (fluid_tcp_kernel.py)
+        from fabricplan.sim import fluid_tcp_kernel as kern
+
+        steps = kern.kernel()
+        draws, draw_ptr, status = np.zeros(0), 0, kern.NEED_DRAWS
+        while status == kern.NEED_DRAWS:
+            if len(draws) - draw_ptr < E:  # the generator's next draws, as _drop_tail would take them
+                draws = np.concatenate((draws[draw_ptr:], loss_rng.exponential(size=max(16 * E, 1 << 16))))
+                draw_ptr = 0
+            status, t_step, slot, n_done, min_q, min_rate, draw_ptr = steps(
+                t_step, max_steps, dt_us, D, d0, ring, q, arrivals, keep_arrival, e_q, e_flow, prev_bins, first,
+                last, Q, buffer_lossy_q, cap_step_q, max_ingress, max_queue, wire, retransmit, injected, delivered,
+                dropped, start_us, start_last_us, stall_until, recover_until, cwnd, ssthresh, timeouts, base_rtt_us,
+                pkt, cfg.tcp_dupack_threshold * pkt, cfg.tcp_min_rto_us, pending_at, finish, n_done, min_q,
+                min_rate, draws, draw_ptr)
+    while not accelerated and t_step < max_steps:
         t_us = t_step * dt_us
         slot = t_step % D
         # 1. arrivals
@@ -401,7 +424,8 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         q += arrivals
         landing.take(last, out=got)
         delivered += got
-        landing.fill(0.0)
+        if clear_landing:
+            landing.fill(0.0)
         qsum = bincount(e_q, weights=q, minlength=Q)
         if lossy:
             np.subtract(qsum, buffer_lossy_q, out=over)
@@ -537,7 +561,8 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         elif tcp:
             slow = cwnd < ssthresh
             cwnd += where(slow, got, pkt * got / np.maximum(cwnd, pkt))
-        min_rate = min(min_rate, float(min_reduce(inject)))
+        if min_rate > 0.0:  # inject >= 0: once the minimum is 0 it stays 0
+            min_rate = min(min_rate, float(min_reduce(inject)))
         # completion (delivered bytes only grow, so a flow's threshold goes to inf once it is met)
         np.greater_equal(delivered, pending_at, out=reached)
         if np.count_nonzero(reached):
@@ -557,12 +582,15 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         t_step += 1
         # idle skip: nothing in the network and nobody may send now (TCP timeouts, later starts)
         if tcp or start_last_us > t_us:
+            if add_reduce(q) <= 1e-9:
+                ring_rows[slot].fill(0.0)  # landed already
             if add_reduce(q) <= 1e-9 and not np.count_nonzero(ring):
                 pending = np.isnan(finish)
                 wake = np.maximum(stall_until[pending], start_us[pending])
                 nxt = float(wake.min()) if wake.size else t_us
                 if nxt > t_us + dt_us:
                     t_step = max(t_step, int(math.floor(nxt / dt_us)))
+    ring_rows[slot].fill(0.0)  # the last step's landing row had landed
     sim_time_us = min(t_step, max_steps) * dt_us
     store_forward_us = (lengths - 1) * pkt / cap_Bps[first_link] * 1e6
     fct = finish - start_us + lat_path_us + store_forward_us
@@ -587,6 +615,12 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
         rate_end_gbps=Rc * pkt * 8 / 1e9, timeline=timeline)
 
 
+def _kernel_available() -> bool:
+    from fabricplan.sim.fluid_tcp_kernel import available
+
+    return available()
+
+
 def _drop_tail(arrivals, e_q, over, rng) -> np.ndarray:
     """Bytes dropped per entry when queues overflow by ``over`` bytes, drop-tail style: the step's
     arrivals at an overflowing queue come in a random order (each entry's turn drawn with weight
@@ -595,17 +629,20 @@ def _drop_tail(arrivals, e_q, over, rng) -> np.ndarray:
     TCP sender of an incast lose at once, time out together and restart together, so the fluid
     incast never recovered (64-to-1: no flow done in 3 s); ns-3 and testbeds lose packets of some
     flows only (docs/validation.md, "packet-level runs")."""
-    drop_e = np.zeros_like(arrivals)
+    drop_e = np.zeros(len(arrivals))
     hit = np.flatnonzero((over[e_q] > 1e-9) & (arrivals > 0))
     if not hit.size:
         return drop_e
     key = rng.exponential(size=hit.size) / arrivals[hit]
     order = hit[np.lexsort((key, e_q[hit]))]          # by queue, the first to be dropped first
     qs = e_q[order]
-    cum = np.cumsum(arrivals[order])
-    start = np.r_[0, np.flatnonzero(qs[1:] != qs[:-1]) + 1]
-    before = cum - arrivals[order] - np.repeat(cum[start] - arrivals[order][start], np.diff(np.r_[start, len(order)]))
-    drop_e[order] = np.clip(over[qs] - before, 0.0, arrivals[order])
+    arr = arrivals[order]
+    cum = np.cumsum(arr)
+    start = np.flatnonzero(qs[1:] != qs[:-1]) + 1
+    start = np.concatenate(((0,), start))
+    counts = np.diff(np.concatenate((start, (len(order),))))
+    before = cum - arr - np.repeat(cum[start] - arr[start], counts)
+    drop_e[order] = np.minimum(np.maximum(over[qs] - before, 0.0), arr)
     return drop_e
 
 

@@ -7,7 +7,10 @@ conventions):
 1. a 64-to-1 incast of 1 MB on a k=16 two-tier fat tree (until every flow completes);
 2. a 1,024-host random permutation of 1 MB on a k=16 three-tier fat tree (ECMP);
 3. wall time against hosts: permutations of long flows for 1 ms simulated on 32..1,024 hosts;
-4. wall time against simulated time: a 64-to-1 incast of long flows for 0.5..4 ms.
+4. wall time against simulated time: a 64-to-1 incast of long flows for 0.5..4 ms;
+5. ``--cc tcp`` (the compiled step loop when numba is installed, sim/fluid_tcp_kernel.py): a 64-to-1
+   incast of long flows for 20 ms (bench_ns3.py's speed case) and a 1,024-host permutation of long
+   flows for 1 ms.
 
 Each case is the best of 3 runs. Prints a Markdown table; ``--figure`` also renders both scaling curves to a PNG with headless
 Chromium (fabricplan.report.headless). Timings are wall-clock on whatever machine runs it.
@@ -59,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     for ms in (0.5, 1.0, 2.0, 4.0):
         time_rows.append(_run(f"incast 64-to-1, long flows, {ms:g} ms", scenario="incast", k=16, tiers=2,
                               senders=64, flow_size="1GB", max_time_ms=ms))
+    _run("incast 64-to-1, long flows, TCP, 20 ms", scenario="incast", k=16, tiers=2, senders=64, flow_size="1GB",
+         cc="tcp", pfc="off", max_time_ms=20.0)
+    _run("permutation 1,024 hosts, long flows, TCP, 1 ms", scenario="permutation", k=16, tiers=3, flow_size="1GB",
+         cc="tcp", pfc="off", max_time_ms=1.0)
     if args.figure:
         _figure(hosts_rows, time_rows, args.figure)
     return 0

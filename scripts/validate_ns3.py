@@ -179,15 +179,24 @@ def render(doc: dict) -> str:
     for r in runs:
         if r["case"].startswith("speed"):
             f, n = r["fabricplan"], r["ns3"]
+            ns_speed = f"{n['us_per_wall_s']:,.0f}" if n["us_per_wall_s"] >= 100 else f"{n['us_per_wall_s']:.3g}"
             lines.append(f"| {r['case'][7:]} | {r['hosts']:,} | {r['flows']:,} | {f['simulated_us']:,.0f} | "
-                         f"{f['wall_s']:.2f} | {n['wall_s']:.1f} | {f['us_per_wall_s']:,.0f} | "
-                         f"{n['us_per_wall_s']:,.3g} | {r['speed_ratio']:,.0f}x |")
-    lines += ["", f"Wall times on {doc['machine']} (load average 3-6 from other work: absolute times vary 2-4x",
-              "between runs, the ratios less; fabricplan best of 3, ns-3 one run; the run loop only, set-up and",
-              "routing excluded for both). ns-3's cost follows packets (aggregate bandwidth x time), the fluid",
-              "model's follows steps x flow-hops with a fixed numpy cost per step, so the ratio grows with the",
-              "traffic a run carries: an incast moves one link's worth of packets (7-15x), a permutation",
-              "every host's (58x at 8 hosts, 470-650x from 128 to 1,024 hosts).", END]
+                         f"{f['wall_s']:.3g} | {n['wall_s']:.1f} | {f['us_per_wall_s']:,.0f} | "
+                         f"{ns_speed} | {r['speed_ratio']:,.0f}x |")
+    speed = [r for r in runs if r["case"].startswith("speed")]
+    tcp_incast = [r["speed_ratio"] for r in speed if "incast" in r["case"] and r["fabricplan"]["cc"] == "tcp"]
+    dcqcn = [r["speed_ratio"] for r in speed if r["fabricplan"]["cc"] == "dcqcn"]
+    perm = [(r["hosts"], r["speed_ratio"]) for r in speed if "permutation" in r["case"]]
+    when = doc.get("speed_rows", "load average 3-6 from other work")
+    lines += ["", f"Wall times on {doc['machine']} ({when}): absolute times vary 2-4x between runs, the ratios",
+              "less; fabricplan best of 3, ns-3 one run; the run loop only, set-up and routing excluded for",
+              "both. ns-3's cost follows packets (aggregate bandwidth x time), the fluid model's steps x",
+              "flow-hops. `--cc tcp` runs the compiled step loop (numba, `sim/fluid_tcp_kernel.py`, identical",
+              "results) at a few us per step, so even the incast, one link's worth of packets, is "
+              + "/".join(f"{x:,.0f}x" for x in tcp_incast) + ";",
+              "DCQCN + PFC runs the numpy loop (~130 us per step on the incast): "
+              + "/".join(f"{x:,.0f}x" for x in dcqcn) + " against ns-3 DCTCP. Permutations: "
+              + ", ".join(f"{h:,} hosts {x:,.0f}x" for h, x in perm) + ".", END]
     return "\n".join(lines) + "\n"
 
 

@@ -10,13 +10,12 @@ its tolerance (:data:`TOLERANCES`). ``--check`` prints without writing.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
-from _sections import write_section  # noqa: E402
+from _sections import section_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- calibration-validation:begin -->"
@@ -164,18 +163,7 @@ def render() -> tuple[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=str(ROOT / "docs" / "validation.md"))
-    parser.add_argument("--check", action="store_true", help="compare and print only; do not write")
-    args = parser.parse_args(argv)
-    section, failures = render()
-    if args.check:
-        print(section)
-    else:
-        write_section(args.output, BEGIN, END, section)
-    for failure in failures:
-        print(f"past tolerance: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    return section_main(__doc__.splitlines()[0], BEGIN, END, render, argv)
 
 
 if __name__ == "__main__":

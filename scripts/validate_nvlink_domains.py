@@ -10,12 +10,11 @@ on and the rows only checked. Exits 1 when a row is past its tolerance. ``--chec
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
-from _sections import write_section  # noqa: E402
+from _sections import section_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- nvlink-domain-validation:begin -->"
@@ -68,18 +67,11 @@ def render() -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=str(ROOT / "docs" / "validation.md"))
-    parser.add_argument("--check", action="store_true", help="compare and print only; do not write")
-    args = parser.parse_args(argv)
-    section, failed = render()
-    if args.check:
-        print(section)
-    else:
-        write_section(args.output, BEGIN, END, section)
-    if failed:
-        print(f"past tolerance: {failed} NVLink-domain row(s)", file=sys.stderr)
-    return 1 if failed else 0
+    def rendered() -> tuple[str, list[str]]:
+        section, failed = render()
+        return section, [f"{failed} NVLink-domain row(s)"] if failed else []
+
+    return section_main(__doc__.splitlines()[0], BEGIN, END, rendered, argv)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,10 @@ of the file is kept). Exits 1 when a gated row is outside its band. ``--check`` 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
-from _sections import write_section  # noqa: E402
+from _sections import section_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- flowsim-validation:begin -->"
@@ -50,22 +49,13 @@ def render(results) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default=str(ROOT / "docs" / "validation.md"))
-    parser.add_argument("--check", action="store_true", help="print, do not write")
-    args = parser.parse_args(argv)
-    from fabricplan.perf.sim_validation import run_rows
+    def rendered() -> tuple[str, list[str]]:
+        from fabricplan.perf.sim_validation import run_rows
 
-    results = run_rows()
-    section = render(results)
-    if args.check:
-        print(section)
-    else:
-        write_section(args.output, BEGIN, END, section)
-    failed = [row.name for row, _, ok in results if row.gated and not ok]
-    for name in failed:
-        print(f"FAIL: {name}", file=sys.stderr)
-    return 1 if failed else 0
+        results = run_rows()
+        return render(results), [row.name for row, _, ok in results if row.gated and not ok]
+
+    return section_main(__doc__.splitlines()[0], BEGIN, END, rendered, argv)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def health_command(
     end: Optional[str] = typer.Option(None, "--end", help="Range end: epoch s, ISO 8601, or now (Prometheus default: now)."),
     step: str = typer.Option("15s", "--step", help="Prometheus query resolution, e.g. 15s."),
     expected_rtt_us: Optional[float] = typer.Option(None, "--expected-rtt-us", help="Expected RTT [us] the p99.9 is compared with."),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT is what its design gives (unloaded)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT, pauses and CNPs are what its design gives at the observed load (--load or byte counters)."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
     load: Optional[str] = typer.Option(None, "--load", help="With --spec: link utilisation the design is judged at (0.6 or 60%); default: each port's byte counters."),
     baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),

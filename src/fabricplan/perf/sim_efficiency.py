@@ -121,9 +121,9 @@ def scenario(case: TrafficCase) -> dict:
     }
 
 
-def scenario_key(case: TrafficCase) -> str:
-    """sha256 of :func:`scenario` (24 hex digits)."""
-    text = json.dumps(scenario(case), sort_keys=True, separators=(",", ":"))
+def scenario_key(case: TrafficCase, inputs: dict | None = None) -> str:
+    """sha256 of :func:`scenario` (24 hex digits); ``inputs`` = its result when already built."""
+    text = json.dumps(inputs or scenario(case), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
@@ -192,7 +192,12 @@ class SimEfficiency:
             _USAGE["fallback"] += 1
             fallback = AnalyticEfficiency()(case)
             return Efficiency(fallback.value, fallback.oversubscription, "analytic (sim fallback)")
-        key = scenario_key(case)
+        return self.simulated(case, inputs)
+
+    def simulated(self, case: TrafficCase, inputs: dict) -> Efficiency:
+        """The case's simulated efficiency (``inputs`` = :func:`scenario` of it), from the memory or
+        disk cache when there, else simulated and stored."""
+        key = scenario_key(case, inputs)
         data = _MEMORY.get(key)
         if data is not None:
             _USAGE["memory_cache"] += 1
@@ -206,7 +211,6 @@ class SimEfficiency:
                 _write(key, data)
             _MEMORY[key] = data
         return Efficiency(float(data["value"]), float(data["oversubscription"]), self.name)
-
 
 
 class AutoEfficiency:
@@ -243,9 +247,10 @@ class AutoEfficiency:
             _AUTO["sim"] += 1
             return Efficiency(1.0, 1.0, "sim")
         budget = int(perf_parameter("sim_auto_max_connections", case.catalog))
-        if connections(scenario(case)) > min(budget, MAX_CONNECTIONS):
+        inputs = scenario(case)
+        if connections(inputs) > min(budget, MAX_CONNECTIONS):
             _AUTO["analytic"] += 1
             fallback = AnalyticEfficiency()(case)
             return Efficiency(fallback.value, fallback.oversubscription, "analytic (auto: over budget)")
         _AUTO["sim"] += 1
-        return self._sim(case)
+        return self._sim.simulated(case, inputs)

@@ -27,12 +27,27 @@ def _job(**kw) -> JobSpec:
 def test_model_states_follow_zero(stage, per_parameter):
     """ZeRO §5.1 with N_d = 64: 16 psi, 4 psi + 12 psi/N_d, 2 psi + 14 psi/N_d, 16 psi/N_d
     (7.5B parameters: 120, 31.4, 16.6, 1.9 GB)."""
+    estimate = memory_per_gpu(_job(zero_stage=stage, precision="fp16"), DIMS, GPU, tp=1, pp=1, dp=64, cp=1,
+                              ep=1, micro_batches=16, catalog=CATALOG)
+    parts = estimate.breakdown_bytes
+    states = parts["weights"] + parts["gradients"] + parts["optimizer_states"]
+    assert states / DIMS.parameters() == pytest.approx(per_parameter, rel=1e-12)
+    assert 7.5e9 * per_parameter / 1e9 == pytest.approx({0: 120, 1: 31.4, 2: 16.6, 3: 1.9}[stage], abs=0.05)
+
+
+@pytest.mark.parametrize("stage,per_parameter", [(0, 18.0), (1, 6 + 12 / 64), (2, 2 + 16 / 64), (3, 18 / 64)])
+def test_bf16_jobs_keep_fp32_gradients(stage, per_parameter):
+    """bf16 training keeps fp32 main gradients (Megatron-LM forces it; its distributed optimizer costs
+    6 + 12/d bytes per parameter, docs/source/distrib_optimizer.md): 2 bytes more than ZeRO's fp16
+    count, sharded from ZeRO-2 on; gradient_dtype bf16 gives ZeRO's 16 psi back."""
     estimate = memory_per_gpu(_job(zero_stage=stage), DIMS, GPU, tp=1, pp=1, dp=64, cp=1, ep=1,
                               micro_batches=16, catalog=CATALOG)
     parts = estimate.breakdown_bytes
     states = parts["weights"] + parts["gradients"] + parts["optimizer_states"]
     assert states / DIMS.parameters() == pytest.approx(per_parameter, rel=1e-12)
-    assert 7.5e9 * per_parameter / 1e9 == pytest.approx({0: 120, 1: 31.4, 2: 16.6, 3: 1.9}[stage], abs=0.05)
+    half = memory_per_gpu(_job(zero_stage=stage, gradient_dtype="bf16"), DIMS, GPU, tp=1, pp=1, dp=64, cp=1, ep=1,
+                          micro_batches=16, catalog=CATALOG).breakdown_bytes
+    assert half["gradients"] == pytest.approx(parts["gradients"] / 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("recompute,sp,coefficient", [
@@ -76,7 +91,8 @@ def test_405b_on_8_gpus_cannot_fit_with_any_recompute():
     job = _job(model="llama3-405b", global_batch_sequences=8, seq_len_tokens=8192)
     floor = least_memory(job, dims, GPU, gpus=8, catalog=CATALOG)
     assert not floor.fits
-    # ZeRO-1 over the 8 data-parallel ranks: 4 + 12/8 bytes per parameter, ~405e9 parameters
+    # ZeRO-1 over the 8 data-parallel ranks, bf16 weights and fp32 gradients: 6 + 12/8 bytes per
+    # parameter, ~405e9 parameters
     states = sum(floor.breakdown_bytes[k] for k in ("weights", "gradients", "optimizer_states"))
-    assert states == pytest.approx((4 + 12 / 8) * dims.parameters())
+    assert states == pytest.approx((6 + 12 / 8) * dims.parameters())
     assert states / GIB > 2000 > 74.5

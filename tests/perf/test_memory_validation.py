@@ -53,7 +53,7 @@ def test_megatron_row_counts_fp32_gradients_and_distributed_optimizer():
     assert parts["weights"] + parts["gradients"] + parts["optimizer_states"] == pytest.approx(psi * (6 + 12 / 8))
     assert model_gib == pytest.approx((estimate.total_bytes - parts["reserved"]) / GIB)
     # 2-byte gradients take 2 psi (12.3 GiB) off the row
-    _, fp16_grads = memory_row_estimate(dict(entry, gradient_bytes_per_parameter=2))
+    _, fp16_grads = memory_row_estimate(dict(entry, gradient_dtype="bf16"))
     assert model_gib - fp16_grads == pytest.approx(2 * psi / GIB)
 
 

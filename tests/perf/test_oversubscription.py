@@ -210,9 +210,9 @@ def test_decision_sees_oversubscription_cost_and_speed():
     over = evaluate(_moe_spec(3.0, False), CATALOG, plan=ANALYTIC).outcomes["infiniband-ndr"]
     assert over.cost.network_capex_usd < flat.cost.network_capex_usd
     assert over.jobs[0].gpu_utilisation < flat.jobs[0].gpu_utilisation - 0.05
-    # (> 5x: the per-operation backward is shorter than the old flat-fraction one, so less of the
-    # non-blocking all-reduce hides behind it too.)
-    assert over.jobs[0].exposed_comm_s["dp"] > 5 * flat.jobs[0].exposed_comm_s["dp"]
+    # (> 3x: the gradient traffic takes 3x as long at 1/3 of the bandwidth while the backward window that
+    # hides part of it stays the same, so the exposed part grows by more than 3x; about 4x here.)
+    assert over.jobs[0].exposed_comm_s["dp"] > 3 * flat.jobs[0].exposed_comm_s["dp"]
     # With topology-aware placement the rings stay on their leaves: 3:1 aligned does at least as well
     # as 1:1 spread (whose rings now also hash every node's channels onto the uplinks, issue 14),
     # and as well as 1:1 aligned within 0.1 %.

@@ -96,10 +96,16 @@ def test_nvls_single_node_busbw_within_5_percent():
 
 def test_llama3_405b_mfu_within_tolerance():
     # Checked only: the H100's compute data are kernel microbenchmarks (the old flat 0.43 was this
-    # run's own MFU, which kept the model below Meta by construction: 29.8 %).
-    (row,) = llama3_405b_rows()
-    assert abs(row.error) <= TOLERANCES["training_run"]
-    assert row.model == pytest.approx(0.452, abs=0.005)
+    # run's own MFU, which kept the model below Meta by construction: 29.8 %). Table 4's three
+    # configurations: 8,192 GPUs (43 %), 16,384 GPUs (41 %), 16,384 GPUs with CP 16 at 128K (38 %).
+    rows = llama3_405b_rows()
+    assert [row.published for row in rows] == [0.43, 0.41, 0.38]
+    for row in rows:
+        assert abs(step_time_error(row)) <= TOLERANCES["training_run"], row
+    assert [row.model for row in rows] == pytest.approx([0.499, 0.442, 0.369], abs=0.005)
+    # More micro-batches per step (32 against 16 on half the GPUs) shrink the bubble's share, so the
+    # model's MFU rises with them, as Meta's does (43 % against 41 %).
+    assert rows[0].model > rows[1].model
 
 
 def test_compute_curves_pass_through_their_microbenchmark_points():
@@ -139,7 +145,7 @@ def test_step_time_error_of_rates_is_inverse():
     (row,) = training_run_rows(ids=("narayanan_t1_7.5b",))
     assert row.quantity == "narayanan_t1_7.5b: tflops_per_gpu"
     assert step_time_error(row) == pytest.approx(row.published / row.model - 1)
-    (mfu,) = llama3_405b_rows()
+    mfu = llama3_405b_rows()[1]
     assert step_time_error(mfu) == pytest.approx(mfu.published / mfu.model - 1)
 
 

@@ -6,7 +6,8 @@ Per GPU of the fullest pipeline stage, in bytes (Psi = parameters that GPU holds
   split over ``tp``, expert weights over ``tp x ep``.
 * Model states, mixed-precision Adam ([1]_ §3.1, §5.1): ``w`` bytes of 16-bit weights, ``g`` bytes
   of gradients and ``K`` bytes of fp32 master weights, momentum and variance per parameter
-  (w = g = 2, K = 12: 16 Psi). ZeRO shards them over the ``N_d`` data-parallel ranks holding the
+  (w = g = 2, K = 12: 16 Psi; bf16 and fp8 jobs keep fp32 gradients by default, g = 4: 18 Psi, and a
+  job's ``gradient_dtype`` overrides, ``perf.params.gradient_bytes_per_parameter``). ZeRO shards them over the ``N_d`` data-parallel ranks holding the
   same weights (``dp x cp``; experts ``dp x cp / ep``): stage 1 (and Megatron's distributed
   optimizer) ``(w + g) Psi + K Psi / N_d``; stage 2 ``w Psi + (g + K) Psi / N_d``; stage 3
   ``(w + g + K) Psi / N_d``.
@@ -51,6 +52,7 @@ from dataclasses import dataclass, field
 
 from fabricplan.perf.flops import TransformerDims
 from fabricplan.perf.latency import perf_parameter
+from fabricplan.perf.params import gradient_bytes_per_parameter
 
 GIB = 2 ** 30
 
@@ -105,7 +107,7 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     dense_local = (dims.parameters() - expert_params) * stage_share / tp
     expert_local = expert_params * stage_share / (tp * ep)
     weight = perf_parameter("weight_bytes_per_parameter", catalog)
-    grad = perf_parameter("gradient_bytes_per_parameter", catalog)
+    grad = gradient_bytes_per_parameter(job.precision, job.gradient_dtype, catalog)
     optim = perf_parameter("optimizer_state_bytes_per_parameter", catalog)
     stage = job.zero_stage
 

@@ -32,3 +32,17 @@ def perf_parameter(name: str, catalog=None) -> float:
 def perf_table(name: str, catalog=None) -> dict:
     """A mapping-valued ``perf_defaults`` entry, as a new dict (``catalog=None``: bundled default)."""
     return dict(perf_value(name, catalog))  # type: ignore[arg-type]
+
+
+def gradient_bytes_per_parameter(precision: str, gradient_dtype: str | None = None, catalog=None) -> float:
+    """Bytes per gradient element a job accumulates, holds and reduces over data parallelism.
+
+    ``gradient_dtype`` (fp32, bf16, fp16) when the job sets it; otherwise the frameworks' default for
+    the training ``precision``: fp32 main gradients for bf16 and fp8 (Megatron-LM forces it for bf16,
+    NeMo's distributed optimizer and torchtitan reduce in fp32), the parameter dtype for fp16
+    (Megatron-LM without ``--accumulate-allreduce-grads-in-fp32``). Sources: ``perf_defaults.yaml``
+    ``gradient_bytes_per_parameter`` and ``half_precision_gradient_bytes_per_parameter``.
+    """
+    dtype = gradient_dtype or ("fp16" if precision == "fp16" else "fp32")
+    name = "gradient_bytes_per_parameter" if dtype == "fp32" else "half_precision_gradient_bytes_per_parameter"
+    return perf_parameter(name, catalog)

@@ -59,6 +59,7 @@ from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
+from fabricplan.perf.params import gradient_bytes_per_parameter
 from fabricplan.perf.memory import GIB, memory_per_gpu
 from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import GpuInline
@@ -295,9 +296,10 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     expert_params = (dims.experts * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)
     dense_params = dims.parameters() - expert_params
-    grad_per_param = perf_parameter("gradient_bytes_per_parameter", catalog)
-    dense_bytes = grad_per_param * dense_params * stage_share / tp
-    expert_bytes = grad_per_param * expert_params * stage_share / (tp * ep)
+    grad_per_param = gradient_bytes_per_parameter(job.precision, job.gradient_dtype, catalog)
+    weight_per_param = perf_parameter("weight_bytes_per_parameter", catalog)
+    dense_params_local = dense_params * stage_share / tp
+    expert_params_local = expert_params * stage_share / (tp * ep)
     dp_group = dp * cp  # dense gradients are reduced over data and context parallel ranks
     dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node, f"jobs[{job.name}].dp")
     # Expert gradients: only over the dp*cp/ep ranks holding the same expert shard. On one node the
@@ -312,18 +314,20 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
                              f"{cluster.gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
                              "degrees that fill whole nodes", location=f"jobs[{job.name}].ep")
 
-    def _reduce_gradients(size_bytes: float, ranks: int, per_node: int) -> float:
-        if job.zero_stage <= 1:
-            return _collective_s("all_reduce", size_bytes, ranks, per_node, **args)
-        reduce_scatter = _collective_s("reduce_scatter", size_bytes, ranks, per_node, **args)
-        all_gather = _collective_s("all_gather", size_bytes, ranks, per_node, **args)
+    def _reduce_gradients(params: float, ranks: int, per_node: int) -> float:
+        """ZeRO 0: all-reduce of the gradients; ZeRO >= 1 (distributed optimizer, FSDP): reduce-scatter
+        of the gradients and all-gather of the updated 16-bit weights (twice per step under ZeRO-3)."""
+        if job.zero_stage == 0:
+            return _collective_s("all_reduce", params * grad_per_param, ranks, per_node, **args)
+        reduce_scatter = _collective_s("reduce_scatter", params * grad_per_param, ranks, per_node, **args)
+        all_gather = _collective_s("all_gather", params * weight_per_param, ranks, per_node, **args)
         return reduce_scatter + all_gather * (2 if job.zero_stage == 3 else 1)
 
     if ep > 1:
-        dp_total = (_reduce_gradients(dense_bytes, dp_group, dp_per_node)
-                    + _reduce_gradients(expert_bytes, edp_group, edp_per_node))
+        dp_total = (_reduce_gradients(dense_params_local, dp_group, dp_per_node)
+                    + _reduce_gradients(expert_params_local, edp_group, edp_per_node))
     else:  # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
-        dp_total = _reduce_gradients(dense_bytes + expert_bytes, dp_group, dp_per_node)
+        dp_total = _reduce_gradients(dense_params_local + expert_params_local, dp_group, dp_per_node)
     window = perf_parameter("dp_overlap_efficiency", catalog) * backward_mb if job.dp_overlap else 0.0
     dp_exposed = max(dp_total - window, 0.0)
 

@@ -29,7 +29,7 @@ from fabricplan.perf.step import ClusterShape, step_time
 # attention is not microbenchmarked here; 10 % since the FP8 mechanisms -- split accumulator, BF16
 # output layer, userbuffers overlap -- are modelled from kernel and configuration sources); over all of
 # them the mean absolute step-time error must stay within 5 % (the issue's target) and the worst within
-# 15 % (the issue's 10 % is reached on every row but Llama 3 405B, -10.4 %: docs/validation.md).
+# 15 % (the issue's 10 % is reached on every row but Llama 3 405B on 8,192 GPUs, -13.8 %: docs/validation.md).
 TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
               "gpt3_step": 0.15, "training_run": 0.15, "microbench_point": 0.001, "nvls_single_node": 0.05,
               "training_a100": 0.10, "training_h100_fp8": 0.10, "training_published_layout": 0.05, "training_mean": 0.05, "training_worst": 0.15}
@@ -162,26 +162,33 @@ LLAMA3_405B_VIRTUAL_STAGES = 4
 
 def llama3_405b_rows(catalog=None, virtual_pipeline_stages: int = LLAMA3_405B_VIRTUAL_STAGES,
                      fabric: str = "roce-v2") -> list[ValidationRow]:
-    """Llama 3 405B on 16,384 H100 (Meta's Table 4 8K-sequence setup): model MFU vs 38-43 %.
+    """Llama 3 405B on 8,192 and 16,384 H100 (Meta's Table 4, its three configurations): model MFU
+    against each configuration's published BF16 MFU.
 
-    Published = the middle of the range (40.5 %). Checked only: the H100's compute data are kernel
-    microbenchmarks (gpus.yaml ``compute``), nothing was fitted to this run (before the per-operation
-    model the H100's flat fraction 0.43 was taken from it, which made the row circular).
+    Checked only: the H100's compute data are kernel microbenchmarks (gpus.yaml ``compute``), nothing
+    was fitted to these runs (before the per-operation model the H100's flat fraction 0.43 was taken
+    from them, which made the rows circular). The three share the unpublished virtual stage count.
     """
     from fabricplan.spec import JobSpec
 
     catalog = catalog or default_catalog()
     published = load_data_file("published_perf.yaml")["llama3_405b_meta"]
-    job = JobSpec(name="llama3-405b-meta", model="llama3-405b", tp=8, cp=1, pp=16, dp=128,
-                  virtual_pipeline_stages=virtual_pipeline_stages, global_batch_sequences=2048,
-                  micro_batch_sequences=1, seq_len_tokens=8192, precision="bf16", zero_stage=2)
-    cluster = ClusterShape(gpu=catalog.gpu("h100-sxm"), gpus=published["gpus"], gpus_per_node=8,
-                           scale_up_domain=8, nics_per_node=8)
-    result = step_time(job, cluster, fabric, catalog=catalog)
-    middle = (published["mfu_low"] + published["mfu_high"]) / 2
-    detail = (f"v={virtual_pipeline_stages}, {fabric}, step {result.step_time_s:.2f} s, bubble "
-              f"{result.bubble_s:.2f} s, range {published['mfu_low']:.0%}-{published['mfu_high']:.0%}")
-    return [ValidationRow("llama3_405b", "mfu", middle, result.mfu, detail)]
+    rows = []
+    for config in published["configurations"]:
+        job = JobSpec(name="llama3-405b-meta", model="llama3-405b", tp=config["tp"], cp=config["cp"], pp=config["pp"],
+                      dp=config["dp"], virtual_pipeline_stages=virtual_pipeline_stages,
+                      global_batch_sequences=config["global_batch_sequences"], micro_batch_sequences=1,
+                      seq_len_tokens=config["seq_len_tokens"], precision="bf16", zero_stage=2)
+        cluster = ClusterShape(gpu=catalog.gpu("h100-sxm"), gpus=config["gpus"], gpus_per_node=8,
+                               scale_up_domain=8, nics_per_node=8)
+        result = step_time(job, cluster, fabric, catalog=catalog)
+        detail = (f"v={virtual_pipeline_stages}, {fabric}, t{config['tp']} c{config['cp']} p{config['pp']} "
+                  f"d{config['dp']}, m {result.micro_batches}; step {result.step_time_s:.2f} s, bubble "
+                  f"{result.bubble_s:.2f} s, exposed comm {sum(result.exposed_comm_s.values()):.2f} s; published "
+                  f"{config['tflops_per_gpu']} TFLOP/s")
+        rows.append(ValidationRow("llama3_405b", f"mfu@{config['gpus']:,} GPUs, {config['seq_len_tokens']:,} tokens",
+                                  config["mfu"], result.mfu, detail))
+    return rows
 
 
 # --- NCCL socket transport (kernel TCP): docs/reference/socket_transport.md §7 ---------------------
@@ -318,7 +325,7 @@ def step_time_error(row: ValidationRow) -> float | None:
         return row.step_error
     if row.quantity == "step_time_s":
         return row.error
-    if row.quantity == "mfu":
+    if row.quantity.startswith("mfu"):
         return row.published / row.model - 1.0
     return None
 
@@ -395,7 +402,7 @@ def calibrated_efa_host_stack_us(catalog=None) -> float:
 #: The JobSpec fields a training_runs row may set (the rest are the row's hardware and bookkeeping).
 _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_batch_sequences",
                "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
-               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel")
+               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype")
 
 
 @dataclass(frozen=True)
@@ -487,7 +494,7 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
 #: The JobSpec fields a memory_per_gpu row may set.
 _MEMORY_JOB_FIELDS = ("model", "tp", "pp", "cp", "dp", "virtual_pipeline_stages", "global_batch_sequences",
                       "micro_batch_sequences", "seq_len_tokens", "recompute", "sequence_parallel", "zero_stage",
-                      "attention_kernel")
+                      "attention_kernel", "precision", "gradient_dtype")
 
 
 @dataclass(frozen=True)
@@ -505,15 +512,12 @@ def memory_row_estimate(entry: dict, catalog=None):
     The published quantities are PyTorch allocator figures (``max_allocated``: tensors; ``max_reserved``:
     the allocator's segments), which hold neither the CUDA context nor NCCL's buffers: the model side
     is its model states + activations + output layer, without the ``reserved`` allowance (context,
-    NCCL, workspace and fragmentation). The row's ``gradient_bytes_per_parameter`` is its framework's
-    gradient dtype, set on a copy of the catalog."""
+    NCCL, workspace and fragmentation). The row's ``gradient_dtype`` is its framework's gradient dtype."""
     from fabricplan.perf.flops import model_dims
     from fabricplan.perf.memory import GIB, memory_per_gpu
     from fabricplan.spec import JobSpec
 
     catalog = catalog or default_catalog()
-    row_catalog = catalog.with_values({"perf_defaults.parameters.gradient_bytes_per_parameter.value":
-                                       entry["gradient_bytes_per_parameter"]})
     fields = {key: entry[key] for key in _MEMORY_JOB_FIELDS if key in entry}
     job = JobSpec(name=entry["id"], **fields)
     dims = model_dims(entry["model"], catalog)
@@ -521,7 +525,7 @@ def memory_row_estimate(entry: dict, catalog=None):
     micro_batches = entry["global_batch_sequences"] // (entry["dp"] * entry["micro_batch_sequences"])
     estimate = memory_per_gpu(job, dims, gpu, tp=entry["tp"], pp=entry["pp"], dp=entry["dp"], cp=entry.get("cp", 1),
                               ep=1, micro_batches=micro_batches,
-                              virtual_stages=entry.get("virtual_pipeline_stages", 1), catalog=row_catalog)
+                              virtual_stages=entry.get("virtual_pipeline_stages", 1), catalog=catalog)
     tensors = sum(value for name, value in estimate.breakdown_bytes.items() if name != "reserved")
     return estimate, tensors / GIB
 

@@ -51,6 +51,12 @@ class JobSpec(BaseModel):
                                                description="Sequences per micro-batch (at most 10^6)")
     seq_len_tokens: PositiveInt = Field(le=100_000_000, description="Tokens per sequence (at most 10^8)")
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
+    gradient_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
+        default=None,
+        description="dtype of the gradients accumulated over micro-batches and reduced over data parallelism; "
+                    "None = the frameworks' default for the precision: fp32 for bf16 and fp8 (Megatron-LM, NeMo's "
+                    "distributed optimizer, torchtitan), fp16 for fp16. bf16 halves the gradient traffic "
+                    "(NeMo grad_sync_dtype, Megatron-LM --grad-reduce-in-bf16)")
     recompute: Literal["none", "selective", "full"] = "selective"
     attention_kernel: Literal["flash", "unfused"] = Field(
         default="flash", description="Attention core kernel timed by the step model: flash (FlashAttention) or "

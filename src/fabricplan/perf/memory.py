@@ -6,10 +6,10 @@ Per GPU of the fullest pipeline stage, in bytes (Psi = parameters that GPU holds
   split over ``tp``, expert weights over ``tp x ep``.
 * Model states, mixed-precision Adam ([1]_ §3.1, §5.1): ``w`` bytes of 16-bit weights, ``g`` bytes
   of gradients and ``K`` bytes of fp32 master weights, momentum and variance per parameter
-  (w = g = 2, K = 12: 16 Psi; bf16 and fp8 jobs keep fp32 gradients by default, g = 4: 18 Psi, and a
-  job's ``gradient_dtype`` overrides, ``perf.params.gradient_bytes_per_parameter``). ZeRO shards them over the ``N_d`` data-parallel ranks holding the
-  same weights (``dp x cp``; experts ``dp x cp / ep``): stage 1 (and Megatron's distributed
-  optimizer) ``(w + g) Psi + K Psi / N_d``; stage 2 ``w Psi + (g + K) Psi / N_d``; stage 3
+  (w = g = 2, K = 12: 16 Psi; bf16 and fp8 jobs keep fp32 gradients by default, g = 4: 18 Psi, and
+  a job's ``gradient_dtype`` overrides, ``perf.params.gradient_bytes_per_parameter``). ZeRO shards
+  them over the ``N_d`` data-parallel ranks holding the same weights (``dp x cp``; experts
+  ``dp x cp / ep``): stage 1 (and Megatron's distributed optimizer) ``(w + g) Psi + K Psi / N_d``; stage 2 ``w Psi + (g + K) Psi / N_d``; stage 3
   ``(w + g + K) Psi / N_d``.
 * Activations of one micro-batch and one layer, with ``s`` the sequence per context-parallel rank
   (``seq / cp``), ``b`` the micro-batch, ``h`` hidden, ``a`` heads, ``t`` = tp, ``F`` the FFN width a

@@ -59,8 +59,8 @@ from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
-from fabricplan.perf.params import gradient_bytes_per_parameter
 from fabricplan.perf.memory import GIB, memory_per_gpu
+from fabricplan.perf.params import gradient_bytes_per_parameter
 from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import GpuInline
 

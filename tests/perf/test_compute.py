@@ -112,6 +112,30 @@ def test_a100_curve_is_the_azure_cublaslt_sweep():
 
 # --- Mechanisms added for the step-time validation (issue 12) ---------------------------------------
 
+def test_burst_measured_curves_run_at_sustained_clocks():
+    from fabricplan.perf.compute import gemm_points, sustained_points
+
+    assert sustained_points(POINTS, 0.5) == [(1e9, 0.1), (1e11, 0.4)]
+    h100 = CATALOG.gpu("h100-sxm").compute
+    curve = h100.gemm_efficiency["bf16"]
+    # The H100 BF16 curve (XLA's table, burst) at gpu-fryer's sustained 730 over the burst 786.5 TFLOP/s.
+    assert curve.sustained.factor == pytest.approx(730 / 786.5, abs=0.001)
+    assert curve.sustained.spread.ranges["factor"] == (0.919, 0.932)
+    used = gemm_points(h100, "bf16")
+    assert [y for _, y in used] == pytest.approx([y * curve.sustained.factor for _, y in curve.points])
+    assert gemm_points(h100, "fp16") == used  # fp16 runs on bf16's curve
+    flops = gemm_flops(8192, 8192, 8192)
+    assert gemm_efficiency(used, flops) * 989 == pytest.approx(783.3 * 0.928, abs=0.1)
+    # Sustained measurements (Azure, 10,000 warm-ups) are used as measured: H100 FP8 and the A100.
+    assert gemm_points(h100, "fp8") == h100.gemm_efficiency["fp8"].points
+    a100 = CATALOG.gpu("a100-sxm-80gb").compute
+    assert a100.gemm_efficiency["bf16"].sustained is None and gemm_points(a100, "bf16") == a100.gemm_efficiency["bf16"].points
+    # A large GEMM takes 1 / 0.928 as long as the burst curve says.
+    kw = dict(peak_tflops=989, hbm_tbytes_per_s=2.97, element_bytes=2)
+    assert gemm_time_s(8192, 8192, 8192, points=used, **kw) == pytest.approx(
+        gemm_time_s(8192, 8192, 8192, points=curve.points, **kw) / 0.928, rel=1e-9)
+
+
 def test_unfused_attention_rate_scales_with_head_dim_up_to_the_ridge():
     # HBM-bound on the s x s tensors: time flat in d, so the rate goes as d / d_measured ...
     assert unfused_attention_rate_scale(96, 128, 183.5) == pytest.approx(0.75)

@@ -56,7 +56,8 @@ def test_dp_overlap_hides_gradient_traffic():
     # compute of the stage without recomputation: 2 x forward GEMMs, attention and memory-bound bwd).
     _, backward, _, _, _ = _per_operation_compute(job(pp=1, tp=8, dp_overlap=True, global_batch_sequences=128),
                                               model_dims("llama3-70b"), CATALOG.gpu("h100-sxm").compute,
-                                              peak=989, tp=8, pp=1, dp=hidden.dp, cp=1, ep=1, catalog=CATALOG)
+                                              peak=989, tp=8, dp=hidden.dp, cp=1, ep=1, catalog=CATALOG,
+                                                  stage_layers=[80])
     assert hidden.exposed_comm_s["dp"] == pytest.approx(hidden.total_comm_s["dp"] - 0.9 * backward, rel=1e-9)
     # The per-operation backward hides about 38 % of it (fp32 gradients: the reduce-scatter moves 4 bytes
     # per parameter).
@@ -281,6 +282,35 @@ def test_uneven_stages_size_compute_and_communication_alike():
     assert seven.compute_s == pytest.approx(one.compute_s, rel=1e-12)
     assert seven.total_comm_s["tp"] == pytest.approx(one.total_comm_s["tp"], rel=1e-12)
     assert one.compute_s == pytest.approx(one.micro_batches * _stage_compute_s("llama3-405b", 8, 7), rel=1e-12)
+
+
+def test_embedding_and_loss_slots_in_the_pipeline_split():
+    # Megatron-Core's account_for_embedding/loss_in_pipeline_split: 126 layers + 2 slots = 128 = 16 x 8,
+    # so one-layer chunks (v = 8) become a valid layout (Llama 3 405B, Dubey et al. 2024 section 3.3.2).
+    from fabricplan.spec.job import pipeline_stage_layers
+
+    flags = dict(account_for_embedding_in_pipeline_split=True, account_for_loss_in_pipeline_split=True)
+    base = dict(model="llama3-405b", tp=8, pp=16, global_batch_sequences=128, seq_len_tokens=8192)
+    assert pipeline_stage_layers(job(**base, **flags), 126, 16) == [7] + [8] * 14 + [7]
+    assert pipeline_stage_layers(job(**base), 126, 16) == [8] * 14 + [7, 7]
+    assert pipeline_stage_layers(job(**base, account_for_loss_in_pipeline_split=True), 127, 16) == [8] * 15 + [7]
+    assert pipeline_stage_layers(job(**base, **flags), 126, 1) == [126]
+    with pytest.raises(InputError, match=r"16 x 8 = 128 exceeds the model's 126 layers") as error:
+        step_time(job(**base, virtual_pipeline_stages=8), H100, "infiniband-ndr", catalog=CATALOG)
+    assert error.value.location == "jobs[j].virtual_pipeline_stages"
+    eight = step_time(job(**base, virtual_pipeline_stages=8, **flags), H100, "infiniband-ndr", catalog=CATALOG)
+    four = step_time(job(**base, virtual_pipeline_stages=4, **flags), H100, "infiniband-ndr", catalog=CATALOG)
+    # The slowest stage is the same 8 layers (the first and last hold 7 + embedding / output layer), so
+    # compute is unchanged and the bubble halves from v = 4 to v = 8: (p - 1)/v of the micro-batch time.
+    assert eight.compute_s == pytest.approx(four.compute_s, rel=1e-12)
+    assert eight.compute_s == pytest.approx(eight.micro_batches * _stage_compute_s("llama3-405b", 8, 7), rel=1e-12)
+    t_mb = (eight.step_time_s - eight.bubble_s - eight.exposed_comm_s["dp"] - eight.optimizer_s) / eight.micro_batches
+    assert eight.bubble_s == pytest.approx(15 / 8 * t_mb, rel=1e-9)
+    assert eight.bubble_s < four.bubble_s
+    # With the slots the layers must split evenly, as Megatron-LM's arguments check requires.
+    with pytest.raises(InputError, match=r"126 layers \+ 1 embedding/loss slot = 127 slots do not divide") as error:
+        step_time(job(**base, account_for_loss_in_pipeline_split=True), H100, "infiniband-ndr", catalog=CATALOG)
+    assert error.value.location == "jobs[j].pp"
 
 
 def test_parallel_groups_that_do_not_fill_nodes_evenly_are_input_errors():

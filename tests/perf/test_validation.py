@@ -94,18 +94,38 @@ def test_nvls_single_node_busbw_within_5_percent():
     assert rows[0].model == pytest.approx(370.8 * 0.85 * 8 / 9 * 14 / 8, rel=0.02)
 
 
-def test_llama3_405b_mfu_within_tolerance():
+def test_llama3_405b_rows_use_the_published_layout_and_gate_per_configuration():
     # Checked only: the H100's compute data are kernel microbenchmarks (the old flat 0.43 was this
-    # run's own MFU, which kept the model below Meta by construction: 29.8 %). Table 4's three
-    # configurations: 8,192 GPUs (43 %), 16,384 GPUs (41 %), 16,384 GPUs with CP 16 at 128K (38 %).
+    # run's own MFU). Table 4's three configurations with section 3.3.2's layout: one-layer chunks
+    # (v = 8; 126 layers + the embedding and loss slots over 16 stages), no recomputation at 8K.
     rows = llama3_405b_rows()
     assert [row.published for row in rows] == [0.43, 0.41, 0.38]
+    assert all(row.detail.startswith("v=8, ") for row in rows)
+    assert [row.detail.split(", ")[1] for row in rows] == ["recompute none", "recompute none", "recompute selective"]
     for row in rows:
-        assert abs(step_time_error(row)) <= TOLERANCES["training_run"], row
-    assert [row.model for row in rows] == pytest.approx([0.499, 0.442, 0.369], abs=0.005)
+        assert row.reason, row
+        if row.tolerance is not None:
+            assert abs(step_time_error(row)) <= row.tolerance, row
+    # The model is fast on every configuration with the published layout (the per-micro-batch
+    # shortfall of docs/validation.md, beyond the model's gap to NVIDIA's NeMo runs of the same model).
+    assert all(step_time_error(row) < 0 for row in rows)
+    assert [row.tolerance for row in rows] == [0.15, 0.15, 0.15]
+    assert [row.model for row in rows] == pytest.approx([0.502, 0.465, 0.397], abs=0.005)
     # More micro-batches per step (32 against 16 on half the GPUs) shrink the bubble's share, so the
     # model's MFU rises with them, as Meta's does (43 % against 41 %).
     assert rows[0].model > rows[1].model
+
+
+def test_llama3_405b_layout_overrides_reach_the_step_model():
+    base = llama3_405b_rows()
+    two_layer_chunks = llama3_405b_rows(virtual_pipeline_stages=4, account_for_embedding_in_pipeline_split=False,
+                                        account_for_loss_in_pipeline_split=False)
+    assert all(row.detail.startswith("v=4, ") for row in two_layer_chunks)
+    # Half the chunks: twice the bubble, so the model is slower on every configuration.
+    assert all(slow.model < fast.model for slow, fast in zip(two_layer_chunks, base))
+    recompute = llama3_405b_rows(recompute="selective")
+    assert recompute[2].model == pytest.approx(base[2].model)  # the 128K row already recomputes
+    assert recompute[0].model < base[0].model
 
 
 def test_compute_curves_pass_through_their_microbenchmark_points():
@@ -117,15 +137,24 @@ def test_compute_curves_pass_through_their_microbenchmark_points():
 
 def test_training_error_summary_is_mean_and_worst():
     rows = training_rows()
-    mean, worst = training_error_summary(rows)
+    mean, worst = training_error_summary(rows, gated_only=True)
     assert 0 < mean <= TOLERANCES["training_mean"] and worst <= TOLERANCES["training_worst"]
     assert mean <= worst
     assert training_failures(rows) == []
+    # A gated row past its tolerance fails; a row shown without one (tolerance null in
+    # published_perf.yaml) does not, and only the summary over every row counts it.
+    from fabricplan.perf.validation import GatedRow
+
+    off = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=0.15, reason="r")
+    shown = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=None, reason="r")
+    assert training_failures([*rows, off]) and training_failures([*rows, shown]) == []
+    assert training_error_summary([*rows, shown], gated_only=True) == (mean, worst)
+    assert training_error_summary([*rows, shown])[1] == pytest.approx(0.2)
 
 
 def test_training_runs_are_all_checked_and_each_within_its_tolerance():
     rows = training_run_rows()
-    assert len(rows) == 28
+    assert len(rows) == 34
     assert {row.group for row in rows} == {"checked"}  # nothing end-to-end is calibrated on
     for row in rows:
         tolerance, reason = training_run_tolerance(row)

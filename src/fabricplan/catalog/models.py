@@ -232,11 +232,21 @@ def _ascending(points: list[tuple[float, float]], what: str) -> list[tuple[float
     return points
 
 
+class SustainedScale(Sourced):
+    """Sustained over burst throughput of the same kernels on the same GPU [-]: what a curve measured
+    in short bursts (a few iterations, below the seconds power-limited clocks take to settle) is
+    scaled by for back-to-back operation, as in training."""
+
+    factor: float = Field(gt=0, le=1, description="Sustained / burst throughput of the same GEMMs")
+
+
 class GemmCurve(Sourced):
     """Dense GEMM efficiency by size: (GEMM FLOPs 2·M·N·K, measured fraction of the dense peak),
-    ascending; interpolated in log(FLOPs) between points and held flat outside them."""
+    ascending; interpolated in log(FLOPs) between points and held flat outside them. ``sustained``:
+    the scale for a curve measured in bursts (None: measured sustained, as after 10,000 warm-ups)."""
 
     points: list[CurvePoint]
+    sustained: SustainedScale | None = None
 
     @field_validator("points")
     @classmethod

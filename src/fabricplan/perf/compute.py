@@ -9,7 +9,8 @@ added once, by the step model (``perf/step.py``).
   ``eta`` is the GPU's measured GEMM efficiency curve (fraction of dense peak by GEMM FLOPs,
   interpolated in log FLOPs, flat outside the measured range; catalog ``gpus.yaml``
   ``compute.gemm_efficiency``, microbenchmark §2) and the second term is the roofline floor of
-  skinny GEMMs (§6). Backward = 2 GEMMs of the forward's FLOPs (data and weight gradients).
+  skinny GEMMs (§6). Backward = 2 GEMMs of the forward's FLOPs (data and weight gradients). A
+  curve measured in short bursts is scaled to sustained clocks (``sustained_points``, §2.3).
 * Attention core: FLOPs in the FlashAttention benchmark convention, forward
   ``4 b (a/t) s_q s_k d`` (x 1/2 causal), backward 2.5 x forward (§3), at the measured kernel
   rate for the sequence length (catalog ``compute.attention``: ``flash`` = FlashAttention-2
@@ -279,8 +280,20 @@ class LayerCompute:
         return out
 
 
+def sustained_points(points, factor: float):
+    """A burst-measured efficiency curve as sustained back-to-back GEMMs run it: every efficiency
+    ``x factor`` (catalog ``gemm_efficiency.<dtype>.sustained``).
+
+    Under back-to-back GEMMs a power-limited GPU's clocks settle within seconds below the burst
+    clocks (NVIDIA/cutlass GEMM measurement guidelines: clocks oscillate for ~3 s before settling),
+    so a curve timed over a few iterations overstates training's sustained rate; the factor is the
+    sustained/burst throughput of the same GEMM measured on the same GPU."""
+    return [(x, y * factor) for x, y in points]
+
+
 def gemm_points(gpu_compute, precision: str):
-    """The GEMM efficiency curve for ``precision`` (fp16 uses bf16's; same tensor-core peak)."""
+    """The GEMM efficiency curve for ``precision`` (fp16 uses bf16's; same tensor-core peak), at
+    sustained clocks (``sustained_points`` when the curve was measured in bursts)."""
     curves = gpu_compute.gemm_efficiency
     curve = curves.get(precision) or (curves.get("bf16") if precision in ("fp16", "bf16") else None)
     if curve is None:
@@ -288,7 +301,7 @@ def gemm_points(gpu_compute, precision: str):
 
         raise InputError(f"the GPU's compute data has no {precision} GEMM efficiency curve; known: "
                          f"{', '.join(curves)}", location="precision")
-    return curve.points
+    return sustained_points(curve.points, curve.sustained.factor) if curve.sustained else curve.points
 
 
 def _parameter_reader(catalog):

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from fabricplan.perf.flops import TransformerDims
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.params import gradient_bytes_per_parameter
+from fabricplan.spec.job import pipeline_stage_layers
 
 GIB = 2 ** 30
 
@@ -100,7 +101,7 @@ def activation_bytes_per_layer(dims: TransformerDims, seq_tokens: float, micro_b
 def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int, cp: int, ep: int,
                    micro_batches: int, virtual_stages: int = 1, catalog=None) -> MemoryEstimate:
     """Memory per GPU of ``job`` (a JobSpec) laid out as given (formulas in the module docstring)."""
-    layers_per_stage = -(-dims.layers // pp)
+    layers_per_stage = max(pipeline_stage_layers(job, dims.layers, pp))
     stage_share = layers_per_stage / dims.layers
     expert_params = (dims.experts * dims.layers * dims.ffn_matrices * dims.hidden * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)

@@ -61,7 +61,7 @@ from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, mode
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.memory import GIB, memory_per_gpu
 from fabricplan.perf.params import gradient_bytes_per_parameter
-from fabricplan.spec.job import job_layout
+from fabricplan.spec.job import job_layout, pipeline_stage_layers
 from fabricplan.spec.models import GpuInline
 
 US = 1e-6
@@ -221,17 +221,18 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     act_bytes = perf_parameter("activation_bytes_per_element", catalog)
     model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
     tokens_mb = b * seq
-    # Uneven stages: the fullest one (ceil(layers / pp), balanced split) sets the pace; its share of
-    # the model sizes compute and every per-stage communication alike.
-    layers_per_stage = -(-dims.layers // pp)
+    # Uneven stages: the fullest one (balanced split, spec.job.pipeline_stage_layers) sets the pace;
+    # its share of the model sizes compute and every per-stage communication alike.
+    stage_layers = pipeline_stage_layers(job, dims.layers, pp)
+    layers_per_stage = max(stage_layers)
     stage_share = layers_per_stage / dims.layers  # = 1/pp when pp divides the layers
     per_op = getattr(cluster.gpu, "compute", None) is not None and not getattr(
         cluster.gpu, "achievable_fraction_of_peak", None)
     optimizer_s = 0.0
     if per_op:
         compute_mb, backward_mb, attention_layer_s, optimizer_s, gemm_mb = _per_operation_compute(
-            job, dims, cluster.gpu.compute, peak=peak, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, catalog=catalog,
-            gpu_peaks=cluster.gpu.peak_dense_tflops)
+            job, dims, cluster.gpu.compute, peak=peak, tp=tp, dp=dp, cp=cp, ep=ep, catalog=catalog,
+            gpu_peaks=cluster.gpu.peak_dense_tflops, stage_layers=stage_layers)
         compute_mb /= compute_efficiency_multiplier
         backward_mb /= compute_efficiency_multiplier
         attention_layer_s /= compute_efficiency_multiplier
@@ -401,12 +402,15 @@ def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhi
     return unhidden + max(0.0, total_s - unhidden - gemm_s)
 
 
-def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, catalog, gpu_peaks=None):
+def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, dp, cp, ep, catalog, stage_layers,
+                           gpu_peaks=None):
     """(compute per micro-batch, its backward without recomputation, attention fwd+bwd of one
     layer, optimizer step) [s] of the slowest pipeline stage, from ``perf/compute.py``.
 
-    The slowest stage is the fuller of ``ceil(L/pp)`` layers and the last stage's ``floor(L/pp)``
-    layers plus the output layer (logits); with ``pp = 1`` all layers plus the output layer.
+    ``stage_layers``: transformer layers per stage (``spec.job.pipeline_stage_layers``). The slowest
+    stage is the fuller of the fullest stage's layers and the last stage's layers plus the output
+    layer (logits); with ``pp = 1`` all layers plus the output layer. The embedding lookup has no
+    FLOPs and is not timed.
     """
     from fabricplan.perf.compute import layer_compute, logits_compute, optimizer_step_time_s, output_layer_precision
 
@@ -418,8 +422,7 @@ def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, pp, dp, cp, ep, 
     output_peak = (gpu_peaks or {}).get(output_layer_precision(job.precision)) or peak
     logits = logits_compute(dims, gpu_compute, output_peak_tflops=output_peak, **common)
     per_layer, out = layer.total, logits.total
-    fullest = -(-dims.layers // pp)
-    last = dims.layers // pp if pp > 1 else dims.layers
+    fullest, last = max(stage_layers), stage_layers[-1]
     candidates = [(fullest * per_layer.total_s, fullest * per_layer.backward_s),
                   (last * per_layer.total_s + out.total_s, last * per_layer.backward_s + out.backward_s)]
     compute_mb, backward_mb = max(candidates)

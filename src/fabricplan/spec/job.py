@@ -39,7 +39,18 @@ class JobSpec(BaseModel):
         description="Model chunks per pipeline stage (Megatron's virtual pipeline size, interleaved 1F1B "
                     "schedule): the bubble shrinks to (pp-1)/(v*m) of the ideal time and pipeline "
                     "send/recv grows v-fold (Narayanan et al., SC'21, section 2.2.2); 1 = plain 1F1B. "
-                    "pp x virtual_pipeline_stages must not exceed the model's layers")
+                    "pp x virtual_pipeline_stages must not exceed the model's layers (plus the embedding and "
+                    "loss slots when they count in the split)")
+    account_for_embedding_in_pipeline_split: bool = Field(
+        default=False,
+        description="Count the input embedding as one layer when splitting layers over pipeline stages (Megatron-"
+                    "Core's option of this name): the first stage holds one transformer layer fewer, and a model "
+                    "chunk may hold only the embedding (Llama 3 405B: 126 layers + 2 slots = 16 stages x 8 "
+                    "one-layer chunks, Dubey et al. 2024 section 3.3.2)")
+    account_for_loss_in_pipeline_split: bool = Field(
+        default=False,
+        description="Count the output layer and loss as one layer when splitting layers over pipeline stages "
+                    "(Megatron-Core's option of this name): the last stage holds one transformer layer fewer")
     dp: PositiveInt | None = Field(default=None, le=MAX_GPUS,
                                    description="Data parallel size; None = gpus / (tp*pp*cp)")
     ep: PositiveInt = Field(default=1, le=MAX_GPUS, description="Expert parallel size (MoE)")
@@ -98,8 +109,9 @@ def job_layout(job: JobSpec, gpus: int, scale_up_gpus: int, layers: int, experts
     tp x pp x cp divides the GPUs and tp x pp x cp x dp equals them; tp divides the scale-up domain;
     ep divides dp x cp and needs a mixture-of-experts model (``experts`` > 1); the global batch is a
     multiple of dp x micro-batch (micro-batches per pipeline = global / (dp x micro-batch));
-    pp <= layers and pp x virtual stages <= layers (each model chunk holds a layer), virtual stages
-    need pp > 1. InputError at ``where`` or ``where.<field>``.
+    pp <= slots and pp x virtual stages <= slots (each model chunk holds a layer or the embedding or
+    loss slot; slots = layers + the slots ``pipeline_slots`` counts), virtual stages need pp > 1.
+    InputError at ``where`` or ``where.<field>``.
     """
     from fabricplan.errors import InputError
 
@@ -124,15 +136,53 @@ def job_layout(job: JobSpec, gpus: int, scale_up_gpus: int, layers: int, experts
     if ep > 1 and experts == 1:
         raise InputError(f"ep ({ep}) > 1 needs a mixture-of-experts model; this one is dense (experts: 1)",
                          location=f"{where}.ep")
-    if pp > layers:
-        raise InputError(f"pp ({pp}) exceeds the model's {layers} layers", location=f"{where}.pp")
+    slots = pipeline_slots(job, layers)
+    counted = f"{layers} layers" + (f" + {slots - layers} embedding/loss slot{'s' if slots - layers > 1 else ''}"
+                                    if slots > layers else "")
+    if pp > slots:
+        raise InputError(f"pp ({pp}) exceeds the model's {counted}", location=f"{where}.pp")
+    if slots > layers and slots % pp:
+        raise InputError(f"the model's {counted} = {slots} slots do not divide over pp = {pp} stages; with "
+                         "account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split the slots "
+                         "must split evenly (as Megatron-LM requires)", location=f"{where}.pp")
     virtual = job.virtual_pipeline_stages or 1
     if virtual > 1 and pp == 1:
         raise InputError("virtual_pipeline_stages > 1 needs pipeline parallelism (pp > 1)",
                          location=f"{where}.virtual_pipeline_stages")
-    if pp * virtual > layers:
+    if pp * virtual > slots:
         raise InputError(f"pp x virtual_pipeline_stages = {pp} x {virtual} = {pp * virtual} exceeds the "
-                         f"model's {layers} layers (each model chunk needs at least one layer)",
+                         f"model's {counted} (each model chunk needs at least one layer; "
+                         "account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split count "
+                         "the embedding and the loss as one each)",
                          location=f"{where}.virtual_pipeline_stages")
     return JobLayout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, virtual_pipeline_stages=virtual,
                      micro_batches=job.global_batch_sequences // per_replica)
+
+
+def pipeline_slots(job, layers: int) -> int:
+    """Layer slots split over the pipeline [-]: the transformer layers, plus one for the embedding and
+    one for the output layer and loss when the job counts them (Megatron-Core adds 1 to num_layers for
+    each of ``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split`` before
+    dividing by the pipeline size)."""
+    return (layers + int(bool(getattr(job, "account_for_embedding_in_pipeline_split", False)))
+            + int(bool(getattr(job, "account_for_loss_in_pipeline_split", False))))
+
+
+def pipeline_stage_layers(job, layers: int, pp: int) -> list[int]:
+    """Transformer layers on each of the ``pp`` pipeline stages, first to last [-].
+
+    Balanced split of ``S = pipeline_slots(job, layers)`` slots: every stage holds ``floor(S/pp)``
+    and the first ``S mod pp`` stages one more; the embedding slot (if counted) is the first stage's
+    and the loss slot the last stage's, so those stages hold one transformer layer fewer (``job_layout``
+    then requires ``S`` to divide by ``pp``, as Megatron-LM's arguments check does). Without the
+    options: ``ceil(L/pp)`` on the fullest stage, ``floor(L/pp)`` on the last (which also runs the
+    output layer)."""
+    slots = pipeline_slots(job, layers)
+    pp = max(int(pp), 1)
+    base, extra = divmod(slots, pp)
+    stages = [base + (1 if i < extra else 0) for i in range(pp)]
+    if getattr(job, "account_for_embedding_in_pipeline_split", False):
+        stages[0] -= 1
+    if getattr(job, "account_for_loss_in_pipeline_split", False):
+        stages[-1] -= 1
+    return [max(n, 0) for n in stages]

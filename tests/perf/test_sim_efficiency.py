@@ -88,6 +88,10 @@ def test_key_changes_with_every_input():
     qps4 = CATALOG.with_values({"perf_defaults.parameters.nccl_ib_qps_per_connection.value": 4})
     case = TrafficCase("ring", 256, _case().placement, ROCE, qps4)
     assert sim_efficiency.scenario_key(case) != base
+    # The link rate: the same fabric at 200G is another simulation (flow latency against transfer time).
+    slower = TrafficCase("ring", 256, _case().placement, ROCE.model_copy(update={"link_rate_gbps": 200}), CATALOG)
+    assert sim_efficiency.scenario(slower)["link_gbps"] == 200.0
+    assert sim_efficiency.scenario_key(slower) != base
 
 
 def test_too_large_cases_fall_back_to_the_analytic_model():

@@ -113,6 +113,9 @@ def scenario(case: TrafficCase) -> dict:
         "placement": [int(p.tiers), int(p.nodes_per_leaf), int(p.leaf_uplinks), int(p.nodes_per_pod),
                       [float(r) for r in p.oversubscription], int(p.nics_per_leaf), bool(p.aligned)],
         "routing": str(getattr(profile, "routing", "ecmp")),
+        # Every link runs at the profile's rate (sim.fabric.placement_network); the flows' latency
+        # against their transfer time makes the result depend on it, so it is part of the key.
+        "link_gbps": float(getattr(profile, "link_rate_gbps", 0) or 0),
         "channels_per_nic": int(perf_parameter("nccl_channels_per_nic", catalog)),
         "qps": int(perf_parameter("nccl_ib_qps_per_connection", catalog)),
         "peers": int(perf_parameter("nccl_alltoall_peers_in_flight", catalog)),
@@ -147,7 +150,7 @@ def simulate_case(case: TrafficCase, inputs: dict | None = None) -> dict:
     from fabricplan.sim.flowsim import simulate
 
     inputs = inputs or scenario(case)
-    link_gbps = float(getattr(case.profile, "link_rate_gbps", 0) or 0) or None
+    link_gbps = inputs["link_gbps"] or None
     network = placement_network(case.placement, case.n_nodes, link_gbps=link_gbps, catalog=case.catalog)
     hosts_per_node = max(int(case.placement.nics_per_leaf), 1)
     routing = "adaptive" if inputs["routing"] == "adaptive" else "ecmp"

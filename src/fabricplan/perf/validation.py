@@ -163,7 +163,7 @@ def nvls_single_node_rows(catalog=None) -> list[ValidationRow]:
 
 @dataclass(frozen=True)
 class GatedRow(ValidationRow):
-    """A checked row with its own step-time tolerance (None = shown, not gated) and the reason."""
+    """A row with its own tolerance (None = shown, not gated) and the tolerance's reason."""
 
     tolerance: float | None = None
     reason: str = ""
@@ -220,12 +220,10 @@ def llama3_405b_rows(catalog=None, fabric: str = "roce-v2", **overrides) -> list
 # --- NCCL socket transport (kernel TCP): docs/reference/socket_transport.md §7 ---------------------
 
 @dataclass(frozen=True)
-class SocketValidationRow(ValidationRow):
-    """A socket-transport row: its group (calibrated / checked), tolerance and the tolerance's reason."""
+class SocketValidationRow(GatedRow):
+    """A socket-transport (or EFA) row: a :class:`GatedRow` with its group (calibrated / checked)."""
 
     group: str = "checked"
-    tolerance: float | None = None
-    reason: str = ""
 
 
 def socket_row_setup(entry: dict, catalog=None):

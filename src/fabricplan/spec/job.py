@@ -159,16 +159,15 @@ def job_layout(job: JobSpec, gpus: int, scale_up_gpus: int, layers: int, experts
                      micro_batches=job.global_batch_sequences // per_replica)
 
 
-def pipeline_slots(job, layers: int) -> int:
+def pipeline_slots(job: JobSpec, layers: int) -> int:
     """Layer slots split over the pipeline [-]: the transformer layers, plus one for the embedding and
     one for the output layer and loss when the job counts them (Megatron-Core adds 1 to num_layers for
     each of ``account_for_embedding_in_pipeline_split`` / ``account_for_loss_in_pipeline_split`` before
     dividing by the pipeline size)."""
-    return (layers + int(bool(getattr(job, "account_for_embedding_in_pipeline_split", False)))
-            + int(bool(getattr(job, "account_for_loss_in_pipeline_split", False))))
+    return layers + int(job.account_for_embedding_in_pipeline_split) + int(job.account_for_loss_in_pipeline_split)
 
 
-def pipeline_stage_layers(job, layers: int, pp: int) -> list[int]:
+def pipeline_stage_layers(job: JobSpec, layers: int, pp: int) -> list[int]:
     """Transformer layers on each of the ``pp`` pipeline stages, first to last [-].
 
     Balanced split of ``S = pipeline_slots(job, layers)`` slots: every stage holds ``floor(S/pp)``
@@ -181,8 +180,8 @@ def pipeline_stage_layers(job, layers: int, pp: int) -> list[int]:
     pp = max(int(pp), 1)
     base, extra = divmod(slots, pp)
     stages = [base + (1 if i < extra else 0) for i in range(pp)]
-    if getattr(job, "account_for_embedding_in_pipeline_split", False):
+    if job.account_for_embedding_in_pipeline_split:
         stages[0] -= 1
-    if getattr(job, "account_for_loss_in_pipeline_split", False):
+    if job.account_for_loss_in_pipeline_split:
         stages[-1] -= 1
     return [max(n, 0) for n in stages]

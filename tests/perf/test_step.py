@@ -6,7 +6,7 @@ from fabricplan.errors import InputError
 from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.flops import model_dims, training_flops_per_token
 from fabricplan.perf.compute import layer_compute, logits_compute
-from fabricplan.perf.step import ClusterShape, _per_operation_compute, step_time
+from fabricplan.perf.step import ClusterShape, _per_operation_compute, data_parallel_exposed_s, step_time
 from fabricplan.spec import JobSpec
 
 CATALOG = default_catalog()
@@ -62,6 +62,48 @@ def test_dp_overlap_hides_gradient_traffic():
     # The per-operation backward hides about 38 % of it (fp32 gradients: the reduce-scatter moves 4 bytes
     # per parameter).
     assert 0 < hidden.exposed_comm_s["dp"] < 0.7 * exposed.exposed_comm_s["dp"]
+
+
+def test_data_parallel_queue():
+    # One micro-batch: the reduction behind the last backward, as before per-micro-batch traffic existed.
+    assert data_parallel_exposed_s(0.3, 0.0, micro_batches=1, period_s=1.0, backward_s=0.2,
+                                   overlap_efficiency=0.9) == pytest.approx(0.3 - 0.18)
+    # No overlap: every reduction is on the critical path.
+    assert data_parallel_exposed_s(0.1, 0.2, micro_batches=8, period_s=1.0, backward_s=0.5,
+                                   overlap_efficiency=0.0) == pytest.approx(8 * 0.2 + 0.1)
+    # Keeping up (c = 0.2 < 0.9 x 1.0): only the last micro-batch's reduction and the per-step part remain,
+    # behind the last backward.
+    assert data_parallel_exposed_s(0.1, 0.2, micro_batches=8, period_s=1.0, backward_s=0.1,
+                                   overlap_efficiency=0.9) == pytest.approx(0.2 + 0.1 - 0.09)
+    # Falling behind (c = 1.0 > 0.9 x 1.0): the backlog grows by 0.1 s per micro-batch.
+    assert data_parallel_exposed_s(0.0, 1.0, micro_batches=8, period_s=1.0, backward_s=0.5,
+                                   overlap_efficiency=0.9) == pytest.approx(8 * 1.0 - 7 * 0.9 - 0.45)
+
+
+def test_zero_stage_sets_how_often_gradients_move():
+    # llama3-70b, tp 8, pp 4, dp 32 on 1,024 GPUs: 512 / 32 = 16 micro-batches per step; 20 layers and
+    # 1 / 4 of the model per stage. ZeRO 1 moves the gradients once per step; ZeRO 2 keeps only its
+    # gradient shard, so it reduce-scatters after every micro-batch (DeepSpeed#2252) and gathers the
+    # weights once; ZeRO 3 (FSDP) also gathers the weights before every forward and backward.
+    params = model_dims("llama3-70b").parameters() / (8 * 4)
+    rs = _collective_s("reduce_scatter", 4 * params, 32, 1)
+    ag = _collective_s("all_gather", 2 * params, 32, 1)
+    results = {stage: step_time(job(zero_stage=stage), H100, "roce-v2", catalog=CATALOG) for stage in (1, 2, 3)}
+    m = results[1].micro_batches
+    assert m == 16
+    assert results[1].total_comm_s["dp"] == pytest.approx(rs + ag, rel=1e-9)
+    assert results[2].total_comm_s["dp"] == pytest.approx(m * rs + ag, rel=1e-9)
+    assert results[3].total_comm_s["dp"] == pytest.approx(m * (rs + 2 * ag), rel=1e-9)
+    assert results[1].step_time_s <= results[2].step_time_s <= results[3].step_time_s
+    # On kernel TCP the per-micro-batch reduce-scatter outlasts a micro-batch: the step waits on it.
+    tcp = step_time(job(zero_stage=2), H100, "ethernet-tcp", catalog=CATALOG)
+    assert any("waits on the network" in note for note in tcp.notes)
+    assert tcp.exposed_comm_s["dp"] > 0.5 * (m - 1) * (tcp.total_comm_s["dp"] / m)
+    # A single micro-batch (m = 1): every stage moves the same bytes as before, once.
+    one = {stage: step_time(job(zero_stage=stage, global_batch_sequences=32), H100, "roce-v2", catalog=CATALOG)
+           for stage in (1, 2)}
+    assert one[1].micro_batches == 1
+    assert one[2].total_comm_s["dp"] == pytest.approx(one[1].total_comm_s["dp"], rel=1e-9)
 
 
 def test_gpu_hours_for_budget():
@@ -401,3 +443,21 @@ def test_step_compute_is_paced_by_the_slowest_gpu_only_when_the_spread_is_set():
     assert slowed.optimizer_s == pytest.approx(base.optimizer_s * factor, rel=1e-9)
     assert slowed.step_time_s > base.step_time_s
     assert any("slowest of 1,024 GPUs" in note for note in slowed.notes)
+
+
+def test_data_parallel_queue_bounds():
+    from hypothesis import given, settings, strategies as st
+
+    times = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
+
+    @settings(max_examples=200, deadline=None)
+    @given(o=times, c=times, m=st.integers(1, 64), period=times, backward=times,
+           e1=st.floats(0.0, 1.0), e2=st.floats(0.0, 1.0))
+    def check(o, c, m, period, backward, e1, e2):
+        low, high = sorted((e1, e2))
+        at = lambda e: data_parallel_exposed_s(o, c, micro_batches=m, period_s=period, backward_s=backward,
+                                               overlap_efficiency=e)
+        # Never negative, never more than all of it, and more overlap never exposes more.
+        assert 0.0 <= at(high) <= at(low) + 1e-9 <= m * c + o + 1e-9
+
+    check()

@@ -315,24 +315,45 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
                              f"{cluster.gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
                              "degrees that fill whole nodes", location=f"jobs[{job.name}].ep")
 
-    def _reduce_gradients(params: float, ranks: int, per_node: int) -> float:
-        """ZeRO 0: all-reduce of the gradients; ZeRO >= 1 (distributed optimizer, FSDP): reduce-scatter
-        of the gradients and all-gather of the updated 16-bit weights (twice per step under ZeRO-3)."""
+    def _reduce_gradients(params: float, ranks: int, per_node: int) -> tuple[float, float]:
+        """(once per step, once per micro-batch) data-parallel traffic of ``params`` parameters.
+
+        ZeRO 0: all-reduce of the gradients accumulated over the micro-batches; ZeRO 1 (distributed
+        optimizer): reduce-scatter of the accumulated gradients and all-gather of the updated 16-bit
+        weights, once per step. ZeRO 2 keeps only its shard of the gradients, so it reduce-scatters
+        after every micro-batch's backward (DeepSpeed#2252: "gradient reduction is required after every
+        backward because of gradient partitioning"); the weights are gathered once per step. ZeRO 3
+        (FSDP) also reshards the weights: an all-gather before each micro-batch's forward and backward.
+        """
         if job.zero_stage == 0:
-            return _collective_s("all_reduce", params * grad_per_param, ranks, per_node, **args)
+            return _collective_s("all_reduce", params * grad_per_param, ranks, per_node, **args), 0.0
         reduce_scatter = _collective_s("reduce_scatter", params * grad_per_param, ranks, per_node, **args)
         all_gather = _collective_s("all_gather", params * weight_per_param, ranks, per_node, **args)
-        return reduce_scatter + all_gather * (2 if job.zero_stage == 3 else 1)
+        if job.zero_stage == 1:
+            return reduce_scatter + all_gather, 0.0
+        if job.zero_stage == 2:
+            return all_gather, reduce_scatter
+        return 0.0, reduce_scatter + 2 * all_gather
 
     if ep > 1:
-        dp_total = (_reduce_gradients(dense_params_local, dp_group, dp_per_node)
-                    + _reduce_gradients(expert_params_local, edp_group, edp_per_node))
+        dp_parts = [_reduce_gradients(dense_params_local, dp_group, dp_per_node),
+                    _reduce_gradients(expert_params_local, edp_group, edp_per_node)]
     else:  # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
-        dp_total = _reduce_gradients(dense_params_local + expert_params_local, dp_group, dp_per_node)
-    window = perf_parameter("dp_overlap_efficiency", catalog) * backward_mb if job.dp_overlap else 0.0
-    dp_exposed = max(dp_total - window, 0.0)
+        dp_parts = [_reduce_gradients(dense_params_local + expert_params_local, dp_group, dp_per_node)]
+    dp_step = sum(part[0] for part in dp_parts)
+    dp_mb = sum(part[1] for part in dp_parts)
+    dp_total = dp_step + micro_batches * dp_mb
 
     t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
+    dp_exposed = data_parallel_exposed_s(
+        dp_step, dp_mb, micro_batches=micro_batches, period_s=t_mb, backward_s=backward_mb,
+        overlap_efficiency=perf_parameter("dp_overlap_efficiency", catalog) if job.dp_overlap else 0.0)
+    dp_notes = []
+    if dp_mb and micro_batches > 1:
+        dp_notes.append(
+            f"ZeRO {job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms against a "
+            f"{t_mb * 1e3:,.1f} ms micro-batch" + ("; the step waits on the network)" if job.dp_overlap and dp_mb >
+                                                    perf_parameter("dp_overlap_efficiency", catalog) * t_mb else ")"))
     bubble = (pp - 1) / virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
     step = micro_batches * t_mb + bubble + dp_exposed + optimizer_s
     tokens_step = job.global_batch_sequences * seq
@@ -355,7 +376,7 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
         token_budget=budget,
         notes=[("per-operation compute (GEMM curves, attention kernel rate, HBM-bound operations)" if per_op
-                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes,
+                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes, *dp_notes,
                *([f"slowest of {gpus:,} GPUs paces the step: compute {straggler:+.1%}"] if straggler else [])],
         optimizer_s=optimizer_s,
         virtual_pipeline_stages=virtual, memory_per_gpu_bytes=memory.total_bytes,
@@ -382,6 +403,33 @@ def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:
     from statistics import NormalDist
 
     return sigma * NormalDist().inv_cdf((gpus - 0.375) / (gpus + 0.25))
+
+
+def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micro_batches: int,
+                            period_s: float, backward_s: float, overlap_efficiency: float) -> float:
+    """Data-parallel communication time left on the critical path of a step.
+
+    A per-micro-batch reduction ``c`` (ZeRO 2/3) is issued when a micro-batch's backward ends, one per
+    micro-batch period ``T``; the communication stream serves them in order while the GPU computes, in
+    ``e x T`` of each period (``e`` = ``overlap_efficiency``, the share a bucketed reduction can use,
+    Li et al. VLDB 2020). A queue with one arrival per ``e T`` and service ``c`` holds, when the last
+    micro-batch's gradients arrive::
+
+        q = max(c, m c - (m - 1) e T)
+
+    (``c`` when it keeps up; the backlog when ``c > e T``, so the step waits on the network). That
+    backlog and the once-per-step traffic ``o`` (ZeRO 0/1's reduction, ZeRO 2's weight all-gather)
+    overlap only the last micro-batch's backward ``B``::
+
+        exposed = max(q + o - e B, 0)
+
+    With ``e = 0`` (no overlap) everything is exposed, ``m c + o``; with ``m = 1`` this is the single
+    reduction behind one backward.
+    """
+    m = max(int(micro_batches), 1)
+    usable = overlap_efficiency * period_s
+    backlog = max(per_micro_batch_s, m * per_micro_batch_s - (m - 1) * usable)
+    return max(backlog + per_step_s - overlap_efficiency * backward_s, 0.0)
 
 
 def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhidden_share: float) -> float:

@@ -189,7 +189,7 @@ def llama3_405b_results(catalog=None, fabric: str = "roce-v2", **overrides) -> l
         job = JobSpec(name="llama3-405b-meta", model="llama3-405b", tp=config["tp"], cp=config["cp"], pp=config["pp"],
                       dp=config["dp"], global_batch_sequences=config["global_batch_sequences"],
                       micro_batch_sequences=1, seq_len_tokens=config["seq_len_tokens"], precision="bf16",
-                      zero_stage=2, **fields)
+                      **fields)
         cluster = ClusterShape(gpu=catalog.gpu("h100-sxm"), gpus=config["gpus"], gpus_per_node=8,
                                scale_up_domain=8, nics_per_node=8)
         out.append((config, step_time(job, cluster, fabric, catalog=catalog)))

@@ -122,3 +122,16 @@ def test_step_shows_memory_per_gpu_and_flags_an_estimate_over_capacity(cli):
     over = cli("step", EXAMPLES / "llama405b-16k-h100.yaml", "--fabric", "roce-v2")
     assert over.code == 0 and "over capacity (estimate)" in over.out
     assert "full activation recomputation needs" in over.out.replace("\n", " ")
+
+
+def test_step_says_per_fabric_when_zero2_gradients_wait_on_the_network(cli):
+    # The 405B example is ZeRO 2 with 16 micro-batches: its fp32 reduce-scatter after every micro-batch
+    # hides behind the compute on InfiniBand and outlasts it on kernel TCP; each fabric gets its own line.
+    from project_paths import EXAMPLES
+
+    out = cli("step", EXAMPLES / "llama405b-16k-h100.yaml", "--fabric", "infiniband-ndr",
+              "--fabric", "ethernet-tcp").out.replace("\n", " ")
+    tcp = out.split("note: ethernet-tcp: ZeRO 2: data-parallel traffic after every micro-batch")[1]
+    assert "the step waits on the network" in tcp.split("note:")[0]
+    ib = out.split("note: infiniband-ndr: ZeRO 2: data-parallel traffic after every micro-batch")[1]
+    assert "waits on the network" not in ib.split("note:")[0]

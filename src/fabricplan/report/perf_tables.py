@@ -60,7 +60,16 @@ def step_table(spec_name: str, results: Sequence[StepResult]) -> RenderableType:
         parts.append(FitTable(STEP_HEADERS, rows, title=f"Training step time: {spec_name}, job {job}",
                               justify=["left"] + ["right"] * 7))
         parts.extend(_memory_lines(job_results[0]))
+        parts.extend(_fabric_note_lines(job_results))
     return Group(*parts)
+
+
+def _fabric_note_lines(results: Sequence[StepResult]) -> list[RenderableType]:
+    """Notes that differ by fabric (data-parallel traffic per micro-batch), one line per fabric."""
+    from rich.text import Text
+
+    return [Text(f"note: {r.fabric}: {note}", style="dim") for r in results for note in r.notes
+            if note.startswith("ZeRO")]
 
 
 GIB = 2**30

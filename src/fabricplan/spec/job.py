@@ -55,7 +55,11 @@ class JobSpec(BaseModel):
                                    description="Data parallel size; None = gpus / (tp*pp*cp)")
     ep: PositiveInt = Field(default=1, le=MAX_GPUS, description="Expert parallel size (MoE)")
     cp: PositiveInt = Field(default=1, le=MAX_GPUS, description="Context parallel size")
-    zero_stage: Literal[0, 1, 2, 3] = Field(default=1, description="ZeRO stage; 3 = FSDP")
+    zero_stage: Literal[0, 1, 2, 3] = Field(
+        default=1, description="ZeRO stage: 0 all-reduces the gradients once per step; 1 (distributed optimizer) "
+        "reduce-scatters them and gathers the weights once per step; 2 keeps only a gradient shard, so it "
+        "reduce-scatters after every micro-batch; 3 = FSDP, which also gathers the weights for every "
+        "micro-batch's forward and backward")
     global_batch_sequences: PositiveInt = Field(le=1_000_000_000,
                                                 description="Sequences per optimizer step (at most 10^9)")
     micro_batch_sequences: PositiveInt = Field(default=1, le=1_000_000,

@@ -412,8 +412,8 @@ def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micr
     A per-micro-batch reduction ``c`` (ZeRO 2/3) is issued when a micro-batch's backward ends, one per
     micro-batch period ``T``; the communication stream serves them in order while the GPU computes, in
     ``e x T`` of each period (``e`` = ``overlap_efficiency``, the share a bucketed reduction can use,
-    Li et al. VLDB 2020). A queue with one arrival per ``e T`` and service ``c`` holds, when the last
-    micro-batch's gradients arrive::
+    Li et al. VLDB 2020). A queue with one arrival of ``c`` seconds of work per period, served ``e T``
+    seconds per period, holds this much when the last micro-batch's gradients arrive::
 
         q = max(c, m c - (m - 1) e T)
 
@@ -424,7 +424,9 @@ def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micr
         exposed = max(q + o - e B, 0)
 
     With ``e = 0`` (no overlap) everything is exposed, ``m c + o``; with ``m = 1`` this is the single
-    reduction behind one backward.
+    reduction behind one backward. ZeRO 3's forward all-gather is issued before, not after, its
+    micro-batch; counting it with the backward's traffic keeps the per-period demand, which is what
+    decides whether the network keeps up.
     """
     m = max(int(micro_batches), 1)
     usable = overlap_efficiency * period_s

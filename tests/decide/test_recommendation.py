@@ -55,6 +55,18 @@ def test_16k_allreduce_heavy_rdma_fabric_wins_on_cost_per_useful_gpu_hour():
     assert tcp.jobs[0].exposed_comm_s["dp"] > 2 * best.jobs[0].exposed_comm_s["dp"]
     assert tcp.weighted_gpu_utilisation < best.weighted_gpu_utilisation
     assert {"SCALE003", "SCALE004"} <= fired(decision)
+    # The reason against TCP names what costs it the utilisation: ZeRO 2's reduce-scatter after every
+    # micro-batch, exposed on the socket transport, in seconds a step over the best fabric's.
+    from fabricplan.decide.recommend import main_exposed_gap
+
+    chosen = outcomes[winner]  # the why-not lines compare against the recommended fabric
+    job, kind, extra = main_exposed_gap(tcp, chosen)
+    assert (job, kind) == ("llama3-405b-pretrain", "dp")
+    assert extra == pytest.approx(tcp.jobs[0].exposed_comm_s["dp"] - chosen.jobs[0].exposed_comm_s["dp"])
+    assert f"mostly exposed data-parallel communication (+{extra:.2f} s a step of llama3-405b-pretrain)" in \
+        decision.recommendation.why_not["ethernet-tcp"]
+    # Nothing is blamed where the utilisation does not fall.
+    assert main_exposed_gap(best, best) is None
 
 
 def moe_128(maturity="experienced"):

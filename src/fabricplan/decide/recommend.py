@@ -160,6 +160,28 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
+COMM_KINDS = {"tp": "tensor-parallel", "pp": "pipeline", "dp": "data-parallel", "ep": "expert-parallel",
+              "cp": "context-parallel"}
+
+
+def main_exposed_gap(outcome: FabricOutcome, best: FabricOutcome) -> tuple[str, str, float] | None:
+    """(job, communication kind, extra seconds a step) of the exposed communication that costs ``outcome``
+    the most GPU utilisation against ``best``: the largest ``share x extra exposed seconds / step time``
+    over the jobs both ran and the kinds of ``JobOutcome.exposed_comm_s``; None when nothing grew."""
+    reference = {job.job: job for job in best.jobs}
+    top = None
+    for job in outcome.jobs:
+        other = reference.get(job.job)
+        if other is None or job.step_time_s <= 0:
+            continue
+        for kind, seconds in job.exposed_comm_s.items():
+            extra = seconds - other.exposed_comm_s.get(kind, 0.0)
+            weight = job.share * extra / job.step_time_s
+            if extra > 0 and (top is None or weight > top[0]):
+                top = (weight, job.job, kind, extra)
+    return None if top is None else top[1:]
+
+
 def _win_text(uncertainty, fabric: str) -> str:
     if uncertainty is None or fabric not in uncertainty.fabrics:
         return ""
@@ -237,7 +259,12 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
         tco_gap = _relative(outcome.tco_usd, best.tco_usd)
         util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
         text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
-                f"GPU utilisation {100 * util_gap:+.1f} points.")
+                f"GPU utilisation {100 * util_gap:+.1f} points")
+        cause = main_exposed_gap(outcome, best) if util_gap <= -0.01 else None
+        if cause:
+            job, kind, extra = cause
+            text += f", mostly exposed {COMM_KINDS.get(kind, kind)} communication (+{extra:.2f} s a step of {job})"
+        text += "."
         if uncertainty is not None and fabric in uncertainty.fabrics:
             text += f" It is {_win_text(uncertainty, fabric)}."
         where = "inside the uncertainty" if uncertainty is not None else "within the close-call band"

@@ -258,9 +258,10 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
         gap = _relative(_metric(outcome), _metric(best))
         tco_gap = _relative(outcome.tco_usd, best.tco_usd)
         util_gap = outcome.weighted_gpu_utilisation - best.weighted_gpu_utilisation
+        points = round(100 * util_gap, 1)  # as printed: a cause only for a loss the line shows
         text = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({_money(_metric(outcome))}): TCO {100 * tco_gap:+.1f} %, "
                 f"GPU utilisation {100 * util_gap:+.1f} points")
-        cause = main_exposed_gap(outcome, best) if util_gap <= -0.01 else None
+        cause = main_exposed_gap(outcome, best) if points < 0 else None
         if cause:
             job, kind, extra = cause
             text += f", mostly exposed {COMM_KINDS.get(kind, kind)} communication (+{extra:.2f} s a step of {job})"

@@ -345,15 +345,14 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     dp_total = dp_step + micro_batches * dp_mb
 
     t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
-    dp_exposed = data_parallel_exposed_s(
-        dp_step, dp_mb, micro_batches=micro_batches, period_s=t_mb, backward_s=backward_mb,
-        overlap_efficiency=perf_parameter("dp_overlap_efficiency", catalog) if job.dp_overlap else 0.0)
+    dp_overlap = perf_parameter("dp_overlap_efficiency", catalog) if job.dp_overlap else 0.0
+    dp_exposed = data_parallel_exposed_s(dp_step, dp_mb, micro_batches=micro_batches, period_s=t_mb,
+                                         backward_s=backward_mb, overlap_efficiency=dp_overlap)
     dp_notes = []
     if dp_mb and micro_batches > 1:
-        dp_notes.append(
-            f"ZeRO {job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms against a "
-            f"{t_mb * 1e3:,.1f} ms micro-batch" + ("; the step waits on the network)" if job.dp_overlap and dp_mb >
-                                                    perf_parameter("dp_overlap_efficiency", catalog) * t_mb else ")"))
+        waits = "; the step waits on the network" if dp_mb > dp_overlap * t_mb else ""
+        dp_notes.append(f"ZeRO {job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms "
+                        f"against a {t_mb * 1e3:,.1f} ms micro-batch{waits})")
     bubble = (pp - 1) / virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
     step = micro_batches * t_mb + bubble + dp_exposed + optimizer_s
     tokens_step = job.global_batch_sequences * seq

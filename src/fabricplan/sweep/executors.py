@@ -7,7 +7,8 @@ it finishes (in any order); the caller writes each batch as one part file.
 * ``inprocess``: one batch after another here (no start-up, no copying).
 * ``process``: ``concurrent.futures.ProcessPoolExecutor`` (spawned workers). The point context
   (base spec and catalog, ~50 kB pickled) goes to each worker once, through the pool's initializer;
-  a task carries only its batch's point values.
+  a task carries only its batch's point values. Ctrl-C is counted (:class:`CtrlC`) and acted on
+  between waits: the first starts no new batch and finishes those running, a second ends the workers.
 * ``ray``: ``ray.put`` puts the context in the object store once; each task gets its reference and
   the worker fetches and unpickles it once per worker process (kept by reference id). At most
   ``2 x workers`` batches are in flight, so a large sweep does not queue every task at once.
@@ -16,7 +17,7 @@ it finishes (in any order); the caller writes each batch as one part file.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +55,7 @@ def batch_size_for(points: int, workers: int, requested: int | None) -> int:
     return max(1, min(200, -(-points // (8 * max(1, workers)))))
 
 
-def run_inprocess(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs) -> Iterator[Rows]:
+def run_inprocess(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs) -> Generator[Rows, None, None]:
     for batch in batches:
         yield run_batch(context, batch, args.columns, args.json_axes)
 
@@ -76,27 +77,89 @@ def _pool_batch(batch: list[Task]) -> Rows:
     return run_batch(_WORKER["context"], batch, args.columns, args.json_axes)
 
 
+class CtrlC:
+    """Ctrl-C while a pool runs, counted rather than raised wherever the main thread happens to be.
+
+    A KeyboardInterrupt raised inside ``concurrent.futures``' own bookkeeping (half-way through
+    ``wait()`` taking the futures' locks, or through ``submit``) can leave a lock held, and the
+    pool's manager thread then blocks on it for good: the run printed "interrupted" and never
+    exited. So the handler only counts presses; the pool loop looks at the count between waits.
+    Installed only in the main thread and only over a Python handler (a SIGINT that is ignored stays
+    ignored); the previous handler comes back on exit.
+    """
+
+    def __init__(self) -> None:
+        self.presses = 0
+        self._previous: Any = None
+
+    def _press(self, _signum: int, _frame: Any) -> None:
+        self.presses += 1
+
+    def __enter__(self) -> CtrlC:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
+            self._previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+#: How often the pool loop looks for a Ctrl-C while it waits for a batch (program timing, not a model number).
+CTRL_C_POLL_S = 0.1
+
+
+def stop_workers(pool: Any) -> None:
+    """End a process pool's workers now (a second Ctrl-C): Python 3.14's ``terminate_workers``,
+    else each worker process of the pool."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
 def run_process_pool(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs,
-                     workers: int) -> Iterator[Rows]:
+                     workers: int) -> Generator[Rows, None, None]:
+    """Batches on a local process pool, at most ``2 x workers`` in flight.
+
+    The first Ctrl-C stops new batches: those queued are cancelled, those already running finish and
+    are yielded (so they are written), then KeyboardInterrupt. A second Ctrl-C ends the workers at once.
+    """
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from itertools import islice
 
     spawn = multiprocessing.get_context("spawn")  # no fork of a process with a progress thread
-    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_init_worker,
-                             initargs=(context, args)) as pool:
+    with CtrlC() as ctrl_c, ProcessPoolExecutor(max_workers=workers, mp_context=spawn,
+                                                initializer=_init_worker, initargs=(context, args)) as pool:
         pending = iter(batches)
-        in_flight = set()
+        in_flight: set[Any] = set()
         try:
-            for batch in pending:
-                in_flight.add(pool.submit(_pool_batch, batch))
-                if len(in_flight) >= 2 * workers:
-                    done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        yield future.result()
-            while in_flight:
-                done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+            while True:
+                if not ctrl_c.presses:
+                    for batch in islice(pending, max(0, 2 * workers - len(in_flight))):
+                        in_flight.add(pool.submit(_pool_batch, batch))
+                if not in_flight:
+                    break
+                done, in_flight = wait(in_flight, timeout=CTRL_C_POLL_S, return_when=FIRST_COMPLETED)
                 for future in done:
-                    yield future.result()
+                    if not future.cancelled():
+                        yield future.result()
+                if ctrl_c.presses > 1:
+                    stop_workers(pool)
+                    raise KeyboardInterrupt
+                if ctrl_c.presses:
+                    in_flight = {future for future in in_flight if not future.cancel()}  # running ones stay
+            if ctrl_c.presses:
+                raise KeyboardInterrupt
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # the batches running finish; none start
             raise
@@ -177,7 +240,7 @@ def node_addresses() -> list[str]:
 
 def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, workers: int,
             address: str | None = None, temp_dir: str | None = None,
-            info: dict[str, Any] | None = None) -> Iterator[Rows]:
+            info: dict[str, Any] | None = None) -> Generator[Rows, None, None]:
     ray = import_ray()
     started = start_ray(address, workers, temp_dir)
     try:
@@ -206,7 +269,7 @@ def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArg
 
 def execute(executor: str, context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, *,
             workers: int, ray_address: str | None = None, ray_temp_dir: str | None = None,
-            info: dict[str, Any] | None = None) -> Iterator[Rows]:
+            info: dict[str, Any] | None = None) -> Generator[Rows, None, None]:
     """The rows of each batch as it finishes; ``info`` gets what the executor ran on (Ray's nodes)."""
     if executor == "inprocess":
         return run_inprocess(context, batches, args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,15 +72,18 @@ def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "process", worke
     start = time.perf_counter()
     try:
         info: dict[str, list[str]] = {}
-        for rows in execute(executor, sweep.context, batches, args, workers=workers, ray_address=ray_address,
-                            ray_temp_dir=ray_temp_dir, info=info):
-            summary.ray_nodes = info.get("ray_nodes", [])
-            store.write(rows)
-            summary.batches_written += 1
-            summary.points_computed += len(rows)
-            summary.points_failed += sum(1 for r in rows if r["error"] is not None)
-            if progress:
-                progress(len(rows))
+        # closing: an error in writing a batch ends the executor now (its pool, its Ctrl-C handler),
+        # not whenever the suspended generator is collected.
+        with closing(execute(executor, sweep.context, batches, args, workers=workers, ray_address=ray_address,
+                             ray_temp_dir=ray_temp_dir, info=info)) as results:
+            for rows in results:
+                summary.ray_nodes = info.get("ray_nodes", [])
+                store.write(rows)
+                summary.batches_written += 1
+                summary.points_computed += len(rows)
+                summary.points_failed += sum(1 for r in rows if r["error"] is not None)
+                if progress:
+                    progress(len(rows))
     finally:
         summary.seconds = time.perf_counter() - start
     return summary

@@ -1,11 +1,12 @@
 """Benchmark: a 10,000-point sweep of analytic compares in-process, on the local process pool and on
 a local Ray, and what each executor costs per point.
 
-    python benchmarks/bench_sweep.py [--skip-ray]
+    python benchmarks/bench_sweep.py [--skip-ray] [--draws N]
 
 The sweep: the bundled 1,024-GPU Llama-3 70B example over 5 cluster sizes x 10 InfiniBand switch
 prices x 10 Ethernet switch prices x 4 oversubscriptions x 5 energy prices = 10,000 points, each a
-quick compare of three fabrics (analytic model).
+quick compare of three fabrics (analytic model), with the catalog's Monte Carlo draws as `compare`
+runs them (``--draws 0``: none, the point estimates only).
 
 * Throughput: wall time of the whole run (start-up included), 2 workers for the pool and Ray.
 * CPU per point: CPU seconds of this process and every process under it (pool workers; Ray's
@@ -41,10 +42,11 @@ AXES = {"cluster.gpus": [512, 1024, 2048, 4096, 8192],
         "economics.energy_usd_per_kwh": {"low": 0.05, "high": 0.25, "steps": 5}}
 
 
-def write(folder: Path, name: str, axes: dict) -> Path:
+def write(folder: Path, name: str, axes: dict, draws: int | None = None) -> Path:
     path = folder / f"{name}.yaml"
+    extra = {} if draws is None else {"draws": draws}
     path.write_text(yaml.safe_dump({"name": name, "base": str(ROOT / "examples" / "llama70b-1024-h100.yaml"),
-                                    "axes": axes}, sort_keys=False))
+                                    "axes": axes, **extra}, sort_keys=False))
     return path
 
 
@@ -108,12 +110,14 @@ def timed(sweep, out: Path, **options) -> tuple[float, float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument("--draws", type=int, default=None,
+                        help="Monte Carlo draws of each point (default: the catalog's, as compare; 0: none)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fpbench-", dir="/tmp"))
     ray_dir = str(work / "ray")
     results: dict[str, float] = {}
-    sweep = load_sweep(write(work, "bench10k", AXES))
-    tiny = load_sweep(write(work, "tiny", {"cluster.gpus": [512, 1024]}))
+    sweep = load_sweep(write(work, "bench10k", AXES, args.draws))
+    tiny = load_sweep(write(work, "tiny", {"cluster.gpus": [512, 1024]}, args.draws))
     n = sweep.total
     print(f"{n:,} points; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 

@@ -46,6 +46,40 @@ def test_a_row_is_the_compare_of_its_point(tmp_path):
     assert cheaper["roce_v2__network_capex_usd"] == row["roce_v2__network_capex_usd"]
 
 
+
+def test_draws_zero_keeps_the_model_columns_and_decides_on_the_point_estimates(tmp_path):
+    """`draws: 0` drops the Monte Carlo: the model's columns are the same numbers, the decision columns
+    are those of compare without draws, and only a file that sets `draws` gets new point ids."""
+    axes = {"cluster.gpus": [1024, 2048], "economics.energy_usd_per_kwh": [0.1],
+            "catalog.switches.sw_ib_qm9700.price_usd": [50000]}
+    default = load_sweep(write_sweep(tmp_path, axes, name="default"))
+    unset = load_sweep(write_sweep(tmp_path, axes, name="unset", draws=None))
+    none = load_sweep(write_sweep(tmp_path, axes, name="none", draws=0))
+    values = {"cluster.gpus": 1024, "economics.energy_usd_per_kwh": 0.1, "catalog.switches.sw_ib_qm9700.price_usd": 50000}
+    assert default.point_id(values) == unset.point_id(values) != none.point_id(values)
+    run_sweep(default, tmp_path / "a", executor="inprocess")
+    run_sweep(none, tmp_path / "b", executor="inprocess")
+    with_draws = sorted(read_results(tmp_path / "a")[0].to_pylist(), key=lambda r: r["point_index"])
+    without = sorted(read_results(tmp_path / "b")[0].to_pylist(), key=lambda r: r["point_index"])
+    decision = {"point_id", "recommended", "close_call"} | {k for k in with_draws[0] if k.endswith("__rank")}
+    for a, b in zip(with_draws, without, strict=True):
+        assert {k: v for k, v in a.items() if k not in decision} == {k: v for k, v in b.items() if k not in decision}
+    import yaml
+
+    document = yaml.safe_load(BASE.read_text())
+    document.setdefault("economics", {})["energy_usd_per_kwh"] = 0.1
+    catalog = load_catalog().with_values({"switches.sw_ib_qm9700.price_usd": 50000})
+    plain = fp.compare(parse_spec(document), catalog, quick=True, draws=0)
+    drawn = fp.compare(parse_spec(document), catalog, quick=True)
+    assert (without[0]["recommended"], without[0]["close_call"]) == (plain.recommendation.recommended,
+                                                                     plain.recommendation.close_call)
+    assert (with_draws[0]["recommended"], with_draws[0]["close_call"]) == (drawn.recommendation.recommended,
+                                                                           drawn.recommendation.close_call)
+    # Here the two differ: RoCE is best in >= 80 % of the draws, but within the close-call band of the
+    # point estimates, where the rules' votes pick InfiniBand.
+    assert (plain.recommendation.close_call, drawn.recommendation.close_call) == (True, False)
+    assert (plain.recommendation.recommended, drawn.recommendation.recommended) == ("infiniband-ndr", "roce-v2")
+
 def test_rerun_skips_done_points_and_new_values_append(cli, tmp_path):
     out = tmp_path / "out"
     first = cli("sweep", "run", write_sweep(tmp_path, SMALL_AXES), "--out", out, "-e", "inprocess", "--json", "-q")

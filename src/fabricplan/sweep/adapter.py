@@ -8,9 +8,11 @@ Per-fabric outputs become the columns ``<fabric>__<output>`` (fabric id with ``-
 ``infiniband_ndr__cost_per_useful_gpu_hour_usd``); point outputs keep their own names. Job outputs
 are those of the spec's first job (the main job of the mix); ``None`` when the spec has no jobs.
 
-At merge with compare's Monte Carlo uncertainty: a sweep point wants the analytic point estimate
-(no draws, or the fewest the option allows), passed in :func:`compare_point`, and the outputs read
-the point estimate, not a draw.
+The outputs read the point estimates, never a draw. By default a point's compare runs the
+catalog's Monte Carlo, as ``fabricplan compare`` does, so its recommended fabric and close call are
+the ones ``compare`` prints for that design; the sweep file's ``draws: 0`` turns the draws off: the model's
+columns (cost, time, ...) do not change; the recommended fabric, the close call and the rank then
+follow the point estimates and the close-call band.
 """
 
 from __future__ import annotations
@@ -70,11 +72,12 @@ def fabric_column(fabric: str, output: str) -> str:
     return f"{fabric.replace('-', '_').replace('.', '_')}__{output}"
 
 
-def compare_point(spec: ClusterSpec, catalog: Catalog, *, quick: bool, efficiency_model: str) -> CompareReport:
-    """One point's compare through the public API."""
+def compare_point(spec: ClusterSpec, catalog: Catalog, *, quick: bool, efficiency_model: str,
+                  draws: int | None = None) -> CompareReport:
+    """One point's compare through the public API (``draws``: None for the catalog's, as `compare`)."""
     from fabricplan.api import compare
 
-    return compare(spec, catalog, quick=quick, efficiency_model=efficiency_model)
+    return compare(spec, catalog, quick=quick, efficiency_model=efficiency_model, draws=draws)
 
 
 def outputs_of(report: CompareReport, fabrics: list[str], outputs: list[str]) -> dict[str, Any]:

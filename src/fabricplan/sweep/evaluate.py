@@ -29,7 +29,8 @@ def evaluate_point(context: PointContext, values: dict[str, Any]) -> dict[str, A
     catalog = context.catalog.with_values(catalog_values) if catalog_values else context.catalog
     document = with_values(context.base_document, spec_values) if spec_values else context.base_document
     spec = parse_spec(document, where="spec")
-    report = compare_point(spec, catalog, quick=context.quick, efficiency_model=context.efficiency_model)
+    report = compare_point(spec, catalog, quick=context.quick, efficiency_model=context.efficiency_model,
+                           draws=context.draws)
     return outputs_of(report, context.fabrics, context.outputs)
 
 

@@ -65,6 +65,7 @@ class PointContext:
     outputs: list[str]
     quick: bool
     efficiency_model: str
+    draws: int | None = None
 
 
 @dataclass
@@ -260,11 +261,15 @@ def load_sweep(path: str | Path) -> Sweep:
     except InputError as exc:
         raise InputError(exc.message, location=f"{where}: efficiency_model") from None
     context = PointContext(base_document=dict(base_document), catalog=catalog, fabrics=fabrics, outputs=outputs,
-                           quick=sweep_file.quick, efficiency_model=sweep_file.efficiency_model)
+                           quick=sweep_file.quick, efficiency_model=sweep_file.efficiency_model,
+                           draws=sweep_file.draws)
     overlay_text = [Path(o).read_bytes().decode("utf-8", "replace") for o in overlays]
+    options = {"quick": sweep_file.quick, "efficiency_model": sweep_file.efficiency_model}
+    if sweep_file.draws is not None:  # only when set, so the ids of files without it stay as they were
+        options["draws"] = sweep_file.draws
     inputs_hash = hashlib.sha256(canonical({
         "base": base_document, "catalog_overlays": overlay_text, "bundled_data": bundled_data_hash(),
-        "quick": sweep_file.quick, "efficiency_model": sweep_file.efficiency_model}).encode()).hexdigest()
+        **options}).encode()).hexdigest()
     sweep = Sweep(name=sweep_file.name, source=where, axes=axes, groups=groups, conditions=[], context=context,
                   inputs_hash=inputs_hash, columns=columns,
                   arrow_types={axis: _arrow_type(values) for axis, values in axes.items()})

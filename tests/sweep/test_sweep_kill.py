@@ -4,6 +4,7 @@ computes only the points that are not on disk and leaves the finished part files
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,7 +74,11 @@ def test_ctrl_c_on_the_process_pool_stops_cleanly_and_keeps_finished_batches(tmp
         process.send_signal(signal.SIGINT)
     _stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
-    assert stderr.strip().splitlines()[-1].startswith("interrupted: finished batches are saved in")
+    lines = stderr.strip().splitlines()
+    assert lines[-1].startswith("interrupted: finished batches are saved in")
+    if presses == 1:  # said when the press is seen: how many batches it waits for, and how to stop now
+        assert re.fullmatch(r"stopping: [0-9]+ running batch(es)? finish and are saved; Ctrl-C again to stop now",
+                            lines[-2]), lines
     assert "Traceback" not in stderr
     parts = sorted(out.glob("part-*.parquet"))
     done, _ = read_results(out)

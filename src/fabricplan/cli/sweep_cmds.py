@@ -103,10 +103,14 @@ def run(
             speed = task.finished_speed or task.speed
             bar.update(task_id, rate=f"{speed:,.0f} points/s" if speed else "")
 
+    def on_stopping(running: int) -> None:
+        stderr.print(f"stopping: {running} running batch{'es' if running != 1 else ''} finish and are saved; "
+                     "Ctrl-C again to stop now", soft_wrap=True)
+
     try:
         summary = run_sweep(sweep, folder, executor=executor, workers=workers, batch_size=batch_size,
                             ray_address=ray_address, ray_temp_dir=str(ray_temp_dir) if ray_temp_dir else None,
-                            limit=limit, on_start=on_start, progress=progress)
+                            limit=limit, on_start=on_start, progress=progress, on_stopping=on_stopping)
     except KeyboardInterrupt:
         if bar is not None:
             bar.stop()

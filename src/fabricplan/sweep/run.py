@@ -44,8 +44,10 @@ Progress = Callable[[int], None]  # called with the number of points a finished 
 def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "process", workers: int | None = None,
               batch_size: int | None = None, ray_address: str | None = None, ray_temp_dir: str | None = None,
               limit: int | None = None, on_start: Callable[[RunSummary], None] | None = None,
-              progress: Progress | None = None) -> RunSummary:
-    """Compute the sweep's points that ``out`` does not hold yet (``limit``: at most that many now)."""
+              progress: Progress | None = None, on_stopping: Callable[[int], None] | None = None) -> RunSummary:
+    """Compute the sweep's points that ``out`` does not hold yet (``limit``: at most that many now).
+
+    ``on_stopping(running)``: a first Ctrl-C on the process pool, the batches still to finish."""
     store = ResultStore(out, sweep)
     done = store.done_ids()
     workers = 1 if executor == "inprocess" else workers or default_workers()
@@ -75,7 +77,7 @@ def run_sweep(sweep: Sweep, out: str | Path, *, executor: str = "process", worke
         # closing: an error in writing a batch ends the executor now (its pool, its Ctrl-C handler),
         # not whenever the suspended generator is collected.
         with closing(execute(executor, sweep.context, batches, args, workers=workers, ray_address=ray_address,
-                             ray_temp_dir=ray_temp_dir, info=info)) as results:
+                             ray_temp_dir=ray_temp_dir, info=info, on_stopping=on_stopping)) as results:
             for rows in results:
                 summary.ray_nodes = info.get("ray_nodes", [])
                 store.write(rows)

@@ -30,6 +30,8 @@ CASES = {
                      r"filters 'cluster.gpus > abc': cannot compare 512 > 'abc'"),
     "unknown-key": ({"axes": SMALL_AXES, "axis": {}}, r"axis: unknown field .*`fabricplan sweep schema`"),
     "efficiency": ({"axes": SMALL_AXES, "efficiency_model": "nope"}, r"nope"),
+    "draws-negative": ({"axes": SMALL_AXES, "draws": -3}, r"draws: Input should be greater than or equal to 0 \(got -3\)"),
+    "draws-text": ({"axes": SMALL_AXES, "draws": "many"}, r"draws: .*integer"),
     "too-many": ({"axes": {"cluster.gpus": [8 * k for k in range(1, 4)],
                            "economics.energy_usd_per_kwh": {"low": 0.01, "high": 1, "steps": 100000},
                            "economics.pue": {"low": 1.0, "high": 2.0, "steps": 100000}}}, r"at most 10,000,000"),

@@ -2,7 +2,8 @@
 
 Every ``import fabricplan.X`` / ``from fabricplan.X ...`` in a package's modules (top level and
 inside functions) is read with ``ast``; a package may not name one that ARCHITECTURE.md puts above
-it. The planning side never imports ``ops``, ``measure`` or ``sweep``; ``sim`` never imports ``perf``.
+it. The planning side never imports ``ops``, ``measure`` or ``sweep``; ``sim`` never imports ``perf``;
+``decide`` reaches the models only through ``plan`` (the one chain).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ FORBIDDEN = {
     "cost": {"perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
     "perf": {"cost", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
     "plan": {"decide", "report", "ops", "measure", "sweep", "api", "cli"},
-    "decide": {"report", "ops", "measure", "sweep", "api", "cli"},
+    # decide gets every number from the chain (plan): it summarises, ranks, applies rules and explains
+    "decide": {"cost", "perf", "design", "topology", "sim", "report", "ops", "measure", "sweep", "api", "cli"},
     "ops": {"design", "cost", "perf", "sim", "plan", "decide", "report", "measure", "sweep", "api", "cli"},
     "measure": {"report", "ops", "sweep", "api", "cli", "decide"},
     "report": {"api", "cli", "sweep"},

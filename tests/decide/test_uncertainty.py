@@ -1,4 +1,5 @@
-"""The Monte Carlo over the catalog's ranges: exact at zero width, linear in prices, and deciding."""
+"""The Monte Carlo over the catalog's ranges: the chain's own steps on drawn inputs; exact at zero
+width, linear in prices, and deciding."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import pytest
 
 from fabricplan.catalog import load_catalog
 from fabricplan.catalog.spread import without_spreads
+from fabricplan.catalog.inputs import Draws
 from fabricplan.cost import resolve_assumptions
-from fabricplan.cost.draws import Draws, tco_draws
 from fabricplan.decide import evaluate, fabric_outcomes
+from fabricplan.plan import DEFAULT_PLAN
 from fabricplan.spec import load_spec
 
 from project_paths import EXAMPLES
@@ -20,6 +22,11 @@ PRICED = ("switches", "nics", "optics", "servers")
 
 def example(name, catalog=CATALOG):
     return load_spec(EXAMPLES / f"{name}.yaml", catalog)
+
+
+def drawn(spec, catalog, fabrics, draws, **options):
+    """The chain's evaluation of ``fabrics`` with ``draws`` (point runs and drawn outcomes)."""
+    return DEFAULT_PLAN.evaluate(spec, catalog, fabrics=fabrics, draws=draws, **options)
 
 
 def zero_width(catalog):
@@ -58,10 +65,11 @@ def test_tco_draws_are_counts_times_price_draws():
     catalog = zero_width(CATALOG).with_values({"switches.sw_ib_qm9700.price_usd": {"low": 30000, "high": 60000}})
     spec = example("llama70b-1024-h100", catalog)
     assumptions = resolve_assumptions(spec, catalog)
-    outcome = fabric_outcomes(spec, catalog, fabrics=["infiniband-ndr"])["infiniband-ndr"]
     draws = Draws(n=500, seed=1)
-    tco = tco_draws(spec, catalog, outcome.cost, assumptions, draws)
-    price = draws.of("price:sw_ib_qm9700", 0, 0, 0)  # cached: the draws tco_draws used
+    evaluation = drawn(spec, catalog, ["infiniband-ndr"], draws)
+    outcome = evaluation.outcomes["infiniband-ndr"]
+    tco = evaluation.drawn["infiniband-ndr"].tco_usd
+    price = draws.of("price:sw_ib_qm9700", 0, 0, 0)  # cached: the draws the chain used
     assert 30000 <= price.min() < price.max() <= 60000
     switches = outcome.cost.topology.total_switches
     expected = outcome.tco_usd + switches * (price - 45000) * (
@@ -153,39 +161,39 @@ def test_the_infiniband_premium_row_flips_at_the_expected_ratio():
 def test_goodput_draws_follow_the_failure_rate_ranges():
     """Only the GPU failure rate ranged: the draws' goodput equals the goodput model at each drawn
     rate, and lower rates keep more of the job's time (the Monte Carlo sees failures)."""
-    from fabricplan.decide.uncertainty import goodput_draws
-    from fabricplan.plan.goodput import goodput_array
+    from fabricplan.plan.goodput import job_goodput
 
     base = zero_width(CATALOG)
     rate = base.parameter("failure_rate_gpu_per_million_hours").value.default
     catalog = base.with_values({"parameters.failure_rate_gpu_per_million_hours.value":
                                 {"low": rate / 4, "default": rate, "high": rate * 4}})
     spec = example("llama70b-1024-h100", catalog)
-    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
     draws = Draws(n=400, seed=5)
-    goodput = goodput_draws(spec, catalog, outcome, draws)
-    drawn = draws.of("param:failure_rate_gpu_per_million_hours", 0, 0, 0)  # cached: what it used
-    assert rate / 4 <= drawn.min() < drawn.max() <= rate * 4
-    order = np.argsort(drawn)
+    evaluation = drawn(spec, catalog, ["roce-v2"], draws)
+    outcome = evaluation.outcomes["roce-v2"]
+    goodput = evaluation.drawn["roce-v2"].weighted_goodput
+    rates = draws.of("param:failure_rate_gpu_per_million_hours", 0, 0, 0)  # cached: what it used
+    assert rate / 4 <= rates.min() < rates.max() <= rate * 4
+    order = np.argsort(rates)
     assert np.all(np.diff(goodput[order]) <= 1e-15)  # more GPU failures, less goodput
-    at_default = goodput[np.argmin(np.abs(drawn - rate))]
+    at_default = goodput[np.argmin(np.abs(rates - rate))]
     assert at_default == pytest.approx(outcome.weighted_goodput, rel=2e-3)
-    assert goodput_array({"gpu": 1.0}, {"gpu": 0.0}, 5.0, 10.0) == pytest.approx(1.0)  # nothing fails
+    nothing = job_goodput({"gpu": 1.0}, {"gpu": np.zeros(3)}, 5.0, 10.0)  # nothing fails: nothing lost
+    np.testing.assert_array_equal(nothing.goodput, np.ones(3))
 
 
 def test_power_draws_move_energy_and_colocation_by_the_drawn_network_power():
     """Only the Tomahawk 5's power ranged: the network's energy and colocation scale by
     Σ q·P·r / Σ q·P, nothing else moves."""
-    from fabricplan.cost.draws import _power_ratio
-
     catalog = zero_width(CATALOG).with_values(
         {"switches.sw_eth_th5.spread": {"ranges": {"power_w": [600, 1200]}, "reason": "test"}})
     spec = example("llama70b-1024-h100", catalog)
     assumptions = resolve_assumptions(spec, catalog)
-    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
-    cost = outcome.cost
     draws = Draws(n=300, seed=2)
-    tco = tco_draws(spec, catalog, cost, assumptions, draws)
+    evaluation = drawn(spec, catalog, ["roce-v2"], draws)
+    outcome = evaluation.outcomes["roce-v2"]
+    cost = outcome.cost
+    tco = evaluation.drawn["roce-v2"].tco_usd
     if not any(line.item_id == "sw_eth_th5" for line in cost.bom):
         pytest.skip("the chosen design has no Tomahawk 5")
     watts = draws.of("power:sw_eth_th5", 0, 0, 0)
@@ -193,7 +201,7 @@ def test_power_draws_move_energy_and_colocation_by_the_drawn_network_power():
     switch_w = sum(line.quantity * line.unit_power_w for line in cost.bom if line.item_id == "sw_eth_th5")
     total_w = sum(line.quantity * line.unit_power_w for line in cost.bom)
     ratio = (total_w + switch_w * (watts / 913.0 - 1)) / total_w
-    np.testing.assert_allclose(_power_ratio(catalog, cost.bom, draws), ratio, rtol=1e-12)
+    np.testing.assert_allclose(evaluation.drawn["roce-v2"].cost.network_power_w / total_w, ratio, rtol=1e-12)
     yearly = cost.opex_usd_per_year
     expected = outcome.tco_usd + (yearly.energy_usd + yearly.colocation_usd) * (ratio - 1) * assumptions.horizon_years
     np.testing.assert_allclose(tco, expected, rtol=1e-12)
@@ -202,15 +210,14 @@ def test_power_draws_move_energy_and_colocation_by_the_drawn_network_power():
 def test_per_nic_bandwidth_is_drawn_per_fabric_from_its_own_range():
     """Only InfiniBand's effective bandwidth ranged: its utilisation draws move with it (more
     bandwidth, more utilisation), RoCE's do not."""
-    from fabricplan.decide.uncertainty import utilisation_draws
-
     catalog = zero_width(CATALOG).with_values(
         {"fabrics.infiniband-ndr.spread": {"ranges": {"effective_bandwidth_gbytes_per_s": [30, 48]}, "reason": "test"}})
     spec = example("llama70b-1024-h100", catalog)
-    outcomes = fabric_outcomes(spec, catalog, fabrics=["infiniband-ndr", "roce-v2"])
     draws = Draws(n=300, seed=4)
-    ib = utilisation_draws(spec, catalog, outcomes["infiniband-ndr"], draws)
-    roce = utilisation_draws(spec, catalog, outcomes["roce-v2"], draws)
+    evaluation = drawn(spec, catalog, ["infiniband-ndr", "roce-v2"], draws)
+    outcomes = evaluation.outcomes
+    ib = evaluation.drawn["infiniband-ndr"].weighted_gpu_utilisation
+    roce = evaluation.drawn["roce-v2"].weighted_gpu_utilisation
     assert np.ptp(roce) == 0 and roce[0] == pytest.approx(outcomes["roce-v2"].weighted_gpu_utilisation)
     bandwidth = draws.of("fabric:infiniband-ndr:effective_bandwidth_gbytes_per_s", 0, 0, 0)
     assert 30 <= bandwidth.min() < bandwidth.max() <= 48
@@ -223,7 +230,7 @@ def test_socket_figures_and_the_adaptive_residual_are_drawn_where_they_act():
     """Only the socket DRAM touches and the adaptive-routing residual ranged: the kernel-TCP fabric's
     bandwidth moves with the touches (the DRAM bounce bound), InfiniBand (adaptive) gets the
     residual's term, RoCE (ECMP) gets neither."""
-    from fabricplan.decide.uncertainty import bandwidth_ratio_draws, outcome_design, utilisation_draws
+    from fabricplan.plan.drawn import bandwidth_ratio_draws
 
     catalog = zero_width(CATALOG).with_values({
         "perf_defaults.parameters.socket_dram_touches_per_byte.spread": {"ranges": {"value": [2, 4]}, "reason": "test"},
@@ -231,16 +238,15 @@ def test_socket_figures_and_the_adaptive_residual_are_drawn_where_they_act():
             {"ranges": {"value": [0.0, 0.5]}, "reason": "test"}})
     spec = example("llama70b-1024-h100", catalog)
     fabrics = ["ethernet-tcp", "infiniband-ndr", "roce-v2"]
-    outcomes = fabric_outcomes(spec, catalog, fabrics=fabrics)
     draws = Draws(n=300, seed=6)
-    tcp = bandwidth_ratio_draws(spec, catalog, "ethernet-tcp",
-                                outcome_design(spec, catalog, outcomes["ethernet-tcp"]), draws)
+    evaluation = drawn(spec, catalog, fabrics, draws)
+    tcp = bandwidth_ratio_draws(catalog, evaluation.runs["ethernet-tcp"].design, draws)
     touches = draws.of("param:socket_dram_touches_per_byte", 0, 0, 0)
     assert tcp.max() > 1.0 and np.all(tcp >= 1.0 - 1e-12)  # fewer touches, a higher DRAM bound
     assert np.all(tcp <= 4 / touches + 1e-12)  # at most the DRAM bound's own ratio
-    roce = utilisation_draws(spec, catalog, outcomes["roce-v2"], draws)
+    roce = evaluation.drawn["roce-v2"].weighted_gpu_utilisation
     assert np.ptp(roce) == 0
-    ib = utilisation_draws(spec, catalog, outcomes["infiniband-ndr"], draws)
+    ib = evaluation.drawn["infiniband-ndr"].weighted_gpu_utilisation
     residual = draws.of("param:adaptive_routing_residual_collision_fraction", 0, 0, 0)
     order = np.argsort(residual)
     assert np.all(np.diff(ib[order]) <= 1e-12)  # more residual collision loss, less utilisation
@@ -249,35 +255,32 @@ def test_socket_figures_and_the_adaptive_residual_are_drawn_where_they_act():
 def test_the_scale_curve_draws_compute_speed_too():
     """light (the scale curve): only compute speed ranged, the utilisation draws move with it,
     linearly through the deterministic value at the default speed."""
-    from fabricplan.decide.uncertainty import utilisation_draws
-
     catalog = zero_width(CATALOG).with_values(
         {"parameters.uncertainty_gpu_efficiency.value": {"low": 0.9, "default": 1.0, "high": 1.1}})
     spec = example("llama70b-1024-h100", catalog)
-    outcome = fabric_outcomes(spec, catalog, fabrics=["roce-v2"])["roce-v2"]
     draws = Draws(n=200, seed=8)
-    light = utilisation_draws(spec, catalog, outcome, draws, light=True)
+    evaluation = drawn(spec, catalog, ["roce-v2"], draws, light=True)
+    outcome = evaluation.outcomes["roce-v2"]
+    light = evaluation.drawn["roce-v2"].weighted_gpu_utilisation
     speed = draws.of("param:uncertainty_gpu_efficiency", 0, 0, 0)
     assert np.ptp(light) > 0
     slope = np.polyfit(speed, light, 1)
     np.testing.assert_allclose(np.polyval(slope, speed), light, rtol=1e-9)
     assert np.polyval(slope, 1.0) == pytest.approx(outcome.weighted_gpu_utilisation, rel=1e-9)
-    full = utilisation_draws(spec, catalog, outcome, draws)
+    full = drawn(spec, catalog, ["roce-v2"], draws).drawn["roce-v2"].weighted_gpu_utilisation
     np.testing.assert_allclose(light, full, rtol=0.02)  # the linear term is close to the grid's
 
 
 def test_dp_overlap_efficiency_is_drawn_for_every_fabric():
     """Only the DP overlap efficiency ranged: more overlap, more utilisation, on every fabric."""
-    from fabricplan.decide.uncertainty import utilisation_draws
-
     catalog = zero_width(CATALOG).with_values({"perf_defaults.parameters.dp_overlap_efficiency.spread":
                                                {"ranges": {"value": [0.5, 1.0]}, "reason": "test"}})
     spec = example("llama70b-1024-h100", catalog)
-    outcomes = fabric_outcomes(spec, catalog, fabrics=["ethernet-tcp", "roce-v2"])
     draws = Draws(n=200, seed=9)
     overlap = draws.of("param:dp_overlap_efficiency", 0.5, 0.9, 1.0)
-    for fabric, outcome in outcomes.items():
-        values = utilisation_draws(spec, catalog, outcome, draws)
+    evaluation = drawn(spec, catalog, ["ethernet-tcp", "roce-v2"], draws)
+    for fabric, outcome in evaluation.drawn.items():
+        values = outcome.weighted_gpu_utilisation
         order = np.argsort(overlap)
         assert np.all(np.diff(values[order]) >= -1e-12), fabric
         assert values[order][-1] > values[order][0], fabric

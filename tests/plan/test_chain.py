@@ -108,8 +108,8 @@ def test_a_chain_step_is_swapped_by_callable():
     # Double the network capex in the cost step: the chain's outcome follows, the physics does not.
     spec = load_spec(EXAMPLE_1024, CATALOG)
 
-    def doubled(spec, catalog, design, assumptions):
-        fabric_cost = cost_design(spec, catalog, design, assumptions)
+    def doubled(spec, catalog, design, assumptions, inputs):
+        fabric_cost = cost_design(spec, catalog, design, assumptions, inputs)
         return fabric_cost.model_copy(update={"network_capex_usd": 2 * fabric_cost.network_capex_usd})
 
     base = evaluate(spec, CATALOG).outcomes["roce-v2"]

@@ -18,6 +18,7 @@ from typing import Literal, NamedTuple, Protocol
 from pydantic import BaseModel
 
 from fabricplan.catalog import Optic, PricePoint, Range
+from fabricplan.catalog.inputs import Inputs, Num
 from fabricplan.cost.media import LinkMedia, Medium
 from fabricplan.design.hardware import FabricHardware
 from fabricplan.topology import FabricSize
@@ -32,15 +33,15 @@ class BomLine(BaseModel):
     name: str
     role: str
     quantity: int
-    unit_price_usd: float
-    unit_power_w: float
+    unit_price_usd: Num
+    unit_power_w: Num
 
     @property
-    def price_usd(self) -> float:
+    def price_usd(self) -> Num:
         return self.quantity * self.unit_price_usd
 
     @property
-    def power_w(self) -> float:
+    def power_w(self) -> Num:
         return self.quantity * self.unit_power_w
 
 
@@ -127,16 +128,22 @@ def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | N
 def bill_of_materials(size: FabricSize, hardware: FabricHardware,
                       price_point: PricePoint = "default",
                       price_multipliers: dict[str, float] | None = None,
-                      media: LinkMedia | None = None) -> list[BomLine]:
-    """Priced BOM lines. `price_multipliers` scales a category's prices (sensitivity analysis)."""
+                      media: LinkMedia | None = None, inputs: Inputs | None = None) -> list[BomLine]:
+    """Priced BOM lines. `price_multipliers` scales a category's prices (sensitivity analysis).
+
+    Each unit price and power comes from ``inputs`` (:class:`fabricplan.catalog.inputs.Inputs`,
+    keys ``price:<id>`` and ``power:<id>``): the catalog's value at the price point, or its draws."""
     multipliers = price_multipliers or {}
     unknown = set(multipliers) - set(CATEGORIES)
     if unknown:
         raise ValueError(f"unknown price category {sorted(unknown)}; expected some of {list(CATEGORIES)}")
-    return [
-        BomLine(category=part.category, item_id=part.item.id, name=part.item.name, role=part.role,
-                quantity=part.quantity,
-                unit_price_usd=part.item.price_usd.at(price_point) * multipliers.get(part.category, 1.0),
-                unit_power_w=part.item.power_w)
-        for part in count_parts(size, hardware, media)
-    ]
+    inputs = inputs or Inputs.point(price_point)
+    lines = []
+    for part in count_parts(size, hardware, media):
+        item = part.item
+        price = item.price_usd.at(price_point) * multipliers.get(part.category, 1.0)
+        lines.append(BomLine(
+            category=part.category, item_id=item.id, name=item.name, role=part.role, quantity=part.quantity,
+            unit_price_usd=inputs.of_range(f"price:{item.id}", item.price_usd, price),
+            unit_power_w=inputs.of_field(f"power:{item.id}", item, "power_w")))
+    return lines

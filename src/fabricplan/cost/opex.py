@@ -7,7 +7,9 @@ TCO structure follows the shared reference docs/reference/costs.md §5:
 
 from __future__ import annotations
 
-HOURS_PER_YEAR = 8760.0  # 365 days x 24 h
+from fabricplan.catalog.inputs import maximum
+
+HOURS_PER_YEAR = 8760.0  # 365 days x 24 h (a definition)
 
 
 def energy_cost_usd_per_year(it_power_w: float, pue: float, energy_usd_per_kwh: float) -> float:
@@ -36,7 +38,7 @@ def support_cost_usd_per_year(hardware_capex_usd: float, support_fraction_per_ye
 
 def network_fte(gpus: int, fte_per_1024_gpus: float, scaling_exponent: float, min_fte: float,
                 maturity_multiplier: float = 1.0, fabric_multiplier: float = 1.0) -> float:
-    """Network operations staff for a cluster, in full-time equivalents.
+    """Network operations staff for a cluster, in full-time equivalents (floats or arrays of draws).
 
     ``max(min_fte, f1024 x (gpus / 1024) ** b) x maturity multiplier x fabric multiplier``
 
@@ -46,4 +48,4 @@ def network_fte(gpus: int, fte_per_1024_gpus: float, scaling_exponent: float, mi
     them (docs/reference/costs.md §2.4). All are catalog parameters the user can override.
     """
     base = fte_per_1024_gpus * (gpus / 1024.0) ** scaling_exponent
-    return max(min_fte, base) * maturity_multiplier * fabric_multiplier
+    return maximum(min_fte, base) * maturity_multiplier * fabric_multiplier

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pydantic import BaseModel, Field
 
 from fabricplan.catalog import Catalog, PricePoint, Server, load_catalog
+from fabricplan.catalog.inputs import Inputs, Num, divide, is_array, maximum
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
 from fabricplan.cost.floorplan import FloorPlan, tier_runs
@@ -74,23 +75,23 @@ def resolve_assumptions(spec: ClusterSpec, catalog: Catalog,
 
 
 class OpexPerYear(BaseModel):
-    energy_usd: float
-    colocation_usd: float
-    support_usd: float
-    operations_usd: float
-    licences_usd: float = Field(default=0.0, description="Fabric-manager licences (e.g. UFM Enterprise)")
+    energy_usd: Num
+    colocation_usd: Num
+    support_usd: Num
+    operations_usd: Num
+    licences_usd: Num = Field(default=0.0, description="Fabric-manager licences (e.g. UFM Enterprise)")
 
     @property
-    def total_usd(self) -> float:
+    def total_usd(self) -> Num:
         return self.energy_usd + self.colocation_usd + self.support_usd + self.operations_usd + self.licences_usd
 
 
 class ServerCost(BaseModel):
     server_id: str
     servers: int
-    capex_usd: float = Field(description="Server capex excluding NICs the fabric already counts")
-    power_w: float
-    opex_usd_per_year: float
+    capex_usd: Num = Field(description="Server capex excluding NICs the fabric already counts")
+    power_w: Num
+    opex_usd_per_year: Num
 
 
 class FabricCost(BaseModel):
@@ -101,26 +102,26 @@ class FabricCost(BaseModel):
     nic_id: str
     port_speed_gbps: int
     bom: list[BomLine]
-    capex_usd: dict[str, float] = Field(description="Network capex by category")
-    network_capex_usd: float
-    power_w: dict[str, float] = Field(description="Network IT power by category")
-    network_power_w: float
-    ops_fte: float
-    support_fraction_per_year: float = Field(default=0.0, description="Network support share of capex per year")
+    capex_usd: dict[str, Num] = Field(description="Network capex by category")
+    network_capex_usd: Num
+    power_w: dict[str, Num] = Field(description="Network IT power by category")
+    network_power_w: Num
+    ops_fte: Num
+    support_fraction_per_year: Num = Field(default=0.0, description="Network support share of capex per year")
     link_media: list[TierMedium] = Field(default_factory=list,
                                          description="Cable/optic class per link tier, chosen by reach")
     hall_racks: int = Field(default=0, description="Server racks of the floor plan")
     opex_usd_per_year: OpexPerYear
-    network_opex_usd_per_year: float
+    network_opex_usd_per_year: Num
     horizon_years: float
-    network_tco_usd: float
-    network_capex_per_gpu_usd: float
-    network_tco_per_gpu_usd: float
-    network_power_per_gpu_w: float
+    network_tco_usd: Num
+    network_capex_per_gpu_usd: Num
+    network_tco_per_gpu_usd: Num
+    network_power_per_gpu_w: Num
     servers: ServerCost | None
-    cluster_capex_usd: float | None
-    network_share_of_cluster_capex: float | None
-    cluster_tco_usd: float | None
+    cluster_capex_usd: Num | None
+    network_share_of_cluster_capex: Num | None
+    cluster_tco_usd: Num | None
 
 
 class CostReport(BaseModel):
@@ -141,22 +142,40 @@ def _server_entry(spec: ClusterSpec, catalog: Catalog) -> Server | None:
     return None
 
 
-def _server_cost(spec: ClusterSpec, catalog: Catalog, server: Server, assumptions: Assumptions) -> ServerCost:
+#: Economic parameters the spec may fix (``economics.<name>``) instead of the catalog: a fixed one is not drawn.
+SPEC_FIXED_ECONOMICS = ("energy_usd_per_kwh", "pue", "colo_usd_per_kw_month", "support_fraction_per_year",
+                        "fte_cost_usd_per_year")
+
+
+def economic(spec: ClusterSpec, catalog: Catalog, inputs: Inputs, name: str, used: float) -> Num:
+    """The economic parameter ``name`` at the value ``used`` (the assumptions'), drawn from its catalog
+    range (``param:<name>``) unless the spec fixes it."""
+    fixed = name in SPEC_FIXED_ECONOMICS and getattr(spec.economics, name) is not None
+    return inputs.of_range(f"param:{name}", None if fixed else catalog.parameter(name).value, used)
+
+
+def _server_cost(spec: ClusterSpec, catalog: Catalog, server: Server, assumptions: Assumptions,
+                 inputs: Inputs) -> ServerCost:
     """Servers priced without the NICs their quote includes: the fabric counts its own NICs.
 
     The included NICs are valued at the catalog price point without the sensitivity multipliers, so
     that a NIC price swing moves the cluster's cost instead of cancelling out.
     """
+    point = assumptions.price_point
     count = math.ceil(spec.cluster.gpus / server.gpus_per_server)
-    unit = server.price_usd.at(assumptions.price_point)
+    unit = inputs.of_range(f"price:{server.id}", server.price_usd, server.price_usd.at(point))
     if server.included_nic is not None and server.included_nics:
-        unit -= server.included_nics * catalog.nic(server.included_nic).price_usd.at(assumptions.price_point)
-    capex = count * max(unit, 0.0)
-    power_w = count * server.power_w
-    yearly = (opex.energy_cost_usd_per_year(power_w, assumptions.pue, assumptions.energy_usd_per_kwh)
-              + opex.support_cost_usd_per_year(capex, assumptions.support_fraction_per_year))
+        nic = catalog.nic(server.included_nic)
+        unit = unit - server.included_nics * inputs.of_range(f"price:{nic.id}", nic.price_usd, nic.price_usd.at(point))
+    capex = count * maximum(unit, 0.0)
+    power_w = count * inputs.of_field(f"power:{server.id}", server, "power_w")
+    pue = economic(spec, catalog, inputs, "pue", assumptions.pue)
+    kwh = economic(spec, catalog, inputs, "energy_usd_per_kwh", assumptions.energy_usd_per_kwh)
+    support = economic(spec, catalog, inputs, "support_fraction_per_year", assumptions.support_fraction_per_year)
+    yearly = opex.energy_cost_usd_per_year(power_w, pue, kwh) + opex.support_cost_usd_per_year(capex, support)
     if assumptions.include_colocation:
-        yearly += opex.colocation_cost_usd_per_year(power_w, assumptions.colo_usd_per_kw_month)
+        colo = economic(spec, catalog, inputs, "colo_usd_per_kw_month", assumptions.colo_usd_per_kw_month)
+        yearly = yearly + opex.colocation_cost_usd_per_year(power_w, colo)
     return ServerCost(server_id=server.id, servers=count, capex_usd=capex, power_w=power_w,
                       opex_usd_per_year=yearly)
 
@@ -167,47 +186,93 @@ def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
     return cost_design(spec, catalog, resolve(spec, catalog, choice), assumptions)
 
 
-def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions) -> FabricCost:
+def _network_staff(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
+                   inputs: Inputs) -> Num:
+    """Network FTE (:func:`fabricplan.cost.opex.network_fte`) at the staffing parameters of ``inputs``;
+    the fabric's staffing multiplier applies only when there is a scale-out fabric to run."""
+    point = assumptions.price_point
+    profile = design.hardware.profile
+
+    def param(name: str, used: float) -> Num:
+        return inputs.of_range(f"param:{name}", catalog.parameter(name).value, used)
+
+    maturity = f"maturity_fte_multiplier_{spec.operations.maturity}"
+    fabric_multiplier: Num = 1.0
+    if design.size.tiers > 0:
+        fabric_multiplier = profile.fte_multiplier(point)
+        if profile.costs is not None:
+            fabric_multiplier = inputs.of_range(f"costs:ops_fte_multiplier:{profile.id}",
+                                                profile.costs.ops_fte_multiplier, fabric_multiplier)
+    return opex.network_fte(spec.cluster.gpus, param("network_fte_per_1024_gpus", assumptions.network_fte_per_1024_gpus),
+                            param("ops_fte_scaling_exponent", assumptions.ops_fte_scaling_exponent),
+                            param("min_network_fte", assumptions.min_network_fte),
+                            param(maturity, assumptions.maturity_fte_multiplier), fabric_multiplier)
+
+
+def _network_opex(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
+                  inputs: Inputs, network_capex: Num, network_power: Num) -> tuple[OpexPerYear, Num, Num]:
+    """The network's yearly opex, its staff and its support share of capex."""
+    point = assumptions.price_point
+    profile, size = design.hardware.profile, design.size
+    costs = profile.costs
+    if costs is None or assumptions.support_fraction_set_by_spec:
+        support_fraction = economic(spec, catalog, inputs, "support_fraction_per_year",
+                                    assumptions.support_fraction_per_year)
+    else:
+        support_fraction = inputs.of_range(f"costs:support_fraction_per_year:{profile.id}",
+                                           costs.support_fraction_per_year, costs.support_fraction_per_year.at(point))
+    licences: Num = 0.0
+    if costs is not None and size.tiers > 0:
+        licences = size.nodes * inputs.of_range(f"costs:licence_usd_per_node_year:{profile.id}",
+                                                costs.licence_usd_per_node_year,
+                                                costs.licence_usd_per_node_year.at(point))
+    fte = _network_staff(spec, catalog, design, assumptions, inputs)
+    pue = economic(spec, catalog, inputs, "pue", assumptions.pue)
+    kwh = economic(spec, catalog, inputs, "energy_usd_per_kwh", assumptions.energy_usd_per_kwh)
+    colo = (opex.colocation_cost_usd_per_year(
+                network_power, economic(spec, catalog, inputs, "colo_usd_per_kw_month", assumptions.colo_usd_per_kw_month))
+            if assumptions.include_colocation else 0.0)
+    yearly = OpexPerYear(
+        energy_usd=opex.energy_cost_usd_per_year(network_power, pue, kwh),
+        colocation_usd=colo,
+        support_usd=opex.support_cost_usd_per_year(network_capex, support_fraction),
+        operations_usd=fte * economic(spec, catalog, inputs, "fte_cost_usd_per_year", assumptions.fte_cost_usd_per_year),
+        licences_usd=licences,
+    )
+    return yearly, fte, support_fraction
+
+
+def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
+                inputs: Inputs | None = None) -> FabricCost:
     """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked).
 
+    ``TCO = Σ q·p + H·(energy + colocation + support share·Σ q·p + FTE·cost + licences) [+ servers]``
+    (docs/reference/costs.md §5) with q the BOM quantities and every price, power, rate and staffing
+    number from ``inputs`` (:class:`fabricplan.catalog.inputs.Inputs`): at the price point (floats,
+    the default) or as draws (arrays; the same formula serves the Monte Carlo). The design's
+    structure (its parts, the cable or optic class chosen by reach) is fixed by the price point.
     The fabric's staffing multiplier and fabric-manager licences apply only when there is a
     scale-out fabric to run (a single node has no switch: every fabric gets the same staff).
     """
     hardware, size = design.hardware, design.size
-    has_fabric = size.tiers > 0
     point = assumptions.price_point
+    inputs = inputs or Inputs.point(point)
     plan = FloorPlan.from_catalog(catalog)
     if design.network.gpus_per_host:  # a sized node is a whole multi-host NVLink domain: one rack (NVL72)
         plan = replace(plan, servers_per_rack=1.0)
     runs = tier_runs(size, plan)
     media = link_media(size, hardware, catalog, runs, point, design.choice)
-    bom = bill_of_materials(size, hardware, point, assumptions.price_multipliers, media)
-    capex = {c: sum(line.price_usd for line in bom if line.category == c) for c in CATEGORIES}
-    power = {c: sum(line.power_w for line in bom if line.category == c) for c in CATEGORIES}
+    bom = bill_of_materials(size, hardware, point, assumptions.price_multipliers, media, inputs)
+    capex = {c: sum((line.price_usd for line in bom if line.category == c), 0) for c in CATEGORIES}
+    power = {c: sum((line.power_w for line in bom if line.category == c), 0) for c in CATEGORIES}
     network_capex = sum(capex.values())
     network_power = sum(power.values())
-    fte = opex.network_fte(spec.cluster.gpus, assumptions.network_fte_per_1024_gpus,
-                           assumptions.ops_fte_scaling_exponent, assumptions.min_network_fte,
-                           assumptions.maturity_fte_multiplier,
-                           hardware.profile.fte_multiplier(point) if has_fabric else 1.0)
-    costs = hardware.profile.costs
-    support_fraction = (assumptions.support_fraction_per_year
-                        if costs is None or assumptions.support_fraction_set_by_spec
-                        else costs.support_fraction_per_year.at(point))
-    licences = costs.licence_usd_per_node_year.at(point) * size.nodes if costs is not None and has_fabric else 0.0
-    yearly = OpexPerYear(
-        energy_usd=opex.energy_cost_usd_per_year(network_power, assumptions.pue,
-                                                 assumptions.energy_usd_per_kwh),
-        colocation_usd=(opex.colocation_cost_usd_per_year(network_power, assumptions.colo_usd_per_kw_month)
-                        if assumptions.include_colocation else 0.0),
-        support_usd=opex.support_cost_usd_per_year(network_capex, support_fraction),
-        operations_usd=fte * assumptions.fte_cost_usd_per_year,
-        licences_usd=licences,
-    )
+    yearly, fte, support_fraction = _network_opex(spec, catalog, design, assumptions, inputs, network_capex,
+                                                  network_power)
     network_tco = network_capex + yearly.total_usd * assumptions.horizon_years
     gpus = spec.cluster.gpus
     server = _server_entry(spec, catalog)
-    servers = _server_cost(spec, catalog, server, assumptions) if server else None
+    servers = _server_cost(spec, catalog, server, assumptions, inputs) if server else None
     cluster_capex = servers.capex_usd + network_capex if servers else None
     return FabricCost(
         fabric=hardware.profile.id,
@@ -234,7 +299,7 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
         network_power_per_gpu_w=network_power / gpus,
         servers=servers,
         cluster_capex_usd=cluster_capex,
-        network_share_of_cluster_capex=network_capex / cluster_capex if cluster_capex else None,
+        network_share_of_cluster_capex=None if cluster_capex is None else divide(network_capex, cluster_capex, None),
         cluster_tco_usd=(network_tco + servers.capex_usd
                          + servers.opex_usd_per_year * assumptions.horizon_years) if servers else None,
     )

@@ -15,7 +15,6 @@ from fabricplan.decide.whatif import (
     sensitivity,
     tier_boundaries,
 )
-from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import ClusterSpec, check_references
 from fabricplan.spec.load import located
@@ -41,7 +40,7 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
 def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, search_scale: bool,
              analyse_sensitivity: bool, plan: Plan, draws: int = 0, seed: int = 0) -> CompareReport:
     check_references(spec, catalog)
-    model = resolve_efficiency_model(plan.efficiency_model)
+    model = plan.efficiency()
     usage = getattr(model, "usage", None)  # a model that can say how it answered (e.g. sim's cache)
     before = usage() if usage else None
     from fabricplan.plan.chain import cached_performance

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import get_args
 
-from pydantic import ValidationError
-
 from fabricplan.catalog import Catalog
-from fabricplan.decide.evaluate import Scenario, evaluate, fabric_outcomes
-from fabricplan.plan import DEFAULT_PLAN, Levers, Plan
+from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow, TierBoundary
 from fabricplan.errors import FabricplanError, InputError
-from fabricplan.spec import ClusterSpec, JobSpec
+from fabricplan.plan import DEFAULT_PLAN, Draws, Levers, Plan, Scenario, fabric_outcomes
+from fabricplan.plan.scale import full_mix_spec, jobs_left_out, jobs_out_of_memory, layout_unit, scaled_spec, tier_capacities_gpus
+from fabricplan.spec import ClusterSpec
 from fabricplan.spec.models import Maturity
 
 MATURITY_LEVELS: tuple[Maturity, ...] = get_args(Maturity)  # lowest to highest skill
@@ -32,98 +30,8 @@ def scale_grid(spec: ClusterSpec, catalog: Catalog) -> list[int]:
     return sorted(grid)
 
 
-def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
-    """The same job at another cluster size (weak scaling), or None if its parallelism cannot fit.
-
-    Model parallelism (tp, pp, cp, ep) stays; data parallelism grows or shrinks with the GPUs, and
-    so does the global batch, keeping the sequences per data-parallel replica (and so the number of
-    micro-batches per pipeline) as in the spec. A job given a fixed GPU count keeps it when it fits;
-    a job sized by `dp` alone keeps its fraction of the cluster.
-    """
-    model_parallel = job.tp * job.pp * job.cp
-    if job.gpus is not None:
-        original_gpus, job_gpus = job.gpus, min(job.gpus, gpus)
-    elif job.dp is not None:
-        original_gpus = job.dp * model_parallel
-        job_gpus = original_gpus * gpus // cluster_gpus // model_parallel * model_parallel
-    else:
-        original_gpus, job_gpus = cluster_gpus, gpus
-    if job_gpus < model_parallel or job_gpus % model_parallel:
-        return None
-    dp = job_gpus // model_parallel
-    if (dp * job.cp) % job.ep:
-        return None
-    original_dp = max(original_gpus // model_parallel, 1)
-    per_replica = max(job.global_batch_sequences // original_dp, job.micro_batch_sequences)
-    per_replica -= per_replica % job.micro_batch_sequences
-    try:  # validated again: a weak-scaled batch may leave the spec's bounds (e.g. over 10^9 sequences)
-        return JobSpec.model_validate({**job.model_dump(), "gpus": None if job.gpus is None else job_gpus,
-                                       "dp": None if job.dp is None else dp,
-                                       "global_batch_sequences": per_replica * dp})
-    except ValidationError:
-        return None
-
-
-def jobs_left_out(spec: ClusterSpec, gpus: int) -> list[str]:
-    """Jobs of the spec whose parallelism cannot be laid out on `gpus` GPUs."""
-    return [job.name for job in spec.jobs if _scaled_job(job, gpus, spec.cluster.gpus) is None]
-
-
-def jobs_out_of_memory(spec: ClusterSpec, catalog: Catalog, gpus: int) -> list[str]:
-    """Jobs of the spec that lay out on `gpus` GPUs but cannot fit in GPU memory there, even with
-    full activation recomputation (fewer data-parallel ranks shard less of the optimizer state;
-    fabricplan.perf.memory.least_memory)."""
-    return [job.name for job in spec.jobs
-            if (scaled := _scaled_job(job, gpus, spec.cluster.gpus)) is not None
-            and not _fits_memory(scaled, gpus, spec, catalog)]
-
-
-def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog | None) -> bool:
-    if catalog is None:
-        return True
-    from fabricplan.design import cluster_gpu
-    from fabricplan.perf.flops import model_dims
-    from fabricplan.perf.memory import least_memory
-
-    return least_memory(job, model_dims(job.model, catalog), cluster_gpu(spec, catalog), gpus=job.gpus or gpus,
-                        catalog=catalog).fits
-
-
-def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
-    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. With
-    the catalog, a job that cannot fit in GPU memory at that size is left out too."""
-    cluster = spec.cluster
-    if gpus % cluster.domain_gpus:
-        return None
-    domain = cluster.scale_up_domain
-    if domain is not None and domain > gpus:
-        domain = None
-    jobs = [scaled for job in spec.jobs if (scaled := _scaled_job(job, gpus, cluster.gpus)) is not None
-            and _fits_memory(scaled, gpus, spec, catalog)]
-    if spec.jobs and not jobs:
-        return None
-    data = spec.model_dump(exclude_unset=True)  # fields the user left open stay open (design search)
-    data["cluster"].update(gpus=gpus, scale_up_domain=domain)
-    data["cluster"].pop("grow_to_gpus", None)  # the curve asks what each size costs built for itself
-    data["jobs"] = [job.model_dump() for job in jobs]
-    try:
-        return ClusterSpec.model_validate(data)
-    except ValidationError:  # this size breaks a bound of the spec: it is not evaluated
-        return None
-
-
 def _leader(metrics: dict[str, float], a: str, b: str) -> str:
     return a if metrics[a] <= metrics[b] else b
-
-
-def full_mix_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
-    """The spec at ``gpus`` GPUs if every job of the mix lays out (and fits in memory) there, with
-    data parallelism re-laid for the size (:func:`_scaled_job`); else None. Sizes where part of the
-    mix is left out would compare a different workload, so the scale curve skips them."""
-    scaled = scaled_spec(spec, gpus, catalog)
-    if scaled is None or len(scaled.jobs) != len(spec.jobs):
-        return None
-    return scaled
 
 
 def _pair_key(a: str, b: str) -> str:
@@ -136,9 +44,6 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     """Cost per useful GPU-hour of every fabric at each size of the grid where the whole job mix
     lays out, with (``draws`` > 0) the probability that each fabric of a pair is the cheaper one
     over the catalog's ranges (the same seeded draws at every size)."""
-    from fabricplan.cost.draws import Draws
-    from fabricplan.decide.uncertainty import metric_draws
-
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
@@ -147,17 +52,19 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             continue
         if progress:
             progress(f"scale search: {gpus:,} GPUs")
-        outcomes = {}
+        outcomes, sampled = {}, {}
+        shared = Draws(n=draws, seed=seed) if draws > 0 else 0  # the same draws for every fabric at this size
         for fabric in fabrics:
             try:  # a design that cannot be built at this size is left out of that point
-                outcomes[fabric] = fabric_outcomes(scaled, catalog, fabrics=[fabric], plan=plan)[fabric]
+                evaluation = plan.evaluate(scaled, catalog, fabrics=[fabric], draws=shared, light=True)
             except FabricplanError:
                 continue
+            outcomes[fabric] = evaluation.outcomes[fabric]
+            sampled.update(evaluation.metric_draws)
         if not outcomes:
             continue
         lower: dict[str, float] = {}
-        if draws > 0 and len(outcomes) > 1:
-            sampled = metric_draws(scaled, catalog, outcomes, Draws(n=draws, seed=seed), plan, light=True)
+        if len(sampled) > 1:
             names = list(sampled)
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
@@ -173,21 +80,15 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
 def tier_boundaries(spec: ClusterSpec, outcomes: dict, curve: list[ScalePoint]) -> list[TierBoundary]:
     """Where each fabric's chosen design (its switch radix and style at the spec's size) needs another
     tier, inside the searched range (:func:`fabricplan.topology.tier_capacities`)."""
-    from fabricplan.topology import tier_capacities
-
     if not curve:
         return []
     low, high = curve[0].gpus, curve[-1].gpus
-    cluster = spec.cluster
     boundaries = []
     for fabric, outcome in outcomes.items():
         size = outcome.cost.topology
-        capacity = tier_capacities(nics_per_node=cluster.domain_nics, radix=size.radix, style=size.style,
-                                   oversubscription=tuple(spec.topology.oversubscription),
-                                   reserved_leaf_ports=spec.topology.reserved_leaf_ports)
-        for tiers, nodes in sorted(capacity.items()):
-            gpus = nodes * cluster.domain_gpus
-            if tiers < 4 and capacity[tiers + 1] > nodes and low <= gpus < high:
+        capacity = tier_capacities_gpus(spec, size.radix, size.style)
+        for tiers, gpus in sorted(capacity.items()):
+            if tiers < 4 and capacity[tiers + 1] > gpus and low <= gpus < high:
                 boundaries.append(TierBoundary(fabric=fabric, switch=outcome.cost.switch_id, radix=size.radix,
                                                tiers_above=tiers + 1, gpus=gpus))
     return sorted(boundaries, key=lambda b: (b.gpus, b.fabric))
@@ -205,16 +106,6 @@ def _pair_metrics(spec: ClusterSpec, catalog: Catalog, gpus: int, pair: tuple[st
 #: Steps (of the job mix's layout unit) either side of a bisection midpoint tried when the mix does not
 #: lay out at it (an expert-parallel degree that does not divide the data-parallel one).
 BISECT_NEIGHBOURS = 4
-
-
-def layout_unit(spec: ClusterSpec) -> int:
-    """GPUs between two sizes where the whole job mix can lay out: whole nodes and whole model
-    replicas (tp x pp x cp) of every job whose data parallelism grows with the cluster."""
-    unit = spec.cluster.domain_gpus
-    for job in spec.jobs:
-        if job.gpus is None:
-            unit = math.lcm(unit, job.tp * job.pp * job.cp)
-    return unit
 
 
 def _evaluable(spec, catalog, gpus, pair, plan) -> dict[str, float] | None:

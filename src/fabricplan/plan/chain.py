@@ -2,10 +2,17 @@
 
 ::
 
-    design      = plan.design(spec, catalog, choice)                      # fabricplan.design.resolve
-    fabric_cost = plan.cost(spec, catalog, design, assumptions)           # fabricplan.cost.cost_design
-    steps       = plan.performance(spec, catalog, design, levers, model)  # job_step_times
-    outcome     = plan.outcome(spec, catalog, design, fabric_cost, steps, assumptions)  # join_outcome
+    design      = plan.design(spec, catalog, choice)                              # fabricplan.design.resolve
+    fabric_cost = plan.cost(spec, catalog, design, assumptions, inputs)           # fabricplan.cost.cost_design
+    steps       = plan.performance(spec, catalog, design, levers, model)          # job_step_times
+    outcome     = plan.outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)  # join_outcome
+
+``inputs`` (:class:`fabricplan.catalog.inputs.Inputs`) are the ranged numbers the cost and outcome
+steps read: at a point (floats) or as draws (numpy arrays). :meth:`Plan.evaluate` is the one route
+from a spec to every number the decision uses: it runs the chain at the point for each fabric (with
+the design search), then, with draws, the *same* steps on the chosen designs with drawn inputs (the
+performance step on a small grid, :mod:`fabricplan.plan.drawn`), so a swapped step acts on the point
+estimate and on the Monte Carlo alike.
 
 ``model`` is the efficiency model (by name, ``auto`` by default: the simulator within ``sim_auto_max_connections``, else ``analytic``, or an object; see
 :mod:`fabricplan.perf.efficiency`): what share of the per-NIC bandwidth each collective gets on the
@@ -16,24 +23,18 @@ design. Replace any step with ``plan.replace(cost=my_cost)`` or choose the effic
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fabricplan.catalog import Catalog
+from fabricplan.catalog.inputs import Draws, Inputs
 from fabricplan.cost import Assumptions, FabricCost, cost_design
 from fabricplan.design import FabricDesign, resolve
 from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.step import StepResult, step_time
 from fabricplan.plan.outcome import DesignSummary, FabricOutcome, join_outcome
+from fabricplan.plan.scenario import Levers, Scenario
 from fabricplan.spec import ClusterSpec, FabricChoice
-
-
-@dataclass(frozen=True)
-class Levers:
-    """What-if adjustments applied on top of the spec and catalog (sensitivity analysis)."""
-
-    efficiency_multiplier: float = 1.0  # scales compute speed (step_time compute_efficiency_multiplier)
-    bandwidth_multiplier: float = 1.0   # scales the fabric's per-NIC bandwidth (RDMA ceiling or socket model)
 
 
 def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
@@ -50,9 +51,9 @@ def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
 
 
 DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
-CostStep = Callable[[ClusterSpec, Catalog, FabricDesign, Assumptions], FabricCost]
+CostStep = Callable[[ClusterSpec, Catalog, FabricDesign, Assumptions, Inputs], FabricCost]
 PerformanceStep = Callable[[ClusterSpec, Catalog, FabricDesign, Levers, EfficiencyModel], list[StepResult]]
-OutcomeStep = Callable[[ClusterSpec, Catalog, FabricDesign, FabricCost, list[StepResult], Assumptions],
+OutcomeStep = Callable[[ClusterSpec, Catalog, FabricDesign, FabricCost, list[StepResult], Assumptions, Inputs],
                        FabricOutcome]
 
 
@@ -103,6 +104,38 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
 
 
 @dataclass(frozen=True)
+class Run:
+    """One fabric through the chain: the design option's spec, the design, its jobs' step results and
+    the outcome (floats at a point, arrays when drawn)."""
+
+    spec: ClusterSpec
+    design: FabricDesign
+    assumptions: Assumptions
+    levers: Levers
+    steps: list[StepResult]
+    outcome: FabricOutcome
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Every number the decision uses, from one run of the chain (:meth:`Plan.evaluate`)."""
+
+    runs: dict[str, Run]                       # per fabric, the chosen design at the point
+    drawn: dict[str, FabricOutcome] = field(default_factory=dict)  # per fabric, the outcome under the draws
+    draws: Draws | None = None
+
+    @property
+    def outcomes(self) -> dict[str, FabricOutcome]:
+        """Per fabric, the point outcome of its chosen design."""
+        return {fabric: run.outcome for fabric, run in self.runs.items()}
+
+    @property
+    def metric_draws(self) -> dict:
+        """Per fabric, the cost per useful GPU-hour of each draw (empty without draws)."""
+        return {fabric: outcome.cost_per_useful_gpu_hour_usd for fabric, outcome in self.drawn.items()}
+
+
+@dataclass(frozen=True)
 class Plan:
     """The model chain with its steps (module docstring). Immutable; ``replace`` gives a variant."""
 
@@ -122,22 +155,72 @@ class Plan:
         model = self.efficiency_model
         return model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
 
+    def efficiency(self) -> EfficiencyModel:
+        """The efficiency model the performance step is given (resolved from its name)."""
+        return resolve_efficiency_model(self.efficiency_model)
+
+    def run_chain(self, spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
+                  levers: Levers = Levers(), inputs: Inputs | None = None) -> Run:
+        """Cost, performance and outcome of one design at a point (``inputs`` None: the price point)."""
+        inputs = inputs or Inputs.point(assumptions.price_point)
+        fabric_cost = self.cost(spec, catalog, design, assumptions, inputs)
+        steps = self.performance(spec, catalog, design, levers, self.efficiency())
+        outcome = self.outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)
+        return Run(spec=spec, design=design, assumptions=assumptions, levers=levers, steps=steps, outcome=outcome)
+
+    def run_drawn(self, run: Run, catalog: Catalog, draws: Draws, light: bool = False) -> FabricOutcome:
+        """The outcome of a point run's design under ``draws``: the same cost and outcome steps with
+        drawn inputs, the performance step on a grid (:func:`fabricplan.plan.drawn.drawn_steps`)."""
+        from fabricplan.plan.drawn import drawn_steps
+
+        inputs = Inputs.drawn(draws, run.assumptions.price_point)
+        efficiency = self.efficiency()
+        fabric_cost = self.cost(run.spec, catalog, run.design, run.assumptions, inputs)
+
+        def performance(at: Catalog, levers: Levers) -> list[StepResult]:
+            return self.performance(run.spec, at, run.design, levers, efficiency)
+
+        steps = drawn_steps(catalog, run.design, draws, run.steps, performance, run.levers, light)
+        return self.outcome(run.spec, catalog, run.design, fabric_cost, steps, run.assumptions, inputs)
+
     def run_design(self, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
                    levers: Levers = Levers()) -> FabricOutcome:
         """Design, cost, performance and outcome of one fabric choice as the spec builds it."""
-        efficiency = resolve_efficiency_model(self.efficiency_model)
-        design = self.design(spec, catalog, choice)
-        fabric_cost = self.cost(spec, catalog, design, assumptions)
-        steps = self.performance(spec, catalog, design, levers, efficiency)
-        return self.outcome(spec, catalog, design, fabric_cost, steps, assumptions)
+        return self.run_chain(spec, catalog, self.design(spec, catalog, choice), assumptions, levers).outcome
 
     def run(self, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
             levers: Levers = Levers()) -> FabricOutcome:
         """Design, cost, performance and outcome of one fabric choice: with ``search_designs``, of
         the cheapest per useful GPU-hour of the designs the spec leaves open (:func:`choose_design`)."""
+        return self.run_choice(spec, catalog, choice, assumptions, levers).outcome
+
+    def run_choice(self, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
+                   levers: Levers = Levers()) -> Run:
+        """:meth:`run` with the design and step results it used."""
         if not self.search_designs:
-            return self.run_design(spec, catalog, choice, assumptions, levers)
+            return self.run_chain(spec, catalog, self.design(spec, catalog, choice), assumptions, levers)
         return choose_design(self, spec, catalog, choice, assumptions, levers)
+
+    def evaluate(self, spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
+                 draws: int | Draws = 0, seed: int = 0, fabrics: list[str] | None = None,
+                 light: bool = False) -> Evaluation:
+        """Every fabric of the spec (or the named subset) through the chain under ``scenario``: the
+        point outcome of its chosen design, and with ``draws`` (a count, or a :class:`Draws` shared
+        with other evaluations: common random numbers) the outcome under the draws (``light``: the
+        scale curve's cheaper performance grid, :mod:`fabricplan.plan.drawn`)."""
+        assumptions = scenario.assumptions(spec, catalog)
+        runs = {}
+        for choice in spec.fabric_choices():
+            if fabrics is not None and choice.profile not in fabrics:
+                continue
+            case, levers = scenario.fabric_case(spec, catalog, choice.profile, assumptions)
+            runs[choice.profile] = self.run_choice(spec, catalog, choice, case, levers)
+        if isinstance(draws, int):
+            draws = Draws(n=draws, seed=seed) if draws > 0 else None
+        if draws is None:
+            return Evaluation(runs=runs)
+        drawn = {fabric: self.run_drawn(run, catalog, draws, light) for fabric, run in runs.items()}
+        return Evaluation(runs=runs, drawn=drawn, draws=draws)
 
 
 def _summary(option, outcome: FabricOutcome | None = None, note: str = "") -> DesignSummary:
@@ -152,7 +235,7 @@ def _summary(option, outcome: FabricOutcome | None = None, note: str = "") -> De
 
 
 def choose_design(plan: Plan, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
-                  levers: Levers = Levers()) -> FabricOutcome:
+                  levers: Levers = Levers()) -> Run:
     """Run every design the spec leaves open for ``choice`` (:func:`fabricplan.design.candidates.design_options`)
     and keep the one with the lowest cost per useful GPU-hour (fewer switches on a tie), with the
     list of designs considered and why each lost. A design that cannot be built (the cluster does
@@ -163,30 +246,33 @@ def choose_design(plan: Plan, spec: ClusterSpec, catalog: Catalog, choice: Fabri
 
     options = design_options(spec, catalog, choice)
     if len(options) <= 1:
-        return plan.run_design(spec, catalog, choice, assumptions, levers)
-    results: list[tuple[object, FabricOutcome | None, str]] = []
+        return plan.run_chain(spec, catalog, plan.design(spec, catalog, choice), assumptions, levers)
+    results: list[tuple[object, Run | None, str]] = []
     first_error: FabricplanError | None = None
     for option in options:
         if option.problem:
             results.append((option, None, f"not buildable: {option.problem}"))
             continue
         try:
-            outcome = plan.run_design(option.spec, catalog, option.choice, assumptions, levers)
+            run = plan.run_chain(option.spec, catalog, plan.design(option.spec, catalog, option.choice),
+                                 assumptions, levers)
         except FabricplanError as exc:
             first_error = first_error or exc
             results.append((option, None, f"not buildable: {exc.message if hasattr(exc, 'message') else exc}"))
             continue
-        results.append((option, outcome, ""))
+        results.append((option, run, ""))
     built = [(o, r) for o, r, _ in results if r is not None]
     if not built:
         raise first_error if first_error is not None else ValueError("no design option")
-    best_option, best = min(built, key=lambda pair: (pair[1].cost_per_useful_gpu_hour_usd,
-                                                     pair[1].cost.topology.total_switches))
+    best_option, best_run = min(built, key=lambda pair: (pair[1].outcome.cost_per_useful_gpu_hour_usd,
+                                                         pair[1].outcome.cost.topology.total_switches))
+    best = best_run.outcome
     summaries = []
-    for option, outcome, note in results:
-        if outcome is None:
+    for option, run, note in results:
+        if run is None:
             summaries.append(_summary(option, note=note))
             continue
+        outcome = run.outcome
         if option is best_option:
             note = "chosen: lowest cost per useful GPU-hour"
         else:
@@ -196,10 +282,16 @@ def choose_design(plan: Plan, spec: ClusterSpec, catalog: Catalog, choice: Fabri
                     f"{outcome.cost.topology.total_switches} vs {best.cost.topology.total_switches} switches)")
         summaries.append(_summary(option, outcome, note).model_copy(update={"chosen": option is best_option}))
     chosen = next(s for s in summaries if s.chosen)
-    return best.model_copy(update={"design": chosen, "designs_considered": summaries})
+    return replace(best_run, outcome=best.model_copy(update={"design": chosen, "designs_considered": summaries}))
 
 
 DEFAULT_PLAN = Plan()
+
+
+def fabric_outcomes(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
+                    fabrics: list[str] | None = None, plan: Plan = DEFAULT_PLAN) -> dict[str, FabricOutcome]:
+    """Point outcomes for each fabric of the spec (or the named subset), by the model chain ``plan``."""
+    return plan.evaluate(spec, catalog, scenario, fabrics=fabrics).outcomes
 
 
 def chosen_designs(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_PLAN) -> dict[str, tuple[ClusterSpec, FabricChoice]]:
@@ -217,7 +309,7 @@ def chosen_designs(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_PLA
             options = [o for o in design_options(spec, catalog, choice) if not o.problem]
             picked = (spec, choice)
             if len(options) > 1:
-                design = choose_design(plan, spec, catalog, choice, assumptions).design
+                design = choose_design(plan, spec, catalog, choice, assumptions).outcome.design
                 for option in options:
                     if design is not None and (option.switch, option.style) == (design.switch, design.style):
                         picked = (option.spec, option.choice)

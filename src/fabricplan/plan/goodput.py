@@ -28,10 +28,10 @@ Pure functions; the rates and times come from the catalog (``failure_rate_*_per_
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from fabricplan.catalog import Catalog, PricePoint
+from fabricplan.catalog import Catalog
+from fabricplan.catalog.inputs import Inputs
 
 #: Component classes with a catalog failure rate ``failure_rate_<class>_per_million_hours``.
 FAILURE_CLASSES: tuple[str, ...] = ("gpu", "host", "nic", "switch", "link")
@@ -40,28 +40,22 @@ NETWORK_CLASSES = frozenset({"nic", "switch", "link"})
 MINUTES_PER_HOUR = 60.0
 
 
-def failure_rates_per_hour(catalog: Catalog, point: PricePoint = "default",
-                           network_multiplier: float = 1.0) -> dict[str, float]:
-    """Per-component interruption rates [1/h] from the catalog, network classes scaled."""
+def failure_rates_per_hour(catalog: Catalog, inputs: Inputs | None = None, network_multiplier=1.0) -> dict:
+    """Per-component interruption rates [1/h] (``param:failure_rate_<class>_per_million_hours`` from
+    ``inputs``: the catalog's default, or its draws), network classes scaled."""
+    inputs = inputs or Inputs.point()
     rates = {}
     for name in FAILURE_CLASSES:
-        rate = catalog.parameter(f"failure_rate_{name}_per_million_hours").value.at(point) / 1e6
-        rates[name] = rate * (network_multiplier if name in NETWORK_CLASSES else 1.0)
+        value = catalog.parameter(f"failure_rate_{name}_per_million_hours").value
+        rate = inputs.of_range(f"param:failure_rate_{name}_per_million_hours", value, value.default, "default") / 1e6
+        rates[name] = rate * network_multiplier if name in NETWORK_CLASSES else rate
     return rates
 
 
-def interruption_rate_per_hour(counts: dict[str, float], rates_per_hour: dict[str, float]) -> float:
-    """``sum_c count_c x rate_c``: how often a job built from ``counts`` parts is interrupted [1/h]."""
+def interruption_rate_per_hour(counts: dict[str, float], rates_per_hour: dict):
+    """``sum_c count_c x rate_c``: how often a job built from ``counts`` parts is interrupted [1/h]
+    (floats, or arrays of drawn rates)."""
     return sum(count * rates_per_hour.get(name, 0.0) for name, count in counts.items())
-
-
-def _clip01(value):
-    """``value`` clipped to [0, 1]: a float, or elementwise for numpy arrays (Monte Carlo draws)."""
-    if isinstance(value, (int, float)):
-        return min(max(float(value), 0.0), 1.0)
-    import numpy as np
-
-    return np.clip(value, 0.0, 1.0)
 
 
 def optimal_checkpoint_interval_h(write_h, mtbf_h, restart_h=0.0):
@@ -71,16 +65,24 @@ def optimal_checkpoint_interval_h(write_h, mtbf_h, restart_h=0.0):
 
 
 def lost_fraction(interval_h, write_h, restart_h, rate_per_hour):
-    """``C / tau + lambda (tau / 2 + R)``, capped to [0, 1] (module docstring). Floats or numpy
-    arrays of draws (elementwise; an interval of 0 there counts as all lost)."""
-    if isinstance(interval_h, (int, float)) and interval_h <= 0:
-        return 1.0 if write_h > 0 else _clip01(rate_per_hour * restart_h)
-    return _clip01(write_h / interval_h + rate_per_hour * (interval_h / 2.0 + restart_h))
+    """``C / tau + lambda (tau / 2 + R)``, capped to [0, 1] (module docstring); an interval of 0
+    (free checkpoints, checkpointing continuously) loses only the restarts, or everything when a
+    checkpoint costs time. Floats or numpy arrays of draws (elementwise)."""
+    import numpy as np
+
+    interval_h, write_h, restart_h, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (
+        interval_h, write_h, restart_h, rate_per_hour)))
+    positive = interval_h > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lost = np.where(positive, write_h / np.where(positive, interval_h, 1.0) + rate * (interval_h / 2.0 + restart_h),
+                        np.where(write_h > 0, 1.0, rate * restart_h))
+    lost = np.clip(lost, 0.0, 1.0)
+    return lost if lost.ndim else float(lost)
 
 
 @dataclass(frozen=True)
 class Goodput:
-    """One job's interruptions and what they cost."""
+    """One job's interruptions and what they cost (floats, or arrays of draws)."""
 
     interruptions_per_day: float
     mtbf_h: float
@@ -88,49 +90,36 @@ class Goodput:
     lost_fraction: float
 
     @property
-    def goodput(self) -> float:
+    def goodput(self):
         return 1.0 - self.lost_fraction
 
 
-def job_goodput(counts: dict[str, float], rates_per_hour: dict[str, float], write_min: float, restart_min: float,
+def job_goodput(counts: dict[str, float], rates_per_hour: dict, write_min, restart_min,
                 interval_min: float | None = None) -> Goodput:
-    """Goodput of a job of ``counts`` parts: the configured or optimal interval, then the waste."""
-    rate = interruption_rate_per_hour(counts, rates_per_hour)
-    mtbf = 1.0 / rate if rate > 0 else math.inf
-    write_h, restart_h = write_min / MINUTES_PER_HOUR, restart_min / MINUTES_PER_HOUR
-    if interval_min is not None:
-        interval_h = interval_min / MINUTES_PER_HOUR
-    elif rate == 0:
-        interval_h = math.inf  # nothing fails: no need to checkpoint
-    elif write_h == 0:
-        interval_h = 0.0  # free checkpoints: checkpoint continuously, lose only the restarts
-    else:
-        interval_h = optimal_checkpoint_interval_h(write_h, mtbf, restart_h)
-    lost = 0.0 if math.isinf(interval_h) else lost_fraction(interval_h, write_h, restart_h, rate)
-    return Goodput(interruptions_per_day=rate * 24.0, mtbf_h=mtbf, checkpoint_interval_min=interval_h * MINUTES_PER_HOUR,
-                   lost_fraction=lost)
+    """Goodput of a job of ``counts`` parts (module docstring): the configured interval or Daly's
+    optimum, then the waste ``C / tau + lambda (tau / 2 + R)`` capped to [0, 1]. Nothing failing
+    loses nothing (no checkpoints needed); free checkpoints (C = 0) lose only the restarts.
 
-
-def goodput_array(counts: dict[str, float], rates_per_hour: dict, write_min, restart_min,
-                  interval_min: float | None = None):
-    """:func:`job_goodput`'s goodput for numpy arrays of draws (rates per class, write and restart
-    times), elementwise with the same cases: no failures lose nothing; free checkpoints lose only
-    the restarts; else the configured or Daly's interval and ``C / tau + lambda (tau / 2 + R)``."""
+    Rates [1/h] and the write and restart times [min] are floats (one point: the result's fields are
+    floats) or numpy arrays of draws (elementwise: the fields are arrays)."""
     import numpy as np
 
-    rate = sum(np.asarray(rates_per_hour.get(name, 0.0), dtype=float) * count for name, count in counts.items())
+    drawn = any(isinstance(v, np.ndarray) for v in (*rates_per_hour.values(), write_min, restart_min))
+    rate = np.asarray(interruption_rate_per_hour(counts, rates_per_hour), dtype=float)
     write_h = np.asarray(write_min, dtype=float) / MINUTES_PER_HOUR
     restart_h = np.asarray(restart_min, dtype=float) / MINUTES_PER_HOUR
-    rate, write_h, restart_h = np.broadcast_arrays(np.asarray(rate, dtype=float), write_h, restart_h)
+    rate, write_h, restart_h = np.broadcast_arrays(rate, write_h, restart_h)
+    fails = rate > 0
     with np.errstate(divide="ignore", invalid="ignore"):
+        mtbf = np.where(fails, 1.0 / np.where(fails, rate, 1.0), np.inf)
         if interval_min is not None:
             interval_h = np.full(rate.shape, interval_min / MINUTES_PER_HOUR)
-        else:
-            mtbf = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
-            interval_h = np.sqrt(2.0 * write_h * (mtbf + restart_h))
-        lost = np.where(interval_h > 0, write_h / np.where(interval_h > 0, interval_h, 1.0)
-                        + rate * (interval_h / 2.0 + restart_h),
-                        np.where(write_h > 0, 1.0, rate * restart_h))
-    if interval_min is None:
-        lost = np.where(rate > 0, lost, 0.0)
-    return 1.0 - np.clip(lost, 0.0, 1.0)
+        else:  # nothing fails: never checkpoint; free checkpoints: checkpoint continuously
+            interval_h = np.where(fails, np.where(write_h > 0, optimal_checkpoint_interval_h(write_h, mtbf, restart_h),
+                                                  0.0), np.inf)
+        lost = np.where(np.isinf(interval_h), 0.0, lost_fraction(interval_h, write_h, restart_h, rate))
+    values = (rate * 24.0, mtbf, interval_h * MINUTES_PER_HOUR, lost)
+    if not drawn:
+        values = tuple(float(v) for v in values)
+    return Goodput(interruptions_per_day=values[0], mtbf_h=values[1], checkpoint_interval_min=values[2],
+                   lost_fraction=values[3])

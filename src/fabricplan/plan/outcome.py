@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from fabricplan.catalog import Catalog
+from fabricplan.catalog.inputs import Inputs, Num, divide, is_array
 from fabricplan.cost import Assumptions, FabricCost
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.design import FabricDesign
@@ -39,23 +40,23 @@ class JobOutcome(BaseModel):
     job: str
     share: float = Field(description="Share of cluster time")
     gpus: int
-    step_time_s: float
-    compute_s: float
+    step_time_s: Num
+    compute_s: Num
     bubble_s: float
     exposed_comm_s: dict[str, float] = Field(description="Exposed communication per kind: tp, pp, dp, ep, cp")
-    exposed_comm_share: float = Field(description="Exposed communication / step time")
+    exposed_comm_share: Num = Field(description="Exposed communication / step time")
     comm_s: dict[str, float] = Field(default_factory=dict,
                                      description="All communication per kind, hidden or not [s per step]")
     params_billion: float = Field(default=0.0, description="Model parameters [billions]")
-    gpu_utilisation: float = Field(description="Share of step time the GPUs compute (compute / step)")
-    mfu: float
-    tokens_per_s: float
+    gpu_utilisation: Num = Field(description="Share of step time the GPUs compute (compute / step)")
+    mfu: Num
+    tokens_per_s: Num
     token_budget: float | None
-    goodput: float = Field(default=1.0, description="Share of the job's time not lost to interruptions")
-    interruptions_per_day: float = Field(default=0.0, description="Expected interruptions of the job per day")
-    checkpoint_interval_min: float = Field(default=0.0, description="Checkpoint interval used (Daly optimum or spec)")
-    run_gpu_hours: float | None = Field(description="GPU-hours to train the token budget, failures included")
-    run_cost_usd: float | None = Field(description="Cost of one training run at the cluster's hourly TCO")
+    goodput: Num = Field(default=1.0, description="Share of the job's time not lost to interruptions")
+    interruptions_per_day: Num = Field(default=0.0, description="Expected interruptions of the job per day")
+    checkpoint_interval_min: Num = Field(default=0.0, description="Checkpoint interval used (Daly optimum or spec)")
+    run_gpu_hours: Num | None = Field(description="GPU-hours to train the token budget, failures included")
+    run_cost_usd: Num | None = Field(description="Cost of one training run at the cluster's hourly TCO")
 
 
 class DesignSummary(BaseModel):
@@ -81,15 +82,15 @@ class FabricOutcome(BaseModel):
     family: str
     cost: FabricCost
     jobs: list[JobOutcome]
-    weighted_gpu_utilisation: float = Field(description="Job-share-weighted compute / step time")
-    weighted_mfu: float
-    weighted_goodput: float = Field(default=1.0, description="Job-share-weighted goodput after failures")
+    weighted_gpu_utilisation: Num = Field(description="Job-share-weighted compute / step time")
+    weighted_mfu: Num
+    weighted_goodput: Num = Field(default=1.0, description="Job-share-weighted goodput after failures")
     small_message_latency_us: float = Field(description="Point-to-point latency across the fabric's top tier")
     gpu_hours_total: float = Field(description="GPUs x hours over the horizon")
-    useful_gpu_hours: float = Field(description="GPU-hours x job-weighted utilisation x goodput")
-    tco_usd: float = Field(description="Cluster TCO if servers are priced, else network TCO")
+    useful_gpu_hours: Num = Field(description="GPU-hours x job-weighted utilisation x goodput")
+    tco_usd: Num = Field(description="Cluster TCO if servers are priced, else network TCO")
     tco_basis: Literal["cluster", "network"]
-    cost_per_useful_gpu_hour_usd: float
+    cost_per_useful_gpu_hour_usd: Num
     rank: int = 0
     design: DesignSummary | None = Field(default=None, description="The design chosen for this fabric")
     designs_considered: list[DesignSummary] = Field(
@@ -97,15 +98,16 @@ class FabricOutcome(BaseModel):
                                           "GPU-hour chosen (empty when only one design was possible)")
 
 
-def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: float, catalog=None,
+def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, catalog=None,
                 goodput: Goodput | None = None) -> JobOutcome:
-    """One job's numbers on one fabric; the run's GPU-hours include the time lost to failures."""
+    """One job's numbers on one fabric; the run's GPU-hours include the time lost to failures.
+    Floats for a point, arrays for draws (``result``'s times and ``goodput`` drawn)."""
     params_billion = model_dims(job.model, catalog).parameters() / 1e9
     exposed = sum(result.exposed_comm_s.values())
     kept = goodput.goodput if goodput is not None else 1.0
     run_gpu_hours = result.gpu_hours_for_budget
     if run_gpu_hours is not None:
-        run_gpu_hours = run_gpu_hours / kept if kept > 0 else math.inf
+        run_gpu_hours = divide(run_gpu_hours, kept)
     return JobOutcome(
         job=job.name, share=job.share, gpus=result.gpus, step_time_s=result.step_time_s,
         compute_s=result.compute_s, bubble_s=result.bubble_s,
@@ -130,24 +132,34 @@ def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int) -> di
             "link": size.total_links * share}
 
 
-def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int) -> Goodput:
+def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int,
+                   inputs: Inputs | None = None) -> Goodput:
     """Goodput of a job on ``job_gpus`` GPUs of the design: the design's GPUs, hosts, NICs, switches
-    and links scaled to the job's share of the cluster, at the catalog's default failure rates
-    (network classes x the fabric's failure multiplier), Daly's interval unless the spec sets one."""
+    and links scaled to the job's share of the cluster, at the failure rates of ``inputs`` (network
+    classes x the fabric's failure multiplier, ``costs:network_failure_multiplier:<fabric>``), the
+    checkpoint write and restart times of the spec or ``inputs``, Daly's interval unless the spec
+    sets one."""
+    inputs = inputs or Inputs.point()
     ops = spec.operations
     counts = failure_counts(spec, design, job_gpus)
-    costs = design.hardware.profile.costs
-    multiplier = costs.network_failure_multiplier.default if costs is not None else 1.0
-    rates = failure_rates_per_hour(catalog, "default", multiplier)
+    profile = design.hardware.profile
+    multiplier = 1.0
+    if profile.costs is not None:
+        value = profile.costs.network_failure_multiplier
+        multiplier = inputs.of_range(f"costs:network_failure_multiplier:{profile.id}", value, value.default, "default")
+    rates = failure_rates_per_hour(catalog, inputs, multiplier)
 
-    def minutes(value: float | None, name: str) -> float:
-        return catalog.parameter(name).value.default if value is None else value
+    def minutes(value: float | None, name: str):
+        if value is not None:
+            return value
+        default = catalog.parameter(name).value
+        return inputs.of_range(f"param:{name}", default, default.default, "default")
 
     return job_goodput(counts, rates, minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes"),
                        minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes)
 
 
-def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> float:
+def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> Num:
     """Job-share-weighted GPU utilisation ``Σ share x compute / step`` (1.0 with no jobs: every
     GPU-hour counts as useful)."""
     if not jobs:
@@ -156,35 +168,40 @@ def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> float:
 
 
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
-                 steps: list[StepResult], assumptions: Assumptions) -> FabricOutcome:
+                 steps: list[StepResult], assumptions: Assumptions, inputs: Inputs | None = None) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric (the module docstring's formula).
 
-    ``steps`` are the spec's jobs' step times on ``design``, in job order. The small-message
-    latency is the point-to-point latency across the design's top tier.
+    ``steps`` are the spec's jobs' step times on ``design``, in job order; ``inputs`` the failure
+    rates and times (:class:`fabricplan.catalog.inputs.Inputs`): at a point the outcome's numbers
+    are floats, drawn they are arrays (a draw whose failures leave no progress costs infinity). The
+    small-message latency is the point-to-point latency across the design's top tier.
     """
+    inputs = inputs or Inputs.point(assumptions.price_point)
     gpu_hours_total = spec.cluster.gpus * HOURS_PER_YEAR * assumptions.horizon_years
     if fabric_cost.cluster_tco_usd is not None:
         tco, basis = fabric_cost.cluster_tco_usd, "cluster"
     else:
         tco, basis = fabric_cost.network_tco_usd, "network"
     hourly_per_gpu = tco / gpu_hours_total
-    jobs = [job_outcome(job, result, hourly_per_gpu, catalog, design_goodput(spec, catalog, design, result.gpus))
+    jobs = [job_outcome(job, result, hourly_per_gpu, catalog,
+                        design_goodput(spec, catalog, design, result.gpus, inputs))
             for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)
         weighted_mfu = sum(j.share * j.mfu for j in jobs)
         kept = sum(j.share * j.gpu_utilisation * j.goodput for j in jobs)
-        weighted_goodput = kept / utilisation if utilisation > 0 else 1.0
+        weighted_goodput = divide(kept, utilisation, 1.0)
     else:  # no workload given: every GPU-hour computes, one cluster-wide job loses what failures take
-        weighted_goodput = design_goodput(spec, catalog, design, spec.cluster.gpus).goodput
+        weighted_goodput = design_goodput(spec, catalog, design, spec.cluster.gpus, inputs).goodput
         utilisation, weighted_mfu, kept = 1.0, 0.0, weighted_goodput
     profile = design.network.profile
     latency = point_to_point_latency(profile, design.hardware.switch.port_to_port_latency_ns,
                                      design.switches_across, host_links_in_rack=design.size.host_links_in_rack,
                                      catalog=catalog)
     useful = gpu_hours_total * kept
-    metric = tco / useful if useful > 0 else float("inf")
-    if not (math.isfinite(tco) and math.isfinite(metric)):  # never rank an infinite or undefined cost
+    metric = divide(tco, useful)
+    if not is_array(metric) and not (math.isfinite(tco) and math.isfinite(metric)):
+        # never rank an infinite or undefined cost
         raise InputError(f"the cost per useful GPU-hour of {profile.id} came out {metric!r} (TCO {tco!r}, useful "
                          f"GPU-hours {useful!r}): a price, power, energy price, FTE number or job number is out "
                          "of range", location=f"fabrics[{profile.id}]")

@@ -1,0 +1,54 @@
+"""What-if scenarios: factors applied on top of the spec and catalog before the chain runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fabricplan.catalog import Catalog
+from fabricplan.cost import Assumptions, resolve_assumptions
+from fabricplan.cost.bom import CATEGORIES
+from fabricplan.spec import ClusterSpec
+
+
+@dataclass(frozen=True)
+class Levers:
+    """What-if adjustments applied on top of the spec and catalog (sensitivity analysis)."""
+
+    efficiency_multiplier: float = 1.0  # scales compute speed (step_time compute_efficiency_multiplier)
+    bandwidth_multiplier: float = 1.0   # scales the fabric's per-NIC bandwidth (RDMA ceiling or socket model)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What-if adjustments: category price multipliers, energy price multiplier, efficiency; and
+    fabric-specific ones (fabric id -> multiplier) so a factor can move one fabric against another:
+    its network hardware prices (all categories), its per-NIC bandwidth, its operations staff."""
+
+    price_multipliers: tuple[tuple[str, float], ...] = ()
+    energy_multiplier: float = 1.0
+    levers: Levers = Levers()
+    fabric_price_multipliers: tuple[tuple[str, float], ...] = ()
+    fabric_bandwidth_multipliers: tuple[tuple[str, float], ...] = ()
+    fabric_staff_multipliers: tuple[tuple[str, float], ...] = ()
+
+    def assumptions(self, spec: ClusterSpec, catalog: Catalog) -> Assumptions:
+        """The economic assumptions every fabric shares under this scenario."""
+        return resolve_assumptions(spec, catalog, dict(self.price_multipliers), self.energy_multiplier)
+
+    def fabric_case(self, spec: ClusterSpec, catalog: Catalog, fabric: str,
+                    assumptions: Assumptions) -> tuple[Assumptions, Levers]:
+        """The assumptions and levers of one fabric under the scenario's fabric-specific factors."""
+        levers = self.levers
+        price = dict(self.fabric_price_multipliers).get(fabric)
+        if price is not None:
+            base = dict(self.price_multipliers)
+            assumptions = resolve_assumptions(spec, catalog, {c: base.get(c, 1.0) * price for c in CATEGORIES},
+                                              self.energy_multiplier)
+        staff = dict(self.fabric_staff_multipliers).get(fabric)
+        if staff is not None:
+            assumptions = assumptions.model_copy(update={
+                "maturity_fte_multiplier": assumptions.maturity_fte_multiplier * staff})
+        bandwidth = dict(self.fabric_bandwidth_multipliers).get(fabric)
+        if bandwidth is not None:
+            levers = replace(levers, bandwidth_multiplier=levers.bandwidth_multiplier * bandwidth)
+        return assumptions, levers

@@ -69,6 +69,25 @@ def maximum(a, b):
     return max(a, b)
 
 
+def where(condition, if_true, otherwise):
+    """``if_true if condition else otherwise`` for floats, ``numpy.where`` for arrays of draws (both
+    branches are evaluated: keep them finite or infinite, never raising)."""
+    if is_array(condition) or is_array(if_true) or is_array(otherwise):
+        import numpy as np
+
+        return np.where(condition, if_true, otherwise)
+    return if_true if condition else otherwise
+
+
+def clip(value, low: float, high: float):
+    """``value`` limited to [low, high] (NaN stays NaN), for floats or arrays of draws."""
+    if is_array(value):
+        import numpy as np
+
+        return np.clip(value, low, high)
+    return value if value != value else min(max(value, low), high)
+
+
 def divide(numerator, denominator, otherwise: float = float("inf")):
     """``numerator / denominator`` where the denominator is positive, else ``otherwise`` (floats or
     arrays of draws, elementwise; an ``otherwise`` of None is NaN in an array)."""

@@ -28,10 +28,11 @@ Pure functions; the rates and times come from the catalog (``failure_rate_*_per_
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog
-from fabricplan.catalog.inputs import Inputs
+from fabricplan.catalog.inputs import Inputs, clip, divide, where
 
 #: Component classes with a catalog failure rate ``failure_rate_<class>_per_million_hours``.
 FAILURE_CLASSES: tuple[str, ...] = ("gpu", "host", "nic", "switch", "link")
@@ -68,16 +69,10 @@ def lost_fraction(interval_h, write_h, restart_h, rate_per_hour):
     """``C / tau + lambda (tau / 2 + R)``, capped to [0, 1] (module docstring); an interval of 0
     (free checkpoints, checkpointing continuously) loses only the restarts, or everything when a
     checkpoint costs time. Floats or numpy arrays of draws (elementwise)."""
-    import numpy as np
-
-    interval_h, write_h, restart_h, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (
-        interval_h, write_h, restart_h, rate_per_hour)))
     positive = interval_h > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lost = np.where(positive, write_h / np.where(positive, interval_h, 1.0) + rate * (interval_h / 2.0 + restart_h),
-                        np.where(write_h > 0, 1.0, rate * restart_h))
-    lost = np.clip(lost, 0.0, 1.0)
-    return lost if lost.ndim else float(lost)
+    lost = where(positive, write_h / where(positive, interval_h, 1.0) + rate_per_hour * (interval_h / 2.0 + restart_h),
+                 where(write_h > 0, 1.0, rate_per_hour * restart_h))
+    return clip(lost, 0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -102,24 +97,15 @@ def job_goodput(counts: dict[str, float], rates_per_hour: dict, write_min, resta
 
     Rates [1/h] and the write and restart times [min] are floats (one point: the result's fields are
     floats) or numpy arrays of draws (elementwise: the fields are arrays)."""
-    import numpy as np
-
-    drawn = any(isinstance(v, np.ndarray) for v in (*rates_per_hour.values(), write_min, restart_min))
-    rate = np.asarray(interruption_rate_per_hour(counts, rates_per_hour), dtype=float)
-    write_h = np.asarray(write_min, dtype=float) / MINUTES_PER_HOUR
-    restart_h = np.asarray(restart_min, dtype=float) / MINUTES_PER_HOUR
-    rate, write_h, restart_h = np.broadcast_arrays(rate, write_h, restart_h)
+    rate = interruption_rate_per_hour(counts, rates_per_hour)
+    write_h, restart_h = write_min / MINUTES_PER_HOUR, restart_min / MINUTES_PER_HOUR
     fails = rate > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mtbf = np.where(fails, 1.0 / np.where(fails, rate, 1.0), np.inf)
-        if interval_min is not None:
-            interval_h = np.full(rate.shape, interval_min / MINUTES_PER_HOUR)
-        else:  # nothing fails: never checkpoint; free checkpoints: checkpoint continuously
-            interval_h = np.where(fails, np.where(write_h > 0, optimal_checkpoint_interval_h(write_h, mtbf, restart_h),
-                                                  0.0), np.inf)
-        lost = np.where(np.isinf(interval_h), 0.0, lost_fraction(interval_h, write_h, restart_h, rate))
-    values = (rate * 24.0, mtbf, interval_h * MINUTES_PER_HOUR, lost)
-    if not drawn:
-        values = tuple(float(v) for v in values)
-    return Goodput(interruptions_per_day=values[0], mtbf_h=values[1], checkpoint_interval_min=values[2],
-                   lost_fraction=values[3])
+    mtbf = divide(1.0, rate)
+    if interval_min is not None:
+        interval_h = interval_min / MINUTES_PER_HOUR + 0.0 * rate
+    else:  # nothing fails: never checkpoint; free checkpoints: checkpoint continuously
+        interval_h = where(fails, where(write_h > 0, optimal_checkpoint_interval_h(write_h, mtbf, restart_h), 0.0),
+                           math.inf)
+    lost = where(interval_h == math.inf, 0.0, lost_fraction(interval_h, write_h, restart_h, rate))
+    return Goodput(interruptions_per_day=rate * 24.0, mtbf_h=mtbf, checkpoint_interval_min=interval_h * MINUTES_PER_HOUR,
+                   lost_fraction=lost)

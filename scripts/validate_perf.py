@@ -13,7 +13,11 @@ from pathlib import Path
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.step import slowest_gpu_slowdown
-from fabricplan.perf.validation import (
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the repository's validation/ package, however this is run or loaded
+from validation.perf import (  # noqa: E402
     RAMP_BYTES, TOLERANCES, TRAINING_REASON, azure_allreduce_rows, compute_microbench_rows,
     efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_results, llama3_405b_rows, memory_rows, nic_ceiling_rows, nvls_single_node_rows,
     socket_transport_rows, step_time_error, training_error_summary, training_failures, training_run_rows,
@@ -154,7 +158,7 @@ def _memory_section(catalog=None) -> tuple[list[str], int]:
 def memory_mechanism_note() -> str:
     """The two sourced mechanisms the memory rows rest on, each measured by switching it off."""
     from fabricplan.catalog.files import load_data_file
-    from fabricplan.perf.validation import memory_row_estimate
+    from validation.perf import memory_row_estimate
 
     entries = [e for e in load_data_file("published_perf.yaml")["memory_per_gpu"]["rows"]
                if e["id"].startswith("megatron_pr482")]

@@ -1,11 +1,11 @@
-"""Accuracy against published measurements, with the tolerances stated in perf/validation.py."""
+"""Accuracy against published measurements, with the tolerances of validation/perf.py."""
 
 import pytest
 
 from fabricplan.catalog import load_catalog
 
 from fabricplan.perf.collectives import bus_bandwidth_factor
-from fabricplan.perf.validation import (
+from validation.perf import (
     compute_microbench_rows, step_time_error, training_error_summary, training_failures, training_run_rows,
     training_run_tolerance, training_rows,
     RAMP_BYTES, TOLERANCES, azure_allreduce_rows, gpt3_rows, llama3_405b_rows,
@@ -143,7 +143,7 @@ def test_training_error_summary_is_mean_and_worst():
     assert training_failures(rows) == []
     # A gated row past its tolerance fails; a row shown without one (tolerance null in
     # published_perf.yaml) does not, and only the summary over every row counts it.
-    from fabricplan.perf.validation import GatedRow
+    from validation.perf import GatedRow
 
     off = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=0.15, reason="r")
     shown = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=None, reason="r")
@@ -183,7 +183,7 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     gated socket row leaves its tolerance."""
     import importlib.util
 
-    from fabricplan.perf import validation
+    from validation import perf as validation
     from project_paths import ROOT
 
     spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
@@ -205,7 +205,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     """The training section counts rows past their step-time tolerance and a summary past its bounds."""
     import importlib.util
 
-    from fabricplan.perf import validation
+    from validation import perf as validation
     from project_paths import ROOT
 
     spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
@@ -225,7 +225,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
 # --- issue 12 item 6: catalog EDR/HDR profiles and AWS EFA -----------------------------------------
 
 def test_edr_hdr_rows_use_catalog_profiles_with_real_switches():
-    from fabricplan.perf.validation import rdma_fabric
+    from validation.perf import rdma_fabric
 
     catalog = load_catalog()
     for rate, fabric_id, switch in ((100, "infiniband-edr", "sw_ib_sb7800"), (200, "infiniband-hdr", "sw_ib_qm8700")):
@@ -238,7 +238,7 @@ def test_edr_hdr_rows_use_catalog_profiles_with_real_switches():
 
 
 def test_efa_rows_within_tolerance_and_calibration_exact():
-    from fabricplan.perf.validation import calibrated_efa_host_stack_us, efa_rows
+    from validation.perf import calibrated_efa_host_stack_us, efa_rows
 
     rows = efa_rows()
     assert [r for r in rows if r.tolerance is not None and abs(r.error) > r.tolerance] == []

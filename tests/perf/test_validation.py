@@ -206,7 +206,7 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     gated socket row leaves its tolerance."""
     import importlib.util
 
-    from validation import perf as perf_validation
+    import validation.perf as perf_checks
     from project_paths import ROOT
 
     spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
@@ -215,8 +215,8 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     text, failures = script.render()
     assert failures == 0
     assert "### Calibrated on" in text and "### Checked only" in text
-    rows = perf_validation.socket_transport_rows()
-    off = [perf_validation.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),
+    rows = perf_checks.socket_transport_rows()
+    off = [perf_checks.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),
                                           r.detail, group=r.group, tolerance=r.tolerance, reason=r.reason)
            for r in rows]
     monkeypatch.setattr(script, "socket_transport_rows", lambda catalog=None: off)
@@ -229,7 +229,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     both read from published_perf.yaml."""
     import importlib.util
 
-    from validation import perf as perf_validation
+    import validation.perf as perf_checks
     from project_paths import ROOT
 
     spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "scripts" / "validate_perf.py")
@@ -243,7 +243,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     data = copy.deepcopy(published_data())
     data["training_runs"]["tolerances"]["korthikanti"]["tolerance"] = 0.005
     data["training_runs"]["summary"]["mean"]["tolerance"] = 0.01
-    monkeypatch.setattr(perf_validation, "published_data", lambda: data)
+    monkeypatch.setattr(perf_checks, "published_data", lambda: data)
     _lines, failures = script._training_runs_section()
     assert failures == 7 + 1
 

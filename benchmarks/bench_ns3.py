@@ -23,7 +23,7 @@ Cases: speed runs of long flows (1 GB) over the same simulated window in both (a
 on a k=16 two-tier fat tree, plus the convention's victim flow, 20 ms; permutations on 8 .. 1,024
 hosts for 0.25 ms, for growth with hosts: ns-3's cost is linear in packets, ~70 s per 1.6 GB
 here); then 1 MB flows to completion (the incast, permutations of 128 and 1,024 hosts, and an incast sweep of N = 1 .. 64 senders: the TCP incast collapse point). ``--out`` writes every
-run's numbers as JSON (the fixture ``perf/sim_validation.py`` reads; this script is how it was made).
+run's numbers as JSON (the fixture ``scripts/validate_ns3.py`` and ``tests/sim/test_ns3_validation.py`` read; this script is how it was made).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """NVLink-domain section of docs/validation.md: GB200 NVL72 all-reduce, in one rack and across racks,
-against published nccl-tests figures (rows in ``src/fabricplan/perf/nvlink_validation.py``).
+against published nccl-tests figures (rows in ``validation/nvlink.py``).
 
 Run: ``PYTHONPATH=src python scripts/validate_nvlink_domains.py [--output docs/validation.md] [--check]``.
 
@@ -17,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py
 from _sections import section_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the repository's validation/ package
 BEGIN = "<!-- nvlink-domain-validation:begin -->"
 END = "<!-- nvlink-domain-validation:end -->"
 
@@ -34,7 +36,7 @@ def _table(rows, results) -> list[str]:
 
 
 def render() -> tuple[str, int]:
-    from fabricplan.perf.nvlink_validation import AZURE, COREWEAVE, ROWS, check
+    from validation.nvlink import AZURE, COREWEAVE, ROWS, check
     from fabricplan.perf.params import perf_parameter
 
     results = [check(row) for row in ROWS]

@@ -1,7 +1,7 @@
 """Flow-level section of docs/validation.md: the simulator (fabricplan.sim) against published figures.
 
 Run: ``PYTHONPATH=src python scripts/validate_sim.py [--output docs/validation.md] [--check]``.
-Runs every row of :mod:`fabricplan.perf.sim_validation` and writes the section between the
+Runs every row of :mod:`validation.sim` and writes the section between the
 ``<!-- flowsim-validation -->`` markers of the output file (appended when they are missing; the rest
 of the file is kept). Exits 1 when a gated row is outside its band. ``--check`` only prints.
 """
@@ -14,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py
 from _sections import section_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the repository's validation/ package
 BEGIN = "<!-- flowsim-validation:begin -->"
 END = "<!-- flowsim-validation:end -->"
 
@@ -50,7 +52,7 @@ def render(results) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     def rendered() -> tuple[str, list[str]]:
-        from fabricplan.perf.sim_validation import run_rows
+        from validation.sim import run_rows
 
         results = run_rows()
         return render(results), [row.name for row, _, ok in results if row.gated and not ok]

@@ -4,6 +4,8 @@ Every ``import fabricplan.X`` / ``from fabricplan.X ...`` in a package's modules
 inside functions) is read with ``ast``; a package may not name one that ARCHITECTURE.md puts above
 it. The planning side never imports ``ops``, ``measure`` or ``sweep``; ``sim`` never imports ``perf``;
 ``decide`` reaches the models only through ``plan`` (the one chain).
+The repository's ``validation/`` package (the models against published measurements) imports
+``fabricplan``; nothing in ``src/fabricplan`` imports it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "fabricplan"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "fabricplan"
+VALIDATION = ROOT / "validation"
 
 #: package -> packages it must not import (the ones above it, and the branches beside it).
 FORBIDDEN = {
@@ -37,19 +41,23 @@ FORBIDDEN = {
 }
 
 
-def _imported_packages(path: Path) -> set[str]:
-    names = set()
+def _imported_modules(path: Path) -> list[str]:
+    """Every absolute module name ``path`` imports (top level and inside functions)."""
+    modules = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            modules = [node.module]
+            modules.append(node.module)
         elif isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        else:
-            continue
-        for module in modules:
-            parts = module.split(".")
-            if parts[0] == "fabricplan" and len(parts) > 1:
-                names.add(parts[1])
+            modules += [alias.name for alias in node.names]
+    return modules
+
+
+def _imported_packages(path: Path) -> set[str]:
+    names = set()
+    for module in _imported_modules(path):
+        parts = module.split(".")
+        if parts[0] == "fabricplan" and len(parts) > 1:
+            names.add(parts[1])
     return names
 
 
@@ -61,3 +69,19 @@ def test_package_imports_only_below_it(package):
     wrong = {f"{path.relative_to(SRC)} -> {name}" for path in files for name in _imported_packages(path)
              if name in FORBIDDEN[package]}
     assert not wrong, sorted(wrong)
+
+
+def test_nothing_in_the_package_imports_validation():
+    """validation/ sits outside the package (setuptools finds packages under src/ only) and above it."""
+    files = sorted(SRC.rglob("*.py"))
+    wrong = [f"{path.relative_to(SRC)} -> {module}" for path in files for module in _imported_modules(path)
+             if module.split(".")[0] == "validation"]
+    assert files and not wrong, wrong
+    assert not (SRC / "validation").exists() and not (SRC / "perf" / "validation.py").exists()
+
+
+def test_validation_imports_fabricplan_not_the_scripts_or_tests():
+    files = sorted(VALIDATION.rglob("*.py"))
+    imported = {module.split(".")[0] for path in files for module in _imported_modules(path)}
+    assert "fabricplan" in imported
+    assert not imported & {"scripts", "tests", "project_paths", "_sections"}, sorted(imported)

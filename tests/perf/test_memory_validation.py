@@ -1,4 +1,4 @@
-"""Memory per GPU against published measurements (perf/validation.py memory_rows, checked only) and
+"""Memory per GPU against published measurements (validation/perf.py memory_rows, checked only) and
 FlashAttention's activation memory without recomputation (perf/memory.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from fabricplan.catalog import load_catalog
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.memory import activation_bytes_per_layer, memory_per_gpu
-from fabricplan.perf.validation import MemoryValidationRow, memory_failures, memory_row_estimate, memory_rows
+from validation.perf import MemoryValidationRow, memory_failures, memory_row_estimate, memory_rows
 from fabricplan.spec import JobSpec
 
 CATALOG = load_catalog()

@@ -8,7 +8,7 @@ import pytest
 from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import collective_time, mnnvl_channels
-from fabricplan.perf.nvlink_validation import ROWS, check, model_busbw
+from validation.nvlink import ROWS, check, model_busbw
 
 CATALOG = load_catalog()
 GB200 = CATALOG.gpu("gb200")

@@ -10,7 +10,7 @@ from fabricplan.catalog import load_catalog
 from fabricplan.perf import socket_transport as st
 from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.latency import point_to_point_latency
-from fabricplan.perf.validation import (
+from validation.perf import (
     calibrated_tcp_host_stack_us, socket_transport_failures, socket_transport_rows,
 )
 

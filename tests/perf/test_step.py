@@ -150,7 +150,7 @@ def test_interleaved_schedule_divides_bubble_by_v():
 
 
 def test_interleaved_default_leaves_gpt3_unchanged():
-    from fabricplan.perf.validation import gpt3_rows
+    from validation.perf import gpt3_rows
 
     step, _ = gpt3_rows()
     assert step.model == pytest.approx(GPT3_SELENE_STEP_S, abs=0.01)  # docs/validation.md

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricplan.perf.sim_validation import ROWS
+from validation.sim import ROWS
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.gated], ids=lambda r: r.name[:60])

@@ -2,7 +2,9 @@
 
 Each function returns rows of (input, published, model, relative error) for one published source
 in ``catalog/data/published_perf.yaml``; ``scripts/validate_perf.py`` writes them all to
-``docs/validation.md`` and ``tests/perf/test_validation.py`` asserts the tolerances.
+``docs/validation.md`` and ``tests/perf/test_validation.py`` asserts the tolerances. A gated row is a
+:class:`GatedRow`: its tolerance and the tolerance's reason come from the data file, beside the
+published row (``tolerance``, ``tolerance_reason``; null = shown, not gated).
 
 The EDR and HDR profiles (``fabrics.yaml``) take their per-NIC bandwidth from the RDMA NIC
 efficiency observed on NDR (47 of 50 GB/s), so the EDR/HDR rows are a genuine check of that
@@ -20,39 +22,15 @@ from fabricplan.perf.collectives import collective_time, default_catalog
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.step import ClusterShape, step_time
 
-# Stated tolerances: busbw at 8 GiB 5 %, the ramp 16 MiB..1 GiB 20 %, 8 B latency 30 %,
-# per-NIC ceilings 5 %; compute microbenchmark points the curves pass through 0.1 % (rounding).
-# End-to-end training runs (checked only, nothing fitted): step time per row 5 % where the whole
-# layout is published and DP = 1 (Korthikanti et al.), 10 % for the other A100 Megatron-LM rows
-# (micro-batch, virtual stages or DDP settings assumed), 15 % for the GPT-3 README run (DDP settings of
-# the 2021 code), 10 % for the H100 NeMo rows (layout published; cuDNN attention is not
-# microbenchmarked here; the FP8 mechanisms -- split accumulator, BF16 output layer, userbuffers
-# overlap -- are modelled from kernel and configuration sources); Llama 3 405B per configuration in
-# published_perf.yaml (15 %: Meta's kernels are not published). Over all of them the mean absolute
-# step-time error must stay within 5 % (the issue's target) and the worst within 15 % (the issue's
-# 10 % is reached on every row but Meta's two 8K Llama 3 405B rows: docs/validation.md).
-TOLERANCES = {"peak_busbw": 0.05, "ramp_busbw": 0.20, "small_latency": 0.30, "nic_ceiling": 0.05,
-              "gpt3_step": 0.15, "training_run": 0.15, "microbench_point": 0.001, "nvls_single_node": 0.05,
-              "training_a100": 0.10, "training_h100_fp8": 0.10, "training_h100_bf16": 0.10, "training_published_layout": 0.05, "training_mean": 0.05, "training_worst": 0.15}
-TRAINING_REASON = ("checked only, nothing fitted to it; layout details the source does not publish (virtual "
-                   "stages, FSDP details, the 2021 code's settings) are assumed; 15 %")
-#: Per-row step-time tolerance of the training_runs rows, by the row id's prefix, with its reason.
-TRAINING_RUN_TOLERANCE = {
-    "korthikanti": ("training_published_layout", "layout published (Korthikanti et al. Table 3; virtual stages as "
-                                                 "Calculon transcribes them), DP 1, so no data-parallel or DDP "
-                                                 "unknowns; the issue's aim is 3 % mean / 6 % worst; checked only"),
-    "narayanan": ("training_a100", "t, p, GPUs and batch published; micro-batch (Table 1), virtual stages and "
-                                   "the 2021 code's DDP settings assumed; checked only"),
-    "nemo2409": ("training_h100_bf16", "layout published (recipe README and configure.sh); recomputation and "
-                                       "the distributed optimizer as NeMo's performance recipes; cuDNN attention "
-                                       "timed at FlashAttention-2's rates; checked only"),
-    "nemo2407": ("training_h100_fp8", "layout published; Transformer Engine's FP8 recipe modelled from kernel and "
-                                      "configuration sources (cast-transpose traffic, split-accumulator backward "
-                                      "GEMMs, BF16 output layer, userbuffers TP overlap); cuDNN attention and "
-                                      "NeMo's pipeline send/recv overlap not modelled; checked only"),
-}
-RAMP_BYTES = (16 * 2**20, 2**30)
 
+def published_data() -> dict:
+    """``catalog/data/published_perf.yaml``, parsed (a fresh object per call: callers may change it)."""
+    return load_data_file("published_perf.yaml")
+
+
+def _reason(entry: dict) -> str:
+    """An entry's ``tolerance_reason`` with each run of whitespace as one space (the data file wraps it)."""
+    return " ".join(str(entry["tolerance_reason"]).split())
 
 
 @dataclass(frozen=True)
@@ -68,6 +46,19 @@ class ValidationRow:
     @property
     def error(self) -> float:
         return self.model / self.published - 1.0
+
+
+@dataclass(frozen=True)
+class GatedRow(ValidationRow):
+    """A row with its own tolerance (None = shown, not gated) and the tolerance's reason."""
+
+    tolerance: float | None = None
+    reason: str = ""
+
+
+def row_tolerance(row: ValidationRow) -> float | None:
+    """The row's tolerance; None: shown, not gated (a row that is not a :class:`GatedRow` is never gated)."""
+    return row.tolerance if isinstance(row, GatedRow) else None
 
 
 #: The catalog's InfiniBand profile per link rate (fabrics.yaml: switches and NICs with those ports).
@@ -89,10 +80,19 @@ def rdma_fabric(link_rate_gbps: int, fabric_id: str | None = None, catalog=None)
                                    "effective_bandwidth_gbytes_per_s": effective, "in_network_reduction": False})
 
 
-def azure_allreduce_rows(catalog=None) -> list[ValidationRow]:
-    """Every row of the Azure NDm A100 v4 2-node table: time (oop) and busbw, model vs published."""
+def _azure_gate(table: dict, quantity: str, size: int) -> tuple[float | None, str]:
+    """(tolerance, reason) of one Azure row: the first ``tolerances`` entry for its quantity and size."""
+    for gate in table["tolerances"]:
+        if gate["quantity"] == quantity and gate["min_size_bytes"] <= size <= gate["max_size_bytes"]:
+            return float(gate["tolerance"]), _reason(gate)
+    return None, "shown, not gated: no tolerance of the table covers this quantity at this size"
+
+
+def azure_allreduce_rows(catalog=None) -> list[GatedRow]:
+    """Every row of the Azure NDm A100 v4 2-node table: time (oop) and busbw, model vs published, each
+    with the tolerance of its quantity and size (``azure_ndv4_allreduce.tolerances``)."""
     catalog = catalog or default_catalog()
-    table = load_data_file("published_perf.yaml")["azure_ndv4_allreduce"]
+    table = published_data()["azure_ndv4_allreduce"]
     fabric = rdma_fabric(table["nic_link_rate_gbps"], catalog=catalog)
     gpu = catalog.gpu(table["gpu"])
     n = table["gpus"]
@@ -103,32 +103,37 @@ def azure_allreduce_rows(catalog=None) -> list[ValidationRow]:
                                  cpu_vendor=table["cpu_vendor"], catalog=catalog)
         busbw = size / (oop_us * 1000.0) * 2 * (n - 1) / n
         detail = f"{result.algorithm}/{result.protocol}"
-        rows.append(ValidationRow("azure_ndv4", f"time_us@{size}", float(oop_us), result.time_us, detail))
-        rows.append(ValidationRow("azure_ndv4", f"busbw@{size}", busbw, result.busbw_gbytes_per_s, detail))
+        for quantity, published, model in (("time_us", float(oop_us), result.time_us),
+                                           ("busbw", busbw, result.busbw_gbytes_per_s)):
+            tolerance, reason = _azure_gate(table, quantity, int(size))
+            rows.append(GatedRow("azure_ndv4", f"{quantity}@{size}", published, model, detail,
+                                 tolerance=tolerance, reason=reason))
     return rows
 
 
-def nic_ceiling_rows(catalog=None) -> list[ValidationRow]:
+def nic_ceiling_rows(catalog=None) -> list[GatedRow]:
     """Per-NIC busbw at 8 GiB, 2 nodes x 8 GPUs x 8 NICs, Ring forced (as in nccl-tests#290)."""
     catalog = catalog or default_catalog()
     gpu = catalog.gpu("h100-sxm")
     rows = []
-    for entry in load_data_file("published_perf.yaml")["per_nic_ceilings"]:
+    for entry in published_data()["per_nic_ceilings"]:
         fabric = rdma_fabric(entry["link_rate_gbps"], catalog=catalog)  # its own EDR/HDR/NDR switch
         network = bare_network(catalog, fabric, gpu, gpus=16, gpus_per_node=8, nics_per_node=8)
         result = collective_time("all_reduce", 8 * 2**30, 16, 8, algorithm="ring", catalog=catalog, network=network)
         published = (entry["low_gbytes_per_s"] + entry["high_gbytes_per_s"]) / 2
-        rows.append(ValidationRow("nic_ceiling", f"{entry['generation']} GB/s per NIC", published,
-                                  result.busbw_gbytes_per_s / 8, entry["source"]))
+        rows.append(GatedRow("nic_ceiling", f"{entry['generation']} GB/s per NIC", published,
+                             result.busbw_gbytes_per_s / 8, entry["source"], tolerance=float(entry["tolerance"]),
+                             reason=_reason(entry)))
     return rows
 
 
-def gpt3_rows(catalog=None) -> list[ValidationRow]:
-    """GPT-3 175B on 1,024 A100 (Selene, HDR): step time and TFLOP/s per GPU (HFU-style)."""
+def gpt3_rows(catalog=None) -> list[GatedRow]:
+    """GPT-3 175B on 1,024 A100 (Selene, HDR): step time and TFLOP/s per GPU (HFU-style), both gated
+    at the entry's tolerance."""
     from fabricplan.spec import JobSpec
 
     catalog = catalog or default_catalog()
-    published = load_data_file("published_perf.yaml")["gpt3_175b_selene"]
+    published = published_data()["gpt3_175b_selene"]
     gpu = catalog.gpu("a100-sxm-80gb")
     job = JobSpec(name="gpt3-175b-selene", model="gpt3-175b", tp=8, pp=16, global_batch_sequences=1536,
                   micro_batch_sequences=1, seq_len_tokens=2048, precision="fp16", recompute="full",
@@ -137,36 +142,27 @@ def gpt3_rows(catalog=None) -> list[ValidationRow]:
     result = step_time(job, cluster, rdma_fabric(200, catalog=catalog), catalog=catalog)
     tflops = result.hardware_flops_per_step / result.step_time_s / 1024 / 1e12
     detail = f"MFU {result.mfu:.1%}, HFU {result.hfu:.1%}"
-    return [ValidationRow("gpt3_175b", "step_time_s", published["step_time_s"], result.step_time_s, detail),
-            ValidationRow("gpt3_175b", "tflops_per_gpu", published["tflops_per_gpu"], tflops, detail)]
+    gate = {"tolerance": float(published["tolerance"]), "reason": _reason(published)}
+    return [GatedRow("gpt3_175b", "step_time_s", published["step_time_s"], result.step_time_s, detail, **gate),
+            GatedRow("gpt3_175b", "tflops_per_gpu", published["tflops_per_gpu"], tflops, detail, **gate)]
 
 
-def nvls_single_node_rows(catalog=None) -> list[ValidationRow]:
-    """8 x H100 in one node, NVLS all-reduce busbw at >= 1 GiB vs the published ~480 GB/s.
-
-    Tolerance 5 %: "~480" (nccl-tests#212) and 476 (#290) differ by 1 %; the model's algbw is
-    ``370.8 x 0.85 x 8/9`` (NCCL's NVLink bandwidth and NVLS efficiency, NVLS traffic (n+1)/n).
-    """
+def nvls_single_node_rows(catalog=None) -> list[GatedRow]:
+    """8 x H100 in one node, NVLS all-reduce busbw at >= 1 GiB vs the published ~480 GB/s; the model's
+    algbw is NCCL's NVLink bandwidth x NVLS efficiency x n/(n+1) (NVLS traffic (n+1)/n)."""
     catalog = catalog or default_catalog()
-    entry = load_data_file("published_perf.yaml")["h100_nvls_single_node_allreduce"]
+    entry = published_data()["h100_nvls_single_node_allreduce"]
     gpu = catalog.gpu(entry["gpu"])
     rows = []
     smallest = entry["min_size_bytes"]
     for size in (smallest, 4 * smallest, 8 * smallest):
         result = collective_time("all_reduce", size, entry["gpus"], entry["gpus"], "infiniband-ndr", gpu,
                                  catalog=catalog)
-        rows.append(ValidationRow("nvls_1node", f"busbw@{size}", entry["busbw_gbytes_per_s"],
-                                  result.busbw_gbytes_per_s,
-                                  f"{result.algorithm}/{result.protocol}, algbw {result.algbw_gbytes_per_s:.0f}"))
+        rows.append(GatedRow("nvls_1node", f"busbw@{size}", entry["busbw_gbytes_per_s"],
+                             result.busbw_gbytes_per_s,
+                             f"{result.algorithm}/{result.protocol}, algbw {result.algbw_gbytes_per_s:.0f}",
+                             tolerance=float(entry["tolerance"]), reason=_reason(entry)))
     return rows
-
-
-@dataclass(frozen=True)
-class GatedRow(ValidationRow):
-    """A row with its own tolerance (None = shown, not gated) and the tolerance's reason."""
-
-    tolerance: float | None = None
-    reason: str = ""
 
 
 def llama3_405b_results(catalog=None, fabric: str = "roce-v2", **overrides) -> list[tuple[dict, object]]:
@@ -181,7 +177,7 @@ def llama3_405b_results(catalog=None, fabric: str = "roce-v2", **overrides) -> l
     from fabricplan.spec import JobSpec
 
     catalog = catalog or default_catalog()
-    published = load_data_file("published_perf.yaml")["llama3_405b_meta"]
+    published = published_data()["llama3_405b_meta"]
     out = []
     for config in published["configurations"]:
         fields = dict(published["layout"], recompute=config["recompute"])
@@ -232,7 +228,7 @@ def socket_row_setup(entry: dict, catalog=None):
     from fabricplan.catalog.models import Gpu
 
     catalog = catalog or default_catalog()
-    block = load_data_file("published_perf.yaml")["socket_transport"]
+    block = published_data()["socket_transport"]
     spec = block["gpus"][entry["gpu"]]
     gpu = Gpu(id=entry["gpu"], architecture=spec["architecture"], peak_dense_tflops={"fp16": 125.0},
               hbm_gbytes=16.0, hbm_bandwidth_tbytes_per_s=spec["hbm_bandwidth_tbytes_per_s"],
@@ -259,7 +255,7 @@ def socket_transport_rows(catalog=None) -> list[SocketValidationRow]:
     One NIC per node, the row's NCCL tuner release, algorithm/protocol if the run forced them.
     """
     rows = []
-    for entry in load_data_file("published_perf.yaml")["socket_transport"]["rows"]:
+    for entry in published_data()["socket_transport"]["rows"]:
         profile, gpu, row_catalog = socket_row_setup(entry, catalog)
         n = entry["nodes"] * entry["gpus_per_node"]
         # A few nodes on one switch: the catalog's Ethernet switch has no 25-100G ports, so it stands in
@@ -297,8 +293,9 @@ def socket_transport_failures(rows: list[SocketValidationRow]) -> list[SocketVal
 
 # --- Per-operation compute: microbenchmarks (calibrated on) -------------------------------------
 
-def compute_microbench_rows(catalog=None) -> list[ValidationRow]:
-    """Every GEMM-curve, attention and HBM point of the catalog GPUs vs the model at that point.
+def compute_microbench_rows(catalog=None) -> list[GatedRow]:
+    """Every GEMM-curve and attention point of the GPUs of ``compute_microbench_points`` vs the model
+    at that point, gated at that block's tolerance.
 
     These are the numbers the compute model is calibrated on (docs/reference/compute_microbench.md);
     the rows show the curves pass through them (case ``compute_point``). Detail = source block.
@@ -306,17 +303,19 @@ def compute_microbench_rows(catalog=None) -> list[ValidationRow]:
     from fabricplan.perf.compute import gemm_efficiency, interpolate_log
 
     catalog = catalog or default_catalog()
+    block = published_data()["compute_microbench_points"]
+    gate = {"tolerance": float(block["tolerance"]), "reason": _reason(block)}
     rows = []
-    for gpu_id in ("a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+    for gpu_id in block["gpus"]:
         compute = catalog.gpu(gpu_id).compute
         for dtype, curve in compute.gemm_efficiency.items():
             for flops, fraction in curve.points:
-                rows.append(ValidationRow("compute_point", f"{gpu_id} {dtype} GEMM eff @{flops:.3g} FLOP",
-                                          fraction, gemm_efficiency(curve.points, flops), "gpus.yaml compute"))
+                rows.append(GatedRow("compute_point", f"{gpu_id} {dtype} GEMM eff @{flops:.3g} FLOP",
+                                     fraction, gemm_efficiency(curve.points, flops), "gpus.yaml compute", **gate))
         for kernel, curve in compute.attention.items():
             for seq, tflops in curve.points:
-                rows.append(ValidationRow("compute_point", f"{gpu_id} {kernel} attention TFLOP/s @s={seq:g}",
-                                          tflops, interpolate_log(curve.points, seq), "gpus.yaml compute"))
+                rows.append(GatedRow("compute_point", f"{gpu_id} {kernel} attention TFLOP/s @s={seq:g}",
+                                     tflops, interpolate_log(curve.points, seq), "gpus.yaml compute", **gate))
     return rows
 
 
@@ -328,14 +327,14 @@ def gemm_off_curve_rows(catalog=None) -> list[ValidationRow]:
 
     catalog = catalog or default_catalog()
     rows = []
-    for m, n, k, gpu_id, dtype, measured, source in load_data_file("published_perf.yaml")["gemm_off_curve"]["rows"]:
+    for m, n, k, gpu_id, dtype, measured, source in published_data()["gemm_off_curve"]["rows"]:
         points = catalog.gpu(gpu_id).compute.gemm_efficiency[dtype].points
         rows.append(ValidationRow("gemm_off_curve", f"{gpu_id} {dtype} {m}x{n}x{k}", measured,
                                   gemm_efficiency(points, gemm_flops(m, n, k)), source))
     return rows
 
 
-def training_rows(catalog=None) -> list[ValidationRow]:
+def training_rows(catalog=None) -> list[GatedRow]:
     """End-to-end training runs, checked only: the GPT-3 README run, Llama 3 405B and every
     ``training_runs`` row of ``published_perf.yaml``."""
     return [*gpt3_rows(catalog), *llama3_405b_rows(catalog), *training_run_rows(catalog)]
@@ -356,20 +355,17 @@ def step_time_error(row: ValidationRow) -> float | None:
 
 def training_error_summary(rows: list[ValidationRow], gated_only: bool = False) -> tuple[float, float]:
     """(mean, worst) absolute step-time error of the step-time-like rows (``step_time_error``);
-    ``gated_only``: of the rows with a tolerance only (``training_run_tolerance``)."""
+    ``gated_only``: of the rows with a tolerance only (``row_tolerance``)."""
     errors = [abs(e) for row in rows if (e := step_time_error(row)) is not None
-              and not (gated_only and training_run_tolerance(row)[0] is None)]
+              and not (gated_only and row_tolerance(row) is None)]
     return sum(errors) / len(errors), max(errors)
 
 
-def training_run_tolerance(row: ValidationRow) -> tuple[float | None, str]:
-    """(step-time tolerance, reason) of a training row; tolerance None = shown, not gated."""
-    if isinstance(row, TrainingRunRow):
-        key, reason = TRAINING_RUN_TOLERANCE[row.case]
-        return TOLERANCES[key], reason
-    if isinstance(row, GatedRow):
-        return row.tolerance, row.reason
-    return TOLERANCES["gpt3_step" if row.case == "gpt3_175b" else "training_run"], TRAINING_REASON
+def training_summary_bounds() -> dict[str, tuple[float, str]]:
+    """``{"mean": (bound, reason), "worst": (bound, reason)}`` on the gated training rows' absolute
+    step-time errors (``published_perf.yaml`` ``training_runs.summary``)."""
+    summary = published_data()["training_runs"]["summary"]
+    return {key: (float(summary[key]["tolerance"]), _reason(summary[key])) for key in ("mean", "worst")}
 
 
 def training_failures(rows: list[ValidationRow]) -> list[str]:
@@ -377,14 +373,15 @@ def training_failures(rows: list[ValidationRow]) -> list[str]:
     (empty = the model holds)."""
     out = []
     for row in rows:
-        error, tolerance = step_time_error(row), training_run_tolerance(row)[0]
+        error, tolerance = step_time_error(row), row_tolerance(row)
         if error is not None and tolerance is not None and abs(error) > tolerance:
             out.append(f"{row.quantity}: step-time error {error:+.1%}")
     mean, worst = training_error_summary(rows, gated_only=True)
-    if mean > TOLERANCES["training_mean"]:
-        out.append(f"mean step-time error {mean:.1%} > {TOLERANCES['training_mean']:.0%}")
-    if worst > TOLERANCES["training_worst"]:
-        out.append(f"worst step-time error {worst:.1%} > {TOLERANCES['training_worst']:.0%}")
+    bounds = training_summary_bounds()
+    if mean > bounds["mean"][0]:
+        out.append(f"mean step-time error {mean:.1%} > {bounds['mean'][0]:.0%}")
+    if worst > bounds["worst"][0]:
+        out.append(f"worst step-time error {worst:.1%} > {bounds['worst'][0]:.0%}")
     return out
 
 # --- AWS EFA (SRD): several NICs per GPU (p5) and fewer NICs than GPUs (p4de) ----------------------
@@ -393,7 +390,7 @@ def efa_rows(catalog=None, host_stack_latency_us: float | None = None) -> list[S
     """The 2-node EFA all-reduce rows of ``published_perf.yaml`` ``aws_efa_allreduce``: time, model vs
     published, with group (calibrated / checked), tolerance and reason (``SocketValidationRow``)."""
     catalog = catalog or default_catalog()
-    table = load_data_file("published_perf.yaml")["aws_efa_allreduce"]
+    table = published_data()["aws_efa_allreduce"]
     profile = catalog.fabric(table["fabric"])
     if host_stack_latency_us is not None:
         profile = profile.model_copy(update={"host_stack_latency_us": host_stack_latency_us})
@@ -435,9 +432,10 @@ _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_bat
 
 
 @dataclass(frozen=True)
-class TrainingRunRow(ValidationRow):
+class TrainingRunRow(GatedRow):
     """A training-run row: ``quantity`` compared as published, and ``step_error`` = model step time /
-    the step time the published figure implies - 1 (for rates: published rate / model rate - 1)."""
+    the step time the published figure implies - 1 (for rates: published rate / model rate - 1),
+    gated at its source's step-time tolerance (``training_runs.tolerances``)."""
 
     step_error: float = 0.0
     group: str = "checked"
@@ -461,10 +459,13 @@ def training_run_job(entry: dict, catalog=None):
 def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[TrainingRunRow]:
     """Every ``training_runs`` row of ``published_perf.yaml`` (or those in ``ids``) vs the step model."""
     catalog = catalog or default_catalog()
+    block = published_data()["training_runs"]
     rows = []
-    for entry in load_data_file("published_perf.yaml")["training_runs"]["rows"]:
+    for entry in block["rows"]:
         if ids is not None and entry["id"] not in ids:
             continue
+        prefix = entry["id"].split("_")[0]
+        gate = block["tolerances"][prefix]  # every source's rows carry a step-time tolerance
         job, cluster, fabric = training_run_job(entry, catalog)
         result = step_time(job, cluster, fabric, catalog=catalog)
         gpus = entry["gpus"]
@@ -483,8 +484,9 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
         detail = (f"{gpus} GPUs, t{result.tp} p{result.pp} d{result.dp} c{result.cp} v{result.virtual_pipeline_stages}, "
                   f"m {result.micro_batches}; step {result.step_time_s:.3g} s, bubble {result.bubble_s:.3g} s, "
                   f"exposed comm {sum(result.exposed_comm_s.values()):.3g} s, MFU {result.mfu:.1%}")
-        rows.append(TrainingRunRow(entry["id"].split("_")[0], f"{entry['id']}: {quantity}", published, float(model),
-                                   detail, step_error=step_error, assumed=entry.get("assumed", ""),
+        rows.append(TrainingRunRow(prefix, f"{entry['id']}: {quantity}", published, float(model),
+                                   detail, tolerance=float(gate["tolerance"]), reason=_reason(gate),
+                                   step_error=step_error, assumed=entry.get("assumed", ""),
                                    source=" ".join(str(entry["source"]).split())))
     return rows
 
@@ -498,7 +500,7 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
 
     catalog = catalog or default_catalog()
     out = {}
-    for entry in load_data_file("published_perf.yaml")["training_runs"]["rows"]:
+    for entry in published_data()["training_runs"]["rows"]:
         if not entry["id"].startswith(prefix):
             continue
         changed = dict(entry, **overrides)
@@ -566,7 +568,7 @@ def memory_rows(catalog=None) -> list[MemoryValidationRow]:
     from fabricplan.perf.memory import GIB
 
     rows = []
-    for entry in load_data_file("published_perf.yaml")["memory_per_gpu"]["rows"]:
+    for entry in published_data()["memory_per_gpu"]["rows"]:
         estimate, model_gib = memory_row_estimate(entry, catalog)
         parts = estimate.breakdown_bytes
         detail = (f"t{entry['tp']} p{entry['pp']} d{entry['dp']} c{entry.get('cp', 1)}, b {entry['micro_batch_sequences']}"

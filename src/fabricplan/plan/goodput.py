@@ -104,8 +104,9 @@ def job_goodput(counts: dict[str, float], rates_per_hour: dict, write_min, resta
     if interval_min is not None:
         interval_h = interval_min / MINUTES_PER_HOUR + 0.0 * rate
     else:  # nothing fails: never checkpoint; free checkpoints: checkpoint continuously
-        interval_h = where(fails, where(write_h > 0, optimal_checkpoint_interval_h(write_h, mtbf, restart_h), 0.0),
-                           math.inf)
-    lost = where(interval_h == math.inf, 0.0, lost_fraction(interval_h, write_h, restart_h, rate))
+        daly = optimal_checkpoint_interval_h(write_h, divide(1.0, rate, 0.0), restart_h)  # finite where it is used
+        interval_h = where(fails, where(write_h > 0, daly, 0.0), math.inf)
+    never = interval_h == math.inf  # no checkpoints and nothing lost (the formula is not evaluated at infinity)
+    lost = where(never, 0.0, lost_fraction(where(never, 1.0, interval_h), write_h, restart_h, rate))
     return Goodput(interruptions_per_day=rate * 24.0, mtbf_h=mtbf, checkpoint_interval_min=interval_h * MINUTES_PER_HOUR,
                    lost_fraction=lost)

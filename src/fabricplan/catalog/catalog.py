@@ -129,6 +129,17 @@ class Catalog:
         """``perf_defaults.yaml`` (with overlays)."""
         return self.documents["perf_defaults"]  # type: ignore[return-value]
 
+    def perf_value(self, name: str) -> float | dict | str:
+        """The ``value`` of the ``perf_defaults`` parameter ``name`` as stored (number, table or id):
+        the one reader of those numbers for the performance models and the simulator. Its unit and
+        source sit beside it in ``perf_defaults.yaml``."""
+        parameters = self.perf_defaults.parameters
+        entry = parameters.get(name)
+        if entry is None:
+            raise CatalogError(f"no perf parameter '{name}'; known: {', '.join(parameters)}",
+                               location="perf_defaults.parameters")
+        return entry.value
+
     @property
     def nccl_tuner(self) -> NcclTuner:
         """``nccl_tuner.yaml`` (with overlays)."""

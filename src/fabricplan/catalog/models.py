@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PricePoint = Literal["low", "default", "high"]
 
@@ -449,9 +449,6 @@ class FabricProfile(Entry):
         if self.costs is not None:
             return self.costs.ops_fte_multiplier.at(point)
         return 1.0 if self.ops_fte_multiplier is None else self.ops_fte_multiplier
-    #: What-if scale of the socket transport's modelled per-NIC bandwidth (the decision's bandwidth
-    #: lever, ``fabricplan.plan.Levers.bandwidth_multiplier``); not catalog data, never serialised.
-    _socket_bandwidth_scale: float = PrivateAttr(default=1.0)
 
 
 class Parameter(Entry):

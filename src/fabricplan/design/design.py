@@ -70,6 +70,10 @@ class NetworkView:
     #: GPUs per host when one NCCL node is a multi-host NVLink domain (``gpus_per_node`` and
     #: ``nics_per_node`` are then the domain's: 72 GPUs and 72 NICs on a GB200 NVL72 rack); None = one host.
     gpus_per_host: int | None = None
+    #: What-if scale of the socket transport's modelled per-NIC bandwidth (the decision's bandwidth
+    #: lever, ``fabricplan.plan.Levers.bandwidth_multiplier``; an RDMA profile's lever is its own
+    #: ``effective_bandwidth_gbytes_per_s``): 1 = as modelled.
+    socket_bandwidth_scale: float = 1.0
     _placements: dict[int, NetworkPlacement] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property

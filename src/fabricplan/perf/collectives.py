@@ -148,7 +148,7 @@ def socket_message_bytes(operation: str, size_bytes: int, n_gpus: int, connectio
 
 
 def per_nic_bandwidth(profile, operation: str, size_bytes: int, n_gpus: int, ranks_per_node: int, nics_per_node: int,
-                      gpu, catalog=None) -> float:
+                      gpu, catalog=None, socket_scale: float = 1.0) -> float:
     """The per-NIC bandwidth [GB/s] the collective model uses on ``profile``.
 
     RDMA profiles: the profile's ``effective_bandwidth_gbytes_per_s`` (a measured ceiling). Socket
@@ -163,8 +163,7 @@ def per_nic_bandwidth(profile, operation: str, size_bytes: int, n_gpus: int, ran
     nics = min(nics_per_node, ranks_per_node)
     connections = nics * int(perf_parameter("nccl_channels_per_nic", catalog))
     message = socket_message_bytes(operation, size_bytes, n_gpus, connections, catalog)
-    scale = getattr(profile, "_socket_bandwidth_scale", 1.0)  # the decision's bandwidth lever (what-ifs)
-    return scale * socket_nic_bandwidth(profile, message_bytes=message, nics_per_node=nics_per_node,
+    return socket_scale * socket_nic_bandwidth(profile, message_bytes=message, nics_per_node=nics_per_node,
                                         gpus_per_node=ranks_per_node,
                                         compute_capability=gpu_compute_capability(gpu, catalog),
                                         hbm_tbytes_per_s=getattr(gpu, "hbm_bandwidth_tbytes_per_s", None),
@@ -495,7 +494,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     constants = nccl_tuner.tuner_constants(nccl_version, catalog)
     extra = network_latency_inter_us(network, placement, catalog, constants["version"])
     nic = per_nic_bandwidth_gbytes_per_s or per_nic_bandwidth(profile, operation, size_bytes, n_gpus, ranks_per_node,
-                                                              nics, gpu, catalog)
+                                                              nics, gpu, catalog, network.socket_bandwidth_scale)
     if nics_per_gpu is None:
         nics_per_gpu = 1 if bare else max(network.nics_per_node // max(network.gpus_per_node, 1), 1)
     if nics_per_gpu < 1:

@@ -7,21 +7,13 @@ catalog. Units and sources sit beside each value in the data file.
 from __future__ import annotations
 
 from fabricplan.catalog.catalog import default_catalog
-from fabricplan.errors import CatalogError
 
 
 def perf_value(name: str, catalog=None) -> float | dict | str:
-    """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id).
-
-    ``catalog`` is a :class:`~fabricplan.catalog.Catalog` (overlays apply); ``None`` means the
-    bundled default catalog. Unit and source sit alongside in ``perf_defaults.yaml``.
-    """
-    parameters = (catalog or default_catalog()).perf_defaults.parameters
-    entry = parameters.get(name)
-    if entry is None:
-        raise CatalogError(f"no perf parameter '{name}'; known: {', '.join(parameters)}",
-                           location="perf_defaults.parameters")
-    return entry.value
+    """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id):
+    :meth:`fabricplan.catalog.Catalog.perf_value` of ``catalog`` (overlays apply; ``None`` means the
+    bundled default catalog)."""
+    return (catalog or default_catalog()).perf_value(name)
 
 
 def perf_parameter(name: str, catalog=None) -> float:

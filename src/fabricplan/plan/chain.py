@@ -46,8 +46,8 @@ def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
     network = design.network
     profile = network.profile.model_copy(update={
         "effective_bandwidth_gbytes_per_s": network.profile.effective_bandwidth_gbytes_per_s * multiplier})
-    profile._socket_bandwidth_scale = network.profile._socket_bandwidth_scale * multiplier
-    return replace(design, network=replace(network, profile=profile, _placements=network._placements))
+    return replace(design, network=replace(network, profile=profile, _placements=network._placements,
+                                           socket_bandwidth_scale=network.socket_bandwidth_scale * multiplier))
 
 
 DesignStep = Callable[[ClusterSpec, Catalog, FabricChoice], FabricDesign]
@@ -85,7 +85,7 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
         network = design.network
         gpu = network.gpu
         key = (id(catalog), spec.model_dump_json(include={"cluster", "jobs"}), network.profile.model_dump_json(),
-               network.profile._socket_bandwidth_scale, network.switch.id, getattr(gpu, "id", None),
+               network.socket_bandwidth_scale, network.switch.id, getattr(gpu, "id", None),
                gpu.model_dump_json() if not isinstance(getattr(gpu, "id", None), str) or gpu.id == "custom-gpu"
                else "", id(network.size), network.layout, levers,
                # registered models are built anew per run: the same name and class is the same model

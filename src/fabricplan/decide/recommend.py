@@ -188,24 +188,20 @@ def _win_text(uncertainty, fabric: str) -> str:
     return f"best in {100 * uncertainty.fabrics[fabric].probability_best:.0f} % of {uncertainty.draws:,} draws"
 
 
-def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
-              uncertainty=None) -> tuple[Recommendation, list[RuleResult]]:
-    """Rank, explain, and check the result; returns the recommendation and the check results."""
-    outcomes = ctx.outcomes
-    catalog = ctx.catalog
-    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog)
-    ranking, excluded = ranked.order, ranked.excluded
-    chosen = ranking[0]
+def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
+                  uncertainty, catalog) -> list[str]:
+    """Why the chosen fabric leads: the numbers (its gap to the runner-up, its probability of being
+    best) or, in a close call, the weighted rule votes."""
+    chosen = ranked.order[0]
     best = outcomes[chosen]
-    fired = [r for r in rules if r.fired]
-    reasons: list[str] = []
     others = ranked.eligible[1:]
     cheapest = min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
     leader = ranked.numbers_leader or cheapest
     threshold = uncertainty.threshold if uncertainty is not None else None
     if not others:
-        reasons.append(f"{chosen} is the only fabric left after the rules' exclusions.")
-    elif ranked.decided_by == "numbers":
+        return [f"{chosen} is the only fabric left after the rules' exclusions."]
+    if ranked.decided_by == "numbers":
+        reasons = []
         runner = min(others, key=lambda f: _metric(outcomes[f]))
         gap = _relative(_metric(outcomes[runner]), _metric(best))
         if chosen == cheapest:
@@ -220,39 +216,30 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
                        "not a clear winner, but the weighted rule votes do not favour another contender")
             reasons.append(f"Over the catalog's ranges it is {_win_text(uncertainty, chosen)} (threshold "
                            f"{100 * threshold:.0f} %): {verdict}.")
-    else:
-        if uncertainty is not None:
-            reasons.append(f"No fabric is best with probability >= {100 * threshold:.0f} % ({leader} "
-                           f"{_win_text(uncertainty, leader)}, {chosen} {_win_text(uncertainty, chosen)}), so the "
-                           f"weighted rule votes decided among {', '.join(ranked.contenders)}: {chosen} "
-                           f"{_score(chosen, rules, catalog):+g} vs {leader} {_score(leader, rules, catalog):+g}.")
-        else:
-            gap = _relative(_metric(best), _metric(outcomes[cheapest]))
-            reasons.append(f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest "
-                           f"per useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
-                           f"{100 * gap:+.1f} %), so the weighted rule votes decided.")
-    infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
-    if ranked.all_excluded:
-        reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "
-                          "it is not a recommendation.")
-        reasons.append("Every fabric is ruled out by " + ", ".join(sorted({r.id for r in fired if r.excludes}))
-                       + ", so the numbers alone rank them.")
+        return reasons
+    if uncertainty is not None:
+        return [f"No fabric is best with probability >= {100 * threshold:.0f} % ({leader} "
+                f"{_win_text(uncertainty, leader)}, {chosen} {_win_text(uncertainty, chosen)}), so the "
+                f"weighted rule votes decided among {', '.join(ranked.contenders)}: {chosen} "
+                f"{_score(chosen, rules, catalog):+g} vs {leader} {_score(leader, rules, catalog):+g}."]
+    gap = _relative(_metric(best), _metric(outcomes[cheapest]))
+    return [f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest "
+            f"per useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
+            f"{100 * gap:+.1f} %), so the weighted rule votes decided."]
+
+
+def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], uncertainty,
+             catalog) -> dict[str, str]:
+    """Per fabric behind the chosen one: what it costs against the choice and why, or the rule that
+    rules it out."""
+    chosen = ranked.order[0]
+    best = outcomes[chosen]
+    fired = [r for r in rules if r.fired]
     mix = next((r for r in fired if r.id == "MIX001"), None)
-    if mix is not None:
-        reasons.append(f"The network barely matters for this job mix ({mix.message}), so cost decided.")
-    reasons.append(f"Its TCO over {best.cost.horizon_years:g} years is ${best.tco_usd / 1e6:,.2f}M "
-                   f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
-    supporting = [r for r in fired if chosen in r.favours]
-    if supporting:
-        reasons.append("Rules in favour: " + "; ".join(
-            f"{r.id} ({r.title}, weight {rule_weight(catalog, r.id):g})" for r in supporting) + ".")
-    if excluded:
-        reasons.append("Ruled out: " + "; ".join(
-            f"{f} by {', '.join(r.id for r in fired if f in r.excludes)}" for f in sorted(excluded)) + ".")
     why_not: dict[str, str] = {}
-    for fabric in ranking[1:]:
+    for fabric in ranked.order[1:]:
         outcome = outcomes[fabric]
-        if fabric in excluded:
+        if fabric in ranked.excluded:
             why_not[fabric] = " ".join(f"{r.id}: {r.message}." for r in fired if fabric in r.excludes)
             continue
         gap = _relative(_metric(outcome), _metric(best))
@@ -278,13 +265,22 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
         if against:
             text += " Disfavoured by " + ", ".join(r.id for r in against) + "."
         why_not[fabric] = text
-    disagreements = []
-    votes = []
-    for rule in fired:
-        if rule.kind == "check":
+    return why_not
+
+
+def _votes(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], uncertainty,
+           catalog) -> tuple[list[RuleVote], list[str]]:
+    """Each fired rule's weighted vote, and where a rule disagrees with the choice."""
+    chosen = ranked.order[0]
+    best = outcomes[chosen]
+    leader = ranked.numbers_leader or min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
+    disagreements: list[str] = []
+    votes: list[RuleVote] = []
+    for rule in rules:
+        if not rule.fired or rule.kind == "check":
             continue
         weight = rule_weight(catalog, rule.id)
-        favoured = [f for f in rule.favours if f not in excluded]
+        favoured = [f for f in rule.favours if f not in ranked.excluded]
         if favoured or rule.disfavours:
             votes.append(RuleVote(rule=rule.id, weight=weight, favours=favoured, disfavours=list(rule.disfavours),
                                   agrees_with_numbers=(leader in favoured or (not favoured and leader not in rule.disfavours)),
@@ -302,6 +298,41 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
                                  f"rank behind {leader}; inside the uncertainty the weighted rule votes decided.")
         if chosen in rule.disfavours:
             disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which still ranks first.")
+    return votes, disagreements
+
+
+def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
+              uncertainty=None) -> tuple[Recommendation, list[RuleResult]]:
+    """Rank, explain, and check the result; returns the recommendation and the check results."""
+    outcomes = ctx.outcomes
+    catalog = ctx.catalog
+    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog)
+    ranking, excluded = ranked.order, ranked.excluded
+    chosen = ranking[0]
+    best = outcomes[chosen]
+    fired = [r for r in rules if r.fired]
+    leader = ranked.numbers_leader or min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
+    reasons = _lead_reasons(ranked, outcomes, rules, band, uncertainty, catalog)
+    infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
+    if ranked.all_excluded:
+        reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "
+                          "it is not a recommendation.")
+        reasons.append("Every fabric is ruled out by " + ", ".join(sorted({r.id for r in fired if r.excludes}))
+                       + ", so the numbers alone rank them.")
+    mix = next((r for r in fired if r.id == "MIX001"), None)
+    if mix is not None:
+        reasons.append(f"The network barely matters for this job mix ({mix.message}), so cost decided.")
+    reasons.append(f"Its TCO over {best.cost.horizon_years:g} years is ${best.tco_usd / 1e6:,.2f}M "
+                   f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
+    supporting = [r for r in fired if chosen in r.favours]
+    if supporting:
+        reasons.append("Rules in favour: " + "; ".join(
+            f"{r.id} ({r.title}, weight {rule_weight(catalog, r.id):g})" for r in supporting) + ".")
+    if excluded:
+        reasons.append("Ruled out: " + "; ".join(
+            f"{f} by {', '.join(r.id for r in fired if f in r.excludes)}" for f in sorted(excluded)) + ".")
+    why_not = _why_not(ranked, outcomes, rules, uncertainty, catalog)
+    votes, disagreements = _votes(ranked, outcomes, rules, uncertainty, catalog)
     checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band, uncertainty)
     probability = ({f: d.probability_best for f, d in uncertainty.fabrics.items()} if uncertainty is not None
                    else None)
@@ -309,7 +340,7 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
                           disagreements=disagreements, close_call=ranked.close_call if uncertainty is None
                           else not uncertainty.clear,
                           feasible=not ranked.all_excluded, infeasible_reason=infeasible_reason,
-                          decided_by="exclusions" if not others else ranked.decided_by,
+                          decided_by="exclusions" if not ranked.eligible[1:] else ranked.decided_by,
                           numbers_leader=leader, probability_best=probability, rule_votes=votes), checks
 
 

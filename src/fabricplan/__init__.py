@@ -30,7 +30,7 @@ _EXPORTS = {
     "lint": "fabricplan.api", "headroom": "fabricplan.api", "size_topology": "fabricplan.api",
     "calibrate": "fabricplan.api", "check_measured": "fabricplan.api",
     "expected_rtt_us": "fabricplan.api",
-    "expected_under_load": "fabricplan.api",
+    "expected_under_load": "fabricplan.api", "health": "fabricplan.api",
     "Plan": "fabricplan.plan", "register_efficiency_model": "fabricplan.perf.efficiency",
 }
 _PACKAGES = ("cost", "design")

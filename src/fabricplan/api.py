@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fab
     from fabricplan.measure.check import CheckResult
     from fabricplan.measure.fit import CalibrationResult
     from fabricplan.ops.headroom import HeadroomResult
+    from fabricplan.ops.health import HealthResult
     from fabricplan.ops.lint import LintResult
     from fabricplan.perf.collectives import CollectiveResult
     from fabricplan.perf.efficiency import EfficiencyModel
@@ -34,7 +35,7 @@ SpecLike = ClusterSpec | str | Path
 
 __all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", "design", "expected_rtt_us",
            "expected_under_load",
-           "headroom", "lint", "load_spec", "size_topology", "step_time"]
+           "headroom", "health", "lint", "load_spec", "size_topology", "step_time"]
 
 
 def _catalog(catalog: Catalog | Sequence[str | Path] | None) -> Catalog:
@@ -330,3 +331,45 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
                              f"{link_gbps:g} Gb/s links, {mechanism}): unloaded RTT {unloaded_us:.2f} us plus the fluid "
                              "model's p99.9 queueing delay under Poisson traffic at the load (sim/load.py)"),
                      at=at, load=load, unloaded_source=unloaded_source)
+
+
+Paths = str | Path | Sequence[str | Path]
+
+
+def health(*, ethtool: Paths = (), hw_counters: Paths = (), perfquery: Paths = (), prom_text: Paths = (),
+           rtt: Paths = (), telemetry: Paths = (), pfcwd: Paths = (), rdma_stat: Paths = (),
+           prometheus: str | None = None, start: float | str | None = None, end: float | str | None = None,
+           step: float | str = 15.0, expected_rtt_us: float | None = None, spec: SpecLike | None = None,
+           fabric: str | None = None, load: float | None = None,
+           baseline_window: tuple[float | str, float | str] | str | None = None, jobs: str | Path | None = None,
+           config: str | Path | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
+           now_s: float | None = None) -> HealthResult:
+    """Read telemetry and evaluate the health checks over it, as ``fabricplan health`` does (one
+    evaluation; ``result.findings``, ``result.measurements``, ``result.unavailable``).
+
+    Sources: files of each kind (one path or several: ``ethtool -S`` snapshots, ``hw_counters``
+    dumps, ``perfquery`` output, exposition text, RTT CSV, a saved ``.npz``, SONiC ``show pfcwd
+    stats``, ``rdma statistic``) and a live ``prometheus`` URL read between ``start`` and ``end``
+    (default: the 15 minutes before ``now_s``) at ``step``; without it, ``start``/``end`` clip the
+    files' readings. Times are epoch seconds or text (``now-15m``, ISO 8601), relative ones counted
+    from ``now_s`` (default: the time of the call); ``step`` is seconds or text (``15s``).
+
+    RTT baseline, one at most: ``expected_rtt_us``, the design of ``spec`` (its ``fabric``; each
+    port and pair judged against what the design gives at its load, or at ``load``, 0..1:
+    :func:`expected_under_load`) or a quiet ``baseline_window`` (start, end, or ``"START..END"``).
+    ``jobs`` (a ``jobs:`` YAML file) names the jobs on each unhealthy port; ``config`` is a health
+    config (lint config format). Raises InputError when nothing was read or no check could run.
+    """
+    from fabricplan.ops.health.run import check_expectations, check_health, health_inputs, require_telemetry
+    from fabricplan.ops.health.run import telemetry_files
+
+    files = telemetry_files(ethtool=ethtool, hw_counters=hw_counters, perfquery=perfquery, prom_text=prom_text,
+                            rtt=rtt, telemetry=telemetry, pfcwd=pfcwd, rdma_stat=rdma_stat)
+    require_telemetry(files, prometheus)
+    check_expectations(expected_rtt_us, spec, baseline_window, fabric, load)
+    cat = _catalog(catalog)
+    checks, job_hosts = health_inputs(config, jobs, cat)
+    load_model = expected_under_load(spec, fabric, cat, load=load) if spec is not None else None
+    return check_health(files, checks, cat, prometheus=prometheus, start=start, end=end, step=step, now_s=now_s,
+                        expected_rtt_us=expected_rtt_us, baseline_window=baseline_window, jobs=job_hosts,
+                        load_model=load_model)

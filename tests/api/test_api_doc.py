@@ -26,7 +26,7 @@ def test_public_names_are_typed_functions():
     import fabricplan as fp
 
     for name in ("load_spec", "compare", "design", "cost", "collective_time", "step_time", "lint", "headroom",
-                 "calibrate", "check_measured"):
+                 "calibrate", "check_measured", "health"):
         function = getattr(fp, name)
         assert callable(function), name
         signature = inspect.signature(function)

@@ -80,6 +80,31 @@ def test_data_parallel_queue():
                                    overlap_efficiency=0.9) == pytest.approx(8 * 1.0 - 7 * 0.9 - 0.45)
 
 
+def test_each_zero_stage_is_one_registered_sharding_scheme():
+    # The registry covers exactly the stages a job may name, and each scheme is a plain function of the
+    # group's bytes and its collectives (here a fake that prices an operation by name and size).
+    from typing import get_args
+
+    from fabricplan.perf.step import DATA_PARALLEL_SHARDING, _reduce_gradients
+
+    assert sorted(DATA_PARALLEL_SHARDING) == sorted(get_args(JobSpec.model_fields["zero_stage"].annotation))
+    price = {"all_reduce": 3.0, "reduce_scatter": 1.0, "all_gather": 2.0}
+    calls = []
+
+    def collective(op, size):
+        calls.append(op)
+        return price[op] * size
+
+    grads, weights = 10.0, 100.0
+    assert _reduce_gradients(0, grads, weights, collective) == (30.0, 0.0)
+    assert _reduce_gradients(1, grads, weights, collective) == (10.0 + 200.0, 0.0)
+    assert _reduce_gradients(2, grads, weights, collective) == (200.0, 10.0)
+    assert _reduce_gradients(3, grads, weights, collective) == (0.0, 10.0 + 2 * 200.0)
+    assert calls == ["all_reduce"] + 3 * ["reduce_scatter", "all_gather"]
+    with pytest.raises(InputError, match="unknown ZeRO stage 4"):
+        _reduce_gradients(4, grads, weights, collective)
+
+
 def test_zero_stage_sets_how_often_gradients_move():
     # llama3-70b, tp 8, pp 4, dp 32 on 1,024 GPUs: 512 / 32 = 16 micro-batches per step; 20 layers and
     # 1 / 4 of the model per stage. ZeRO 1 moves the gradients once per step; ZeRO 2 keeps only its

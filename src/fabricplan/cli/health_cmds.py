@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.text import Text
@@ -14,31 +14,10 @@ from fabricplan.cli.common import emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
+if TYPE_CHECKING:
+    from fabricplan.ops.health import HealthResult
+
 FAIL_ON = ("error", "warning", "info", "never")
-_RELATIVE = re.compile(r"^(?:now)?\s*(?:-\s*(\d+(?:\.\d+)?)\s*([smhd]))?$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_when(text: str, where: str, now_s: float) -> float:
-    """``now``, ``now-15m``/``-15m`` (s, m, h, d), epoch seconds or ISO 8601 -> epoch seconds."""
-    from fabricplan.ops.readers._common import parse_time
-
-    raw = text.strip().lower()
-    m = _RELATIVE.match(raw)
-    if raw and m and (raw.startswith("now") or raw.startswith("-")):
-        amount = float(m.group(1)) * _UNIT_S[m.group(2)] if m.group(1) else 0.0
-        return now_s - amount
-    return parse_time(text, where)
-
-
-def parse_duration_s(text: str, where: str) -> float:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    if not m:
-        raise InputError(f"expected a duration such as 15s, 5m or 1h, got {text[:30]!r}", location=where)
-    value = float(m.group(1)) * _UNIT_S[m.group(2) or "s"]
-    if not 0 < value <= 366 * 86400:
-        raise InputError(f"must be > 0 and at most a year, got {text[:30]!r}", location=where)
-    return value
 
 
 def parse_load(text: str) -> float:
@@ -84,85 +63,50 @@ def health_command(
     catalog: CatalogOption = None,
 ) -> None:
     """Check RDMA/RoCE/InfiniBand telemetry (files or a live Prometheus) against SLOs."""
-    from fabricplan.catalog import load_catalog
-    from fabricplan.ops.health import clip, evaluate
-    from fabricplan.ops.health.checks import CHECKS
-    from fabricplan.ops.lint.config import load_config
+    from fabricplan.api import health
+    from fabricplan.ops.health.run import baseline_window_s, check_expectations, parse_duration_s
+    from fabricplan.ops.health.run import require_telemetry, telemetry_files
     from fabricplan.ops.lint.finding import severity_rank
-    from fabricplan.ops.readers.telemetry import read_input
-    from fabricplan.ops.telemetry import Telemetry
 
     if fail_on not in FAIL_ON:
         raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")
-    files = [("ethtool", ethtool), ("hw_counters", hw_counters), ("perfquery", perfquery), ("prom", prom_text),
-             ("rtt", rtt), ("npz", telemetry), ("pfcwd", pfcwd), ("rdma_stat", rdma_stat)]
-    if prometheus is None and not any(paths for _k, paths in files):
-        raise InputError("nothing to check: give telemetry files (--ethtool, --hw-counters, --perfquery, --prom-text, "
-                         "--rtt, --telemetry, --pfcwd, --rdma-stat) or --prometheus URL", location="health")
+    # Which flags go together is checked before any value is parsed (health() checks it again).
+    sources = {name: paths or [] for name, paths in dict(
+        ethtool=ethtool, hw_counters=hw_counters, perfquery=perfquery, prom_text=prom_text, rtt=rtt,
+        telemetry=telemetry, pfcwd=pfcwd, rdma_stat=rdma_stat).items()}
+    require_telemetry(telemetry_files(**sources), prometheus)
     if watch is not None and prometheus is None:
         raise InputError("--watch needs --prometheus (files do not change)", location="--watch")
     if iterations < 0:
         raise InputError(f"must be >= 0, got {iterations}", location="--iterations")
-    if sum(x is not None for x in (expected_rtt_us, spec, baseline_window)) > 1:
-        raise InputError("give one RTT baseline: --expected-rtt-us, --spec or --baseline-window", location="--spec")
-    if expected_rtt_us is not None and not 0 < expected_rtt_us < 1e9:
-        raise InputError(f"must be > 0 us, got {expected_rtt_us:g}", location="--expected-rtt-us")
-    if fabric is not None and spec is None:
-        raise InputError("--fabric chooses a fabric of --spec", location="--fabric")
-    if load is not None and spec is None:
-        raise InputError("--load needs --spec (the design judged at that load)", location="--load")
+    check_expectations(expected_rtt_us, spec, baseline_window, fabric, load)
     stated_load = parse_load(load) if load is not None else None
-    cat = load_catalog(catalog or [])
-    cfg = load_config(config, CHECKS, cat)
-    from fabricplan.ops.health.engine import read_jobs
-
-    job_hosts = read_jobs(jobs) if jobs is not None else None
     now = time.time()
-    baseline_source = None
-    load_model = None
-    if spec is not None:
-        from fabricplan.api import expected_under_load
+    # the quiet window is fixed when the command starts, also while --watch re-evaluates
+    window = baseline_window_s(baseline_window, now)
+    interval_s = parse_duration_s(watch, "--watch") if watch is not None else None
 
-        load_model = expected_under_load(spec, fabric, cat, load=stated_load)
-        # pairs whose load is unknown are judged against the unloaded RTT
-        expected_rtt_us, baseline_source = load_model.unloaded_rtt_us, load_model.unloaded_source
-    window = None
-    if baseline_window is not None:
-        lo, sep, hi = baseline_window.partition("..")
-        if not sep:
-            raise InputError("expected START..END", location="--baseline-window")
-        window = (parse_when(lo, "--baseline-window", now), parse_when(hi, "--baseline-window", now))
-    step_s = parse_duration_s(step, "--step")
+    def run_once(now_s: float) -> HealthResult:
+        return health(**sources, prometheus=prometheus, start=start, end=end, step=step,
+                      expected_rtt_us=expected_rtt_us, spec=spec, fabric=fabric, load=stated_load,
+                      baseline_window=window, jobs=jobs, config=config, catalog=catalog or [], now_s=now_s)
 
-    def read_all(now_s: float) -> Telemetry:
-        read = Telemetry()
-        for kind, paths in files:
-            for path in paths or []:
-                read.extend(read_input(kind, path))
-        if prometheus is not None:
-            from fabricplan.ops.readers.prometheus_api import read_prometheus
-
-            lo_s = parse_when(start or "now-15m", "--start", now_s)
-            hi_s = parse_when(end or "now", "--end", now_s)
-            read.extend(read_prometheus(prometheus, lo_s, hi_s, step_s, catalog=cat))
-        elif start is not None or end is not None:
-            read = clip(read, parse_when(start, "--start", now_s) if start else None,
-                        parse_when(end, "--end", now_s) if end else None)
-        return read
-
-    def run_once(now_s: float):
-        read = read_all(now_s)
-        return read, evaluate(read, cfg, cat, expected_rtt_us=expected_rtt_us, expected_rtt_source=baseline_source,
-                              baseline_window=window, jobs=job_hosts, load_model=load_model)
-
-    if watch is not None:
-        _watch(run_once, parse_duration_s(watch, "--watch"), iterations, json_out)
+    if interval_s is not None:
+        _watch(run_once, interval_s, iterations, json_out)
         return
-    read, result = run_once(now)
+    result = run_once(now)
+    _report(result, save_telemetry=save_telemetry, html=html, json_out=json_out, all_ports=all_ports)
+    if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
+        raise typer.Exit(code=1)
+
+
+def _report(result: HealthResult, *, save_telemetry: Path | None, html: Path | None, json_out: bool,
+            all_ports: bool) -> None:
+    """What was read as .npz (``--save-telemetry``), the HTML report (``--html``), then text or JSON."""
     if save_telemetry is not None:
         from fabricplan.ops.telemetry import save_npz
 
-        _write_atomic(save_telemetry, lambda tmp: save_npz(read, tmp))
+        _write_atomic(save_telemetry, lambda tmp: save_npz(result.telemetry, tmp))
     from fabricplan.ops.health.output import as_json, print_text
 
     if html is not None:
@@ -175,8 +119,6 @@ def health_command(
         emit_json(as_json(result))
     else:
         print_text(stdout, result, all_ports=all_ports)
-    if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
-        raise typer.Exit(code=1)
 
 
 def _write_atomic(path: Path, write) -> None:
@@ -203,7 +145,7 @@ def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None
     count = 0
     while True:
         now = time.time()
-        _read, result = run_once(now)
+        result = run_once(now)
         current = {(f.rule_id, f.link, f.message.split(":")[0]): f for f in result.findings}
         if previous is None:
             changes = [("+", f) for f in current.values()]

@@ -60,72 +60,87 @@ def run(
     sweep = load_sweep(sweep_path)
     folder = out if out is not None else sweep_path.parent / f"{sweep.name}.sweep"
     if dry_run:
-        kept = sum(1 for _ in sweep.points())
-        summary = {"name": sweep.name, "points_total": sweep.total, "points_kept": kept, "out": str(folder)}
-        if json_output:
-            emit_json(summary)
-        else:
-            stdout.print(f"{sweep.name}: {sweep.total:,} points, {kept:,} kept by the filters")
+        _dry_run(sweep, folder, json_output)
         return
-    bar = None
-    task_id = None
-    show = not quiet
+    bar = _Progress(show=not quiet, limit=limit)
+    try:
+        summary = run_sweep(sweep, folder, executor=executor, workers=workers, batch_size=batch_size,
+                            ray_address=ray_address, ray_temp_dir=str(ray_temp_dir) if ray_temp_dir else None,
+                            limit=limit, on_start=bar.on_start, progress=bar.progress, on_stopping=bar.on_stopping)
+    except KeyboardInterrupt:
+        bar.stop()
+        stderr.print(f"interrupted: finished batches are saved in {folder}; run again to resume", soft_wrap=True)
+        raise typer.Exit(130) from None
+    finally:
+        bar.stop()
+    record = {**summary.__dict__, "points_per_s": summary.points_per_s}
+    if json_output:
+        emit_json(record)
+    elif bar.show:
+        stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
+                     f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
+                     soft_wrap=True)
 
-    def on_start(summary) -> None:  # type: ignore[no-untyped-def]
-        nonlocal bar, task_id
-        if show:
-            pending = summary.points_kept - summary.points_skipped
-            now = pending if limit is None else min(limit, pending)
-            stderr.print(f"{summary.name}: {summary.points_kept:,} points ({summary.points_skipped:,} already in "
-                         f"{summary.out}); {now:,} to run on {summary.executor} ({summary.workers} "
-                         f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)",
-                         soft_wrap=True)
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TaskProgressColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
 
-            bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-                           TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                           TimeRemainingColumn(), console=stderr, transient=False)
-            task_id = bar.add_task("sweep", total=now, rate="")
-            bar.start()
+def _dry_run(sweep, folder: Path, json_output: bool) -> None:  # type: ignore[no-untyped-def]
+    """`--dry-run`: the sweep's points, and how many its filters keep."""
+    kept = sum(1 for _ in sweep.points())
+    summary = {"name": sweep.name, "points_total": sweep.total, "points_kept": kept, "out": str(folder)}
+    if json_output:
+        emit_json(summary)
+    else:
+        stdout.print(f"{sweep.name}: {sweep.total:,} points, {kept:,} kept by the filters")
 
-    def progress(points: int) -> None:
-        if bar is not None and task_id is not None:
-            bar.advance(task_id, points)
-            task = bar.tasks[0]
+
+class _Progress:
+    """What `sweep run` says on stderr while it runs: the plan, a progress bar (neither with
+    --quiet) and what a first Ctrl-C does."""
+
+    def __init__(self, *, show: bool, limit: int | None) -> None:
+        self.show, self.limit = show, limit
+        self.bar = None
+        self.task_id = None
+
+    def on_start(self, summary) -> None:  # type: ignore[no-untyped-def]
+        if not self.show:
+            return
+        pending = summary.points_kept - summary.points_skipped
+        now = pending if self.limit is None else min(self.limit, pending)
+        stderr.print(f"{summary.name}: {summary.points_kept:,} points ({summary.points_skipped:,} already in "
+                     f"{summary.out}); {now:,} to run on {summary.executor} ({summary.workers} "
+                     f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)",
+                     soft_wrap=True)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                            TimeRemainingColumn(), console=stderr, transient=False)
+        self.task_id = self.bar.add_task("sweep", total=now, rate="")
+        self.bar.start()
+
+    def progress(self, points: int) -> None:
+        if self.bar is not None and self.task_id is not None:
+            self.bar.advance(self.task_id, points)
+            task = self.bar.tasks[0]
             speed = task.finished_speed or task.speed
-            bar.update(task_id, rate=f"{speed:,.0f} points/s" if speed else "")
+            self.bar.update(self.task_id, rate=f"{speed:,.0f} points/s" if speed else "")
 
+    @staticmethod
     def on_stopping(running: int) -> None:
         stderr.print(f"stopping: {running} running batch{'es' if running != 1 else ''} finish and are saved; "
                      "Ctrl-C again to stop now", soft_wrap=True)
 
-    try:
-        summary = run_sweep(sweep, folder, executor=executor, workers=workers, batch_size=batch_size,
-                            ray_address=ray_address, ray_temp_dir=str(ray_temp_dir) if ray_temp_dir else None,
-                            limit=limit, on_start=on_start, progress=progress, on_stopping=on_stopping)
-    except KeyboardInterrupt:
-        if bar is not None:
-            bar.stop()
-        stderr.print(f"interrupted: finished batches are saved in {folder}; run again to resume", soft_wrap=True)
-        raise typer.Exit(130) from None
-    finally:
-        if bar is not None:
-            bar.stop()
-    record = {**summary.__dict__, "points_per_s": summary.points_per_s}
-    if json_output:
-        emit_json(record)
-    elif show:
-        stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
-                     f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
-                     soft_wrap=True)
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 @sweep_app.command("report")

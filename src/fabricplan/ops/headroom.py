@@ -1,13 +1,22 @@
 """PFC headroom (XOFF/XON) models: pure functions, one per published formula.
 
-Three models, each returning a :class:`HeadroomResult` with the size of every term:
+Four models, each returning a :class:`HeadroomResult` with the size of every term:
 
 * :func:`generic_headroom` — the vendor-neutral IEEE 802.1Qbb accounting (frames in flight on
   both sides, the PFC frame, the round-trip wire delay, the peer's response time).
 * :func:`sonic_headroom` — SONiC's dynamic buffer calculation for NVIDIA Spectrum-1..6
-  (``buffer_headroom_mellanox.lua`` as of 2026-08), bit for bit, including its 1 KB rounding.
+  (``buffer_headroom_mellanox.lua`` as of 2026-08), bit for bit, including its 1 KB rounding;
+  its steps are small functions beside it (``_sonic_port``, ``_spectrum``, ``_peer_response``,
+  ``_cell_occupancy``, ``_propagation_terms``, ``_sonic_xoff``, ``_pipeline_latency``,
+  ``_spectrum_headroom``).
+* :func:`broadcom_headroom` — Broadcom Trident/Tomahawk as SONiC configures them: the row of the
+  SKU's (or the ASIC's reference) ``pg_profile_lookup.ini``, XOFF interpolated in cable length;
+  the ``sonic`` model hands a Broadcom ASIC to it.
 * :func:`mlx5_headroom` — the ConnectX NIC driver's ``calculate_xoff()`` in integer arithmetic and
   the minimum lossless buffer size the driver accepts.
+
+:func:`compute` picks one by the name ``MODELS`` lists (``generic``, ``sonic``, ``mlx5``; Broadcom
+through ``sonic``).
 
 Every constant comes from ``catalog/data/ops_defaults.yaml`` (``headroom.*``), with its source.
 Speeds are in Mb/s as SONiC's ``PORT.speed`` and the kernel use them (100G = 100000).
@@ -325,20 +334,11 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
                      location=location)
 
 
-def sonic_headroom(
-    speed_mbps: int,
-    cable_m: float,
-    port_mtu_bytes: int | None = None,
-    lossless_mtu_bytes: int | None = None,
-    asic: str | None = None,
-    small_packet_percentage: float | None = None,
-    gearbox_delay: float | None = None,
-    eight_lanes: bool = False,
-    shared_headroom_pool: bool = False,
-    catalog: Catalog | None = None,
-    sku: str | None = None,
-    algorithm: str = "current",
-) -> HeadroomResult:
+def sonic_headroom(speed_mbps: int, cable_m: float, port_mtu_bytes: int | None = None,
+                   lossless_mtu_bytes: int | None = None, asic: str | None = None,
+                   small_packet_percentage: float | None = None, gearbox_delay: float | None = None,
+                   eight_lanes: bool = False, shared_headroom_pool: bool = False, catalog: Catalog | None = None,
+                   sku: str | None = None, algorithm: str = "current") -> HeadroomResult:
     """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
     With ``wcf = ceil(cell/64 if cell > 128 else 2*cell/(1+cell))`` (worst-case cells per small
@@ -402,10 +402,49 @@ def sonic_headroom(
     .. [2] sonic-net/sonic-buildimage ``platform/mellanox/asic_table.j2`` (commit fb4dee11): ASIC constants.
     .. [3] sonic-net/sonic-buildimage ``files/build_templates/buffers_config.j2``: LOSSLESS_TRAFFIC_PATTERN.
     """
+    alg = _sonic_algorithm(algorithm, catalog)
+    port = _sonic_port(speed_mbps, cable_m, port_mtu_bytes, lossless_mtu_bytes, small_packet_percentage, algorithm,
+                       alg, eight_lanes=eight_lanes, shared_headroom_pool=shared_headroom_pool, catalog=catalog)
+    asic_name = asic_for(asic, catalog=catalog)
+    if asic_name in broadcom_asics(catalog):
+        if algorithm != "current":
+            raise InputError(f"--algorithm {algorithm} applies to Spectrum ASICs, not {asic_name}", location="algorithm")
+        return broadcom_headroom(speed_mbps, cable_m, asic_name, sku=sku, port_mtu_bytes=port.port_mtu, catalog=catalog)
+    spectrum = _spectrum(asic_name, alg, catalog)
+    peer = _peer_response(speed_mbps, spectrum, catalog)
+    cells = _cell_occupancy(spectrum, port.small_pct, port.lossless_mtu)
+    port = replace(port, gearbox_delay=_sku_gearbox_delay(sku, catalog) if gearbox_delay is None else gearbox_delay)
+    return _spectrum_headroom(port, spectrum, peer, cells, catalog)
+
+
+def _sonic_algorithm(algorithm: str, catalog: Catalog | None) -> dict[str, Any]:
+    """The switches of one version of the Lua's accounting (``headroom.sonic.algorithm``)."""
     versions = defaults.group("headroom.sonic.algorithm", catalog)
     if algorithm not in versions:
         raise InputError(f"unknown algorithm {str(algorithm)[:30]!r}; choose one of {', '.join(sorted(versions))}", location="algorithm")
-    alg = versions[algorithm]["value"]
+    return versions[algorithm]["value"]
+
+
+@dataclass(frozen=True)
+class _SonicPort:
+    """The sonic model's inputs for one port, with SONiC's defaults applied and checked."""
+
+    speed_mbps: int
+    cable_m: float
+    port_mtu: int
+    lossless_mtu: int
+    small_pct: float
+    algorithm: str
+    eight_lanes: bool
+    shared_headroom_pool: bool
+    gearbox_delay: float = 0
+
+
+def _sonic_port(speed_mbps: int, cable_m: float, port_mtu_bytes: int | None, lossless_mtu_bytes: int | None,
+                small_packet_percentage: float | None, algorithm: str, alg: dict[str, Any], *, eight_lanes: bool,
+                shared_headroom_pool: bool, catalog: Catalog | None) -> _SonicPort:
+    """The port's inputs: PORT.mtu and the LOSSLESS_TRAFFIC_PATTERN (SONiC's defaults where not
+    given; the 2020 and 2024 accountings have their own default small-packet share), checked."""
     port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
     _check_common(speed_mbps, cable_m, port_mtu)
     lossless_mtu = defaults.number("headroom.sonic.lossless_mtu_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1], integer=True) if lossless_mtu_bytes is None else lossless_mtu_bytes
@@ -416,96 +455,186 @@ def sonic_headroom(
         raise InputError(f"small packet percentage must be in 0..100, got {small_pct:g}", location="small_packet_percentage")
     if not lossless_mtu > 0:
         raise InputError(f"lossless MTU must be positive, got {lossless_mtu}", location="lossless_mtu")
-    asic_name = asic_for(asic, catalog=catalog)
-    if asic_name in broadcom_asics(catalog):
-        if algorithm != "current":
-            raise InputError(f"--algorithm {algorithm} applies to Spectrum ASICs, not {asic_name}", location="algorithm")
-        return broadcom_headroom(speed_mbps, cable_m, asic_name, sku=sku, port_mtu_bytes=port_mtu, catalog=catalog)
-    entry_ = defaults.group("headroom.sonic.asic", catalog)[asic_name]
-    constants = _asic_constants(asic_name, entry_["value"], catalog)
-    kb = defaults.number("headroom.sonic.kb_bytes", catalog, lo=1, hi=1e6, integer=True)
-    step = defaults.number("headroom.sonic.rounding_bytes", catalog, lo=1, hi=1e9, integer=True)
-    light = defaults.number("headroom.sonic.speed_of_light_m_per_s", catalog, lo=1, hi=1e12)
-    minimal_packet = defaults.number("headroom.sonic.minimal_packet_size_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1])
-    bits_per_quantum = defaults.number("headroom.bits_per_pause_quantum", catalog, lo=0, hi=1e6)
-    compensation = defaults.number("headroom.sonic.reduced_small_packet_compensation_bytes", catalog, lo=0, hi=1e9, integer=True)
+    return _SonicPort(speed_mbps=speed_mbps, cable_m=cable_m, port_mtu=port_mtu, lossless_mtu=lossless_mtu,
+                      small_pct=small_pct, algorithm=algorithm, eight_lanes=eight_lanes,
+                      shared_headroom_pool=shared_headroom_pool)
 
-    cell = constants["cell_size_bytes"]
-    pipeline_latency = constants["pipeline_latency_kb"] * kb
-    mac_phy_delay = constants["mac_phy_delay_kb"] * kb
-    quanta = pause_quanta(speed_mbps, catalog) if alg["peer_response"] == "quanta" else None
+
+@dataclass(frozen=True)
+class _Spectrum:
+    """One Spectrum ASIC's constants (``headroom.sonic.asic``, checked), the Lua's own numbers and the
+    algorithm version's switches (``alg``)."""
+
+    name: str
+    entry: dict[str, Any]
+    constants: dict[str, Any]
+    alg: dict[str, Any]
+    kb: int
+    step: int
+    light: float
+    minimal_packet: float
+    bits_per_quantum: float
+    compensation: int
+
+    @property
+    def cell(self) -> int:
+        return self.constants["cell_size_bytes"]
+
+
+def _spectrum(asic_name: str, alg: dict[str, Any], catalog: Catalog | None) -> _Spectrum:
+    """The ASIC's constants and the Lua's numbers (KB, rounding step, speed of light, minimal packet,
+    bits per pause quantum, reduced-share compensation), each within its bounds."""
+    entry = defaults.group("headroom.sonic.asic", catalog)[asic_name]
+    constants = _asic_constants(asic_name, entry["value"], catalog)
+    return _Spectrum(
+        name=asic_name, entry=entry, constants=constants, alg=alg,
+        kb=defaults.number("headroom.sonic.kb_bytes", catalog, lo=1, hi=1e6, integer=True),
+        step=defaults.number("headroom.sonic.rounding_bytes", catalog, lo=1, hi=1e9, integer=True),
+        light=defaults.number("headroom.sonic.speed_of_light_m_per_s", catalog, lo=1, hi=1e12),
+        minimal_packet=defaults.number("headroom.sonic.minimal_packet_size_bytes", catalog, lo=1, hi=MTU_RANGE_BYTES[1]),
+        bits_per_quantum=defaults.number("headroom.bits_per_pause_quantum", catalog, lo=0, hi=1e6),
+        compensation=defaults.number("headroom.sonic.reduced_small_packet_compensation_bytes", catalog, lo=0, hi=1e9,
+                                     integer=True))
+
+
+def _peer_response(speed_mbps: int, spectrum: _Spectrum, catalog: Catalog | None) -> HeadroomTerm:
+    """The peer's response time: pause quanta(speed) x bits per quantum, or the ASIC's
+    ``peer_response_time`` (speeds without a quanta entry, and the 2020 accounting)."""
+    quanta = pause_quanta(speed_mbps, catalog) if spectrum.alg["peer_response"] == "quanta" else None
     if quanta is not None:
-        peer_response = quanta * bits_per_quantum / 8
-        peer_detail = f"{quanta} pause quanta x {bits_per_quantum} bits"
-    else:
-        peer_response = constants["peer_response_time_kb"] * kb
-        peer_detail = f"ASIC peer_response_time {constants['peer_response_time_kb']} KB"
-    speed_overhead = 0
-    if eight_lanes:
-        pipeline_latency = pipeline_latency * 2 - alg.get("eight_lane_pipeline_less_kb", 0) * kb
-        speed_overhead = port_mtu
+        return HeadroomTerm("peer_response", quanta * spectrum.bits_per_quantum / 8,
+                            f"{quanta} pause quanta x {spectrum.bits_per_quantum} bits")
+    response_kb = spectrum.constants["peer_response_time_kb"]
+    return HeadroomTerm("peer_response", response_kb * spectrum.kb, f"ASIC peer_response_time {response_kb} KB")
 
+
+@dataclass(frozen=True)
+class _CellOccupancy:
+    """Worst-case cells per small packet (``raw`` before the Lua's rounding), the small packets'
+    share of the bytes [%] and the cell occupancy that scales the propagation bytes."""
+
+    raw_factor: float
+    worst_case_factor: float
+    small_by_byte: float
+    occupancy: float
+
+
+def _cell_occupancy(spectrum: _Spectrum, small_pct: float, lossless_mtu: int) -> _CellOccupancy:
+    """``wcf = ceil(cell/64 if cell > 128 else 2*cell/(1+cell))``, the byte share of small packets
+    ``p_b = 100*64 / ((p*64 + (100-p)*lossless_mtu)/100)`` and ``occupancy = (100 - p_b + p_b*wcf)/100``
+    (unrounded factor and the share in packets for the 2020 accounting)."""
+    cell, minimal_packet, alg = spectrum.cell, spectrum.minimal_packet, spectrum.alg
     raw_factor = cell / minimal_packet if cell > 2 * minimal_packet else (2 * cell) / (1 + cell)
     worst_case_factor = math.ceil(raw_factor - 1e-12) if alg["round_worst_case_factor"] else raw_factor
     small_by_byte = (100 * minimal_packet / ((small_pct * minimal_packet + (100 - small_pct) * lossless_mtu) / 100)
                      if alg["small_packet_share"] == "bytes" else small_pct)
-    cell_occupancy = (100 - small_by_byte + small_by_byte * worst_case_factor) / 100
-    if gearbox_delay is None:
-        gearbox_delay = defaults.value("headroom.sonic.sku_gearbox_delay", catalog).get(sku, 0) if sku else 0
-        defaults.check_number(gearbox_delay, defaults.where("headroom.sonic.sku_gearbox_delay", catalog) + f".{sku}", 0, 1e6)
-    gearbox_divisor = 8000 if alg.get("gearbox_term") == "exact" else 8 * kb
-    bytes_on_gearbox = 0.0 if gearbox_delay == 0 else speed_mbps * gearbox_delay / gearbox_divisor
-    # Round trip: 2 * L / c seconds at speed Mb/s = 2 * L * speed * 1e6 / c bits (Lua: *1e9 / (8*1000)).
-    bytes_on_cable = 2 * cable_m * speed_mbps * 1e6 / light / 8
-    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0) if alg["tile_term"] else 0
+    return _CellOccupancy(raw_factor=raw_factor, worst_case_factor=worst_case_factor, small_by_byte=small_by_byte,
+                          occupancy=(100 - small_by_byte + small_by_byte * worst_case_factor) / 100)
 
-    propagation_terms = (
-        HeadroomTerm("port_mtu", port_mtu, "frame in flight (PORT.mtu)"),
-        HeadroomTerm("cable_round_trip", bytes_on_cable, f"2 x {cable_m:g} m at {speed_mbps} Mb/s, c = {light} m/s"),
+
+def _sku_gearbox_delay(sku: str | None, catalog: Catalog | None) -> float:
+    """The SKU's platform gearbox delay (``headroom.sonic.sku_gearbox_delay``), else 0."""
+    gearbox_delay = defaults.value("headroom.sonic.sku_gearbox_delay", catalog).get(sku, 0) if sku else 0
+    defaults.check_number(gearbox_delay, defaults.where("headroom.sonic.sku_gearbox_delay", catalog) + f".{sku}", 0, 1e6)
+    return gearbox_delay
+
+
+def _propagation_terms(port: _SonicPort, spectrum: _Spectrum, peer: HeadroomTerm) -> tuple[HeadroomTerm, ...]:
+    """``port_mtu + 2*cable*speed/c/8 + 2*gearbox + mac_phy + peer_response + tile``: the bytes that
+    arrive after the XOFF threshold is crossed, before the cell-occupancy scaling."""
+    speed_mbps, cable_m, constants, alg = port.speed_mbps, port.cable_m, spectrum.constants, spectrum.alg
+    gearbox_divisor = 8000 if alg.get("gearbox_term") == "exact" else 8 * spectrum.kb
+    bytes_on_gearbox = 0.0 if port.gearbox_delay == 0 else speed_mbps * port.gearbox_delay / gearbox_divisor
+    # Round trip: 2 * L / c seconds at speed Mb/s = 2 * L * speed * 1e6 / c bits (Lua: *1e9 / (8*1000)).
+    bytes_on_cable = 2 * cable_m * speed_mbps * 1e6 / spectrum.light / 8
+    tile = speed_mbps / 1000 * constants.get("tile_bytes_per_gbps", 0) if alg["tile_term"] else 0
+    return (
+        HeadroomTerm("port_mtu", port.port_mtu, "frame in flight (PORT.mtu)"),
+        HeadroomTerm("cable_round_trip", bytes_on_cable,
+                     f"2 x {cable_m:g} m at {speed_mbps} Mb/s, c = {spectrum.light} m/s"),
         HeadroomTerm("gearbox", 2 * bytes_on_gearbox, "2 x bytes on gearbox"),
-        HeadroomTerm("mac_phy_delay", mac_phy_delay, f"{constants['mac_phy_delay_kb']} KB ({asic_name})"),
-        HeadroomTerm("peer_response", peer_response, peer_detail),
-        HeadroomTerm("tile", tile, f"{constants.get('tile_bytes_per_gbps', 0)} B per Gb/s on the tile ({asic_name})"),
+        HeadroomTerm("mac_phy_delay", constants["mac_phy_delay_kb"] * spectrum.kb,
+                     f"{constants['mac_phy_delay_kb']} KB ({spectrum.name})"),
+        peer,
+        HeadroomTerm("tile", tile, f"{constants.get('tile_bytes_per_gbps', 0)} B per Gb/s on the tile ({spectrum.name})"),
     )
-    propagation = sum(t.bytes for t in propagation_terms)
-    scaled = propagation * cell_occupancy
-    xoff = _ceil(lossless_mtu + scaled, step)
-    asic_compensation = constants.get("xoff_compensation_kb", 0) * kb if alg["asic_compensation"] else 0
+
+
+@dataclass(frozen=True)
+class _Xoff:
+    """The sonic XOFF [bytes], the scaled propagation it holds and its two compensations."""
+
+    bytes: int
+    scaled: float
+    asic_compensation: float
+    small_compensation: int
+    note: str | None  # on the reduced-share compensation, when it applies
+
+
+def _sonic_xoff(port: _SonicPort, spectrum: _Spectrum, propagation: float, cells: _CellOccupancy) -> _Xoff:
+    """``ceil_1024(lossless_mtu + propagation * occupancy) + spc6_compensation``, plus 2048 without a
+    shared headroom pool when the reduced small-packet share leaves the XOFF more than that below
+    the 100 % one."""
+    step, alg = spectrum.step, spectrum.alg
+    scaled = propagation * cells.occupancy
+    xoff = _ceil(port.lossless_mtu + scaled, step)
+    asic_compensation = spectrum.constants.get("xoff_compensation_kb", 0) * spectrum.kb if alg["asic_compensation"] else 0
     xoff += asic_compensation
-    notes = [f"worst-case factor {'ceil(' if alg['round_worst_case_factor'] else '('}{raw_factor:.4g}) = {worst_case_factor:.4g} cells per small packet; "
-             f"{small_pct:g} % small packets = {small_by_byte:.3g} % of bytes",
-             f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up"]
-    small_compensation = 0
-    if alg["reduced_share_compensation"] and not shared_headroom_pool and small_pct != 100:
-        full = _ceil(lossless_mtu + propagation * worst_case_factor, step)
+    small_compensation, note, compensation = 0, None, spectrum.compensation
+    if alg["reduced_share_compensation"] and not port.shared_headroom_pool and port.small_pct != 100:
+        full = _ceil(port.lossless_mtu + propagation * cells.worst_case_factor, step)
         if xoff + compensation < full:
             small_compensation = compensation
             xoff += compensation
-            notes.append(f"+{compensation} B: reduced small-packet share still more than {compensation} B below the 100 % xoff {full}")
+            note = f"+{compensation} B: reduced small-packet share still more than {compensation} B below the 100 % xoff {full}"
+    return _Xoff(bytes=xoff, scaled=scaled, asic_compensation=asic_compensation, small_compensation=small_compensation,
+                 note=note)
+
+
+def _pipeline_latency(port: _SonicPort, spectrum: _Spectrum) -> tuple[float, int]:
+    """(pipeline latency [bytes]: the XON, speed overhead in the size): an 8-lane port doubles the
+    latency (less the version's ``eight_lane_pipeline_less_kb``) and adds one port MTU to the size."""
+    pipeline_latency = spectrum.constants["pipeline_latency_kb"] * spectrum.kb
+    if not port.eight_lanes:
+        return pipeline_latency, 0
+    return pipeline_latency * 2 - spectrum.alg.get("eight_lane_pipeline_less_kb", 0) * spectrum.kb, port.port_mtu
+
+
+def _spectrum_headroom(port: _SonicPort, spectrum: _Spectrum, peer: HeadroomTerm, cells: _CellOccupancy,
+                       catalog: Catalog | None) -> HeadroomResult:
+    """The sonic model's result: XOFF with every term, XON from the pipeline latency and the PG size
+    (XON with a shared headroom pool, else XOFF + XON (+ port MTU on 8 lanes)), each rounded up."""
+    alg, step = spectrum.alg, spectrum.step
+    propagation_terms = _propagation_terms(port, spectrum, peer)
+    propagation = sum(t.bytes for t in propagation_terms)
+    xoff = _sonic_xoff(port, spectrum, propagation, cells)
+    pipeline_latency, speed_overhead = _pipeline_latency(port, spectrum)
+    notes = [f"worst-case factor {'ceil(' if alg['round_worst_case_factor'] else '('}{cells.raw_factor:.4g}) = "
+             f"{cells.worst_case_factor:.4g} cells per small packet; "
+             f"{port.small_pct:g} % small packets = {cells.small_by_byte:.3g} % of bytes",
+             f"xoff rounded up to {step} B; xon = pipeline latency {pipeline_latency:g} B rounded up",
+             *([xoff.note] if xoff.note else [])]
     terms = (
-        HeadroomTerm("lossless_mtu", lossless_mtu, "LOSSLESS_TRAFFIC_PATTERN mtu"),
+        HeadroomTerm("lossless_mtu", port.lossless_mtu, "LOSSLESS_TRAFFIC_PATTERN mtu"),
         *propagation_terms,
-        HeadroomTerm("cell_occupancy_overhead", scaled - propagation,
-                     f"propagation x (cell occupancy {cell_occupancy:.4g} - 1), cell {cell} B"),
-        HeadroomTerm("asic_compensation", asic_compensation, f"{asic_name} xoff compensation"),
-        HeadroomTerm("small_packet_compensation", small_compensation, "reduced small-packet share compensation"),
+        HeadroomTerm("cell_occupancy_overhead", xoff.scaled - propagation,
+                     f"propagation x (cell occupancy {cells.occupancy:.4g} - 1), cell {spectrum.cell} B"),
+        HeadroomTerm("asic_compensation", xoff.asic_compensation, f"{spectrum.name} xoff compensation"),
+        HeadroomTerm("small_packet_compensation", xoff.small_compensation, "reduced small-packet share compensation"),
     )
     xon = _ceil(pipeline_latency, step)
-    size = _ceil(xon, step) if shared_headroom_pool else _ceil(xoff + xon + speed_overhead, step)
-    notes.append("size = xon (shared headroom pool)" if shared_headroom_pool
-                 else "size = xoff + xon" + (" + port MTU (8 lanes)" if eight_lanes else "") + " (no shared headroom pool)")
+    shared = port.shared_headroom_pool
+    size = _ceil(xon, step) if shared else _ceil(xoff.bytes + xon + speed_overhead, step)
+    notes.append("size = xon (shared headroom pool)" if shared
+                 else "size = xoff + xon" + (" + port MTU (8 lanes)" if port.eight_lanes else "") + " (no shared headroom pool)")
     return HeadroomResult(
-        model="sonic",
-        xoff_bytes=xoff,
-        xon_bytes=xon,
-        size_bytes=size,
-        terms=terms,
-        inputs={"speed_mbps": speed_mbps, "cable_m": cable_m, "port_mtu_bytes": port_mtu,
-                "lossless_mtu_bytes": lossless_mtu, "asic": asic_name,
-                "small_packet_percentage": small_pct, "gearbox_delay": gearbox_delay,
-                "eight_lanes": eight_lanes, "shared_headroom_pool": shared_headroom_pool, "algorithm": algorithm},
+        model="sonic", xoff_bytes=xoff.bytes, xon_bytes=xon, size_bytes=size, terms=terms,
+        inputs={"speed_mbps": port.speed_mbps, "cable_m": port.cable_m, "port_mtu_bytes": port.port_mtu,
+                "lossless_mtu_bytes": port.lossless_mtu, "asic": spectrum.name,
+                "small_packet_percentage": port.small_pct, "gearbox_delay": port.gearbox_delay,
+                "eight_lanes": port.eight_lanes, "shared_headroom_pool": shared, "algorithm": port.algorithm},
         notes=tuple(notes),
-        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s", catalog), entry_["source"]),
+        references=(defaults.source("headroom.sonic.speed_of_light_m_per_s", catalog), spectrum.entry["source"]),
     )
 
 

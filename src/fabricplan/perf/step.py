@@ -49,7 +49,10 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any
 
 from fabricplan.catalog import Gpu
 from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster_gpu, layout_of
@@ -59,7 +62,7 @@ from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
-from fabricplan.perf.memory import GIB, memory_per_gpu
+from fabricplan.perf.memory import GIB, MemoryEstimate, memory_per_gpu
 from fabricplan.perf.params import gradient_bytes_per_parameter
 from fabricplan.spec.job import job_layout, pipeline_stage_layers
 from fabricplan.spec.models import GpuInline
@@ -193,196 +196,391 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     names the model that gives each collective's share of the NIC bandwidth (default ``analytic``).
     ``compute_efficiency_multiplier`` scales compute speed (the decision's efficiency lever): per-
     operation compute times are divided by it; a flat achievable fraction is multiplied (capped at 1).
+
+    The model runs in named steps: :func:`_lay_out` (layout and placement), :func:`_compute`
+    (one micro-batch's compute), :func:`_communication` (TP, PP, EP, CP and DP traffic, one
+    function per kind), :func:`_exposure` (what the compute does not hide, the bubble) and
+    :func:`_result` (the StepResult).
     """
     catalog = catalog or default_catalog()
+    setup = _lay_out(job, _network_of(cluster, fabric, catalog), catalog, nccl_version=nccl_version,
+                     efficiency_model=efficiency_model)
+    compute = _compute(setup, compute_efficiency_multiplier)
+    communication = _communication(setup, compute)
+    result = _result(setup, compute, communication, _exposure(setup, compute, communication))
+    _check_finite(result, job)
+    return result
+
+
+def _network_of(cluster: ClusterShape | NetworkView, fabric, catalog) -> NetworkView:
+    """``cluster`` itself when it is a design's network view, else the view of the ClusterShape on ``fabric``."""
     if isinstance(cluster, NetworkView):
-        network = cluster
-    else:
-        if fabric is None:
-            raise InputError("give the fabric the cluster runs on", location="fabric")
-        network = network_for(cluster, fabric, catalog)
-    cluster = network
+        return cluster
+    if fabric is None:
+        raise InputError("give the fabric the cluster runs on", location="fabric")
+    return network_for(cluster, fabric, catalog)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every step of the model reads: the job laid out on the network (parallel degrees,
+    micro-batches, the fullest pipeline stage), its memory, the GPU's peak and the collectives'
+    network, NCCL release and efficiency model."""
+
+    job: Any
+    network: NetworkView
+    catalog: Any
+    nccl_version: str | None
+    efficiency: EfficiencyModel
+    dims: TransformerDims
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    micro_batches: int
+    virtual: int
+    memory: MemoryEstimate
+    memory_notes: list[str]
+    peak: float
+    #: the GPU's achievable fraction of peak and the slowest GPU's slowdown (slowest_gpu_slowdown)
+    fraction: float
+    straggler: float
+    #: model and hardware (with recomputation) FLOPs per token
+    model_flops_token: float
+    hw_flops_token: float
+    #: transformer layers per pipeline stage, the fullest stage's and its share of the model
+    stage_layers: list[int]
+    layers_per_stage: int
+    stage_share: float
+    #: one layer's activations of one micro-batch, b x s/cp x h [bytes]
+    activation_bytes: float
+
+    def where(self, field: str | None = None) -> str:
+        return f"jobs[{self.job.name}]" + (f".{field}" if field else "")
+
+    def collective_s(self, op: str, size_bytes: float, ranks: int, ranks_per_node: int) -> float:
+        """Time [s] of one collective over ``ranks`` GPUs, ``ranks_per_node`` of them per node."""
+        return _collective_s(op, size_bytes, ranks, ranks_per_node, self.network, self.catalog, self.nccl_version,
+                             self.efficiency)
+
+
+def _lay_out(job, network: NetworkView, catalog, *, nccl_version, efficiency_model) -> _Setup:
+    """Layout and placement: the job's parallel degrees on the network (``spec.job.job_layout``), the
+    memory check of that layout, the GPU's peak at the job's precision and the fullest stage."""
     efficiency = resolve_efficiency_model(efficiency_model)
     dims: TransformerDims = model_dims(job.model, catalog)
-    gpus = job.gpus or cluster.gpus
-    layout = job_layout(job, gpus, cluster.scale_up_domain, dims.layers, dims.experts, f"jobs[{job.name}]")
-    tp, pp, dp, cp, ep = layout.tp, layout.pp, layout.dp, layout.cp, layout.ep
-    micro_batches, virtual = layout.micro_batches, layout.virtual_pipeline_stages
-    memory, memory_notes = _check_memory(job, dims, cluster.gpu, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
-                                         micro_batches=micro_batches, virtual=virtual, catalog=catalog)
-    peak = (cluster.gpu.peak_dense_tflops or {}).get(job.precision)
+    gpus = job.gpus or network.gpus
+    layout = job_layout(job, gpus, network.scale_up_domain, dims.layers, dims.experts, f"jobs[{job.name}]")
+    memory, memory_notes = _check_memory(job, dims, network.gpu, tp=layout.tp, pp=layout.pp, dp=layout.dp,
+                                         cp=layout.cp, ep=layout.ep, micro_batches=layout.micro_batches,
+                                         virtual=layout.virtual_pipeline_stages, catalog=catalog)
+    peak = (network.gpu.peak_dense_tflops or {}).get(job.precision)
     if not peak:
-        raise InputError(f"GPU '{getattr(cluster.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
-    fraction = achievable_fraction(cluster.gpu, catalog)
+        raise InputError(f"GPU '{getattr(network.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
+    fraction = achievable_fraction(network.gpu, catalog)
     # The slowest GPU paces every synchronous step: its persistent throughput deficit slows all compute.
     straggler = slowest_gpu_slowdown(gpus, perf_parameter("per_gpu_persistent_throughput_sigma", catalog))
-    compute_efficiency_multiplier = compute_efficiency_multiplier / (1.0 + straggler)
-    seq, b, h = job.seq_len_tokens, job.micro_batch_sequences, dims.hidden
     act_bytes = perf_parameter("activation_bytes_per_element", catalog)
-    model_flops_token, hw_flops_token = training_flops_per_token(dims, seq, job.recompute)
-    tokens_mb = b * seq
+    model_flops_token, hw_flops_token = training_flops_per_token(dims, job.seq_len_tokens, job.recompute)
     # Uneven stages: the fullest one (balanced split, spec.job.pipeline_stage_layers) sets the pace;
     # its share of the model sizes compute and every per-stage communication alike.
-    stage_layers = pipeline_stage_layers(job, dims.layers, pp)
+    stage_layers = pipeline_stage_layers(job, dims.layers, layout.pp)
     layers_per_stage = max(stage_layers)
-    stage_share = layers_per_stage / dims.layers  # = 1/pp when pp divides the layers
-    per_op = getattr(cluster.gpu, "compute", None) is not None and not getattr(
-        cluster.gpu, "achievable_fraction_of_peak", None)
-    optimizer_s = 0.0
-    if per_op:
-        compute_mb, backward_mb, attention_layer_s, optimizer_s, gemm_mb = _per_operation_compute(
-            job, dims, cluster.gpu.compute, peak=peak, tp=tp, dp=dp, cp=cp, ep=ep, catalog=catalog,
-            gpu_peaks=cluster.gpu.peak_dense_tflops, stage_layers=stage_layers)
-        compute_mb /= compute_efficiency_multiplier
-        backward_mb /= compute_efficiency_multiplier
-        attention_layer_s /= compute_efficiency_multiplier
-        optimizer_s /= compute_efficiency_multiplier
-        gemm_mb /= compute_efficiency_multiplier
-    else:  # flat achievable fraction (override or default): the pre-per-operation model
-        fraction = min(1.0, fraction * compute_efficiency_multiplier)
-        compute_mb = hw_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
-        model_compute_mb = model_flops_token * tokens_mb * stage_share / (tp * cp) / (peak * 1e12 * fraction)
-        backward_mb = model_compute_mb * 2.0 / 3.0
-        attention_layer_s = (3 * forward_flops_per_token(dims, seq).layer_attention / dims.layers * tokens_mb
-                             / (tp * cp) / (peak * 1e12 * fraction))
-        gemm_mb = compute_mb  # the flat model has no GEMM split: all compute bounds the TP overlap
-    args = dict(network=network, catalog=catalog, nccl_version=nccl_version, efficiency=efficiency)
+    return _Setup(job=job, network=network, catalog=catalog, nccl_version=nccl_version, efficiency=efficiency,
+                  dims=dims, gpus=gpus, tp=layout.tp, pp=layout.pp, dp=layout.dp, cp=layout.cp, ep=layout.ep,
+                  micro_batches=layout.micro_batches, virtual=layout.virtual_pipeline_stages, memory=memory,
+                  memory_notes=memory_notes, peak=peak, fraction=fraction, straggler=straggler,
+                  model_flops_token=model_flops_token, hw_flops_token=hw_flops_token, stage_layers=stage_layers,
+                  layers_per_stage=layers_per_stage,
+                  stage_share=layers_per_stage / dims.layers,  # = 1/pp when pp divides the layers
+                  activation_bytes=job.micro_batch_sequences * (job.seq_len_tokens / layout.cp) * dims.hidden
+                  * act_bytes)
 
-    # Tensor parallel: inside one node / scale-up domain.
-    activation = b * (seq / cp) * h * act_bytes
+
+@dataclass(frozen=True)
+class _Compute:
+    """One micro-batch's compute on the slowest stage [s], the parts that hide communication, the
+    optimizer step (once per step) and the note saying which compute model ran."""
+
+    micro_batch_s: float
+    backward_s: float  # without recomputation: the window the DP reduction overlaps
+    attention_layer_s: float  # one layer's attention forward + backward: hides CP traffic
+    gemm_s: float  # the stage's GEMMs: hide TP traffic under userbuffers overlap
+    optimizer_s: float
+    note: str
+
+
+def _compute(s: _Setup, compute_efficiency_multiplier: float) -> _Compute:
+    """Compute per micro-batch: per-operation (``perf/compute.py``) for a GPU with compute data and no
+    flat override, else the flat achievable fraction of peak; both slowed by the slowest GPU and
+    scaled by the decision's efficiency lever."""
+    speed = compute_efficiency_multiplier / (1.0 + s.straggler)
+    gpu = s.network.gpu
+    if getattr(gpu, "compute", None) is not None and not getattr(gpu, "achievable_fraction_of_peak", None):
+        compute_mb, backward_mb, attention_layer_s, optimizer_s, gemm_mb = _per_operation_compute(
+            s.job, s.dims, gpu.compute, peak=s.peak, tp=s.tp, dp=s.dp, cp=s.cp, ep=s.ep, catalog=s.catalog,
+            gpu_peaks=gpu.peak_dense_tflops, stage_layers=s.stage_layers)
+        return _Compute(micro_batch_s=compute_mb / speed, backward_s=backward_mb / speed,
+                        attention_layer_s=attention_layer_s / speed, gemm_s=gemm_mb / speed,
+                        optimizer_s=optimizer_s / speed,
+                        note="per-operation compute (GEMM curves, attention kernel rate, HBM-bound operations)")
+    # Flat achievable fraction (override or default): the pre-per-operation model.
+    fraction = min(1.0, s.fraction * speed)
+    rate = s.peak * 1e12 * fraction
+    tokens_mb = s.job.micro_batch_sequences * s.job.seq_len_tokens
+    compute_mb = s.hw_flops_token * tokens_mb * s.stage_share / (s.tp * s.cp) / rate
+    model_compute_mb = s.model_flops_token * tokens_mb * s.stage_share / (s.tp * s.cp) / rate
+    attention_layer_s = (3 * forward_flops_per_token(s.dims, s.job.seq_len_tokens).layer_attention / s.dims.layers
+                         * tokens_mb / (s.tp * s.cp) / rate)
+    return _Compute(micro_batch_s=compute_mb, backward_s=model_compute_mb * 2.0 / 3.0,
+                    attention_layer_s=attention_layer_s,
+                    gemm_s=compute_mb,  # the flat model has no GEMM split: all compute bounds the TP overlap
+                    optimizer_s=0.0, note=f"achievable fraction of peak {fraction:.3f} (flat)")
+
+
+@dataclass(frozen=True)
+class _Traffic:
+    """One kind's communication per micro-batch [s]: all of it, and what the compute does not hide."""
+
+    total_s: float
+    exposed_s: float
+
+
+@dataclass(frozen=True)
+class _Communication:
+    """Per micro-batch traffic of TP, PP, EP and CP, and DP's (once per step, once per micro-batch) [s]."""
+
+    tp: _Traffic
+    pp: _Traffic
+    ep: _Traffic
+    cp: _Traffic
+    dp_step_s: float
+    dp_micro_batch_s: float
+
+
+def _communication(s: _Setup, compute: _Compute) -> _Communication:
+    """Every kind's communication, each from its own function (in this order, which is also the order
+    their layout errors are raised in)."""
+    tp = _tensor_parallel(s, compute)
+    pp = _pipeline_parallel(s)
+    ep = _expert_parallel(s)
+    cp = _context_parallel(s, compute)
+    dp_step, dp_mb = _data_parallel(s)
+    return _Communication(tp=tp, pp=pp, ep=ep, cp=cp, dp_step_s=dp_step, dp_micro_batch_s=dp_mb)
+
+
+def _tensor_parallel(s: _Setup, compute: _Compute) -> _Traffic:
+    """Tensor parallel, inside one node / scale-up domain: per layer 4 all-reduces (+2 with full
+    recomputation), or all-gather + reduce-scatter with sequence parallelism; exposed as userbuffers
+    overlap leaves it, or by ``tp_overlap_efficiency``."""
+    job, tp, activation = s.job, s.tp, s.activation_bytes
     tp_per_layer = 4 + (2 if job.recompute == "full" else 0)
     if job.sequence_parallel:
-        one = (_collective_s("all_gather", activation, tp, tp, **args)
-               + _collective_s("reduce_scatter", activation, tp, tp, **args))
+        one = (s.collective_s("all_gather", activation, tp, tp)
+               + s.collective_s("reduce_scatter", activation, tp, tp))
     else:
-        one = _collective_s("all_reduce", activation, tp, tp, **args)
-    tp_total_mb = layers_per_stage * tp_per_layer * one
+        one = s.collective_s("all_reduce", activation, tp, tp)
+    total = s.layers_per_stage * tp_per_layer * one
     if job.tp_overlap and job.sequence_parallel and tp > 1:
-        tp_exposed_mb = userbuffers_tp_exposed_s(
-            tp_total_mb, gemm_mb, chunks=tp,
-            unhidden_share=perf_parameter("tp_overlap_unhidden_collective_share", catalog))
+        exposed = userbuffers_tp_exposed_s(
+            total, compute.gemm_s, chunks=tp,
+            unhidden_share=perf_parameter("tp_overlap_unhidden_collective_share", s.catalog))
     else:  # no overlap asked for, or no sequence parallelism (userbuffers overlaps AG/RS only)
-        tp_exposed_mb = tp_total_mb * (1 - perf_parameter("tp_overlap_efficiency", catalog))
+        exposed = total * (1 - perf_parameter("tp_overlap_efficiency", s.catalog))
+    return _Traffic(total, exposed)
 
-    # Pipeline parallel: neighbouring stages sit tp*cp*dp ranks apart, on other nodes when that >= node.
-    pp_stride = tp * cp * dp
-    pp_per_node = 2 if pp_stride < cluster.gpus_per_node else 1
-    pp_total_mb = (2 * virtual * _collective_s("send_recv", activation / tp, 2, pp_per_node, **args)
-                   if pp > 1 else 0.0)
-    pp_exposed_mb = pp_total_mb * (1 - perf_parameter("pp_overlap_efficiency", catalog))
 
-    # Expert parallel all-to-all per MoE layer.
-    ep_total_mb = 0.0
+def _pipeline_parallel(s: _Setup) -> _Traffic:
+    """Pipeline parallel: a send/recv forward and backward per micro-batch and stage boundary (``v``
+    times as many with ``v`` chunks). Neighbouring stages sit tp*cp*dp ranks apart, on other nodes
+    when that >= node."""
+    pp_stride = s.tp * s.cp * s.dp
+    pp_per_node = 2 if pp_stride < s.network.gpus_per_node else 1
+    total = (2 * s.virtual * s.collective_s("send_recv", s.activation_bytes / s.tp, 2, pp_per_node)
+             if s.pp > 1 else 0.0)
+    return _Traffic(total, total * (1 - perf_parameter("pp_overlap_efficiency", s.catalog)))
+
+
+def _expert_parallel(s: _Setup) -> _Traffic:
+    """Expert parallel: 2 all-to-alls forward and 2 backward (+2 with full recomputation) per MoE
+    layer, all exposed."""
+    job, dims, tp, ep = s.job, s.dims, s.tp, s.ep
+    total = 0.0
     if dims.experts > 1 and ep > 1:
-        tokens_bytes = activation * dims.experts_per_token / (tp if job.sequence_parallel else 1)
+        tokens_bytes = s.activation_bytes * dims.experts_per_token / (tp if job.sequence_parallel else 1)
         a2a_per_layer = 4 + (2 if job.recompute == "full" else 0)
-        ep_ranks_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node, f"jobs[{job.name}].ep")
-        ep_total_mb = layers_per_stage * a2a_per_layer * _collective_s(
-            "all_to_all", tokens_bytes * ep, ep, ep_ranks_node, **args)
-    ep_exposed_mb = ep_total_mb
+        ep_ranks_node = _ranks_per_node(ep, tp * s.cp, s.network.gpus_per_node, s.where("ep"))
+        total = s.layers_per_stage * a2a_per_layer * s.collective_s("all_to_all", tokens_bytes * ep, ep,
+                                                                      ep_ranks_node)
+    return _Traffic(total, total)
 
-    # Context parallel: K/V all-gather forward, all-gather + reduce-scatter backward, behind attention.
-    cp_total_mb = cp_exposed_mb = 0.0
-    if cp > 1:
-        kv_bytes = 2 * b * (seq / cp) * h * dims.kv_heads / dims.heads * act_bytes / tp
-        cp_ranks_node = _ranks_per_node(cp, tp, cluster.gpus_per_node, f"jobs[{job.name}].cp")
-        per_layer = (2 * _collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node, **args)
-                     + _collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node, **args))
-        attention_mb = attention_layer_s
-        cp_total_mb = layers_per_stage * per_layer
-        cp_exposed_mb = layers_per_stage * max(per_layer - attention_mb, 0.0)
 
-    # Data parallel gradients of the fullest stage.
+def _context_parallel(s: _Setup, compute: _Compute) -> _Traffic:
+    """Context parallel: K/V all-gather forward, all-gather + reduce-scatter backward per layer,
+    hidden behind the layer's attention compute."""
+    cp, tp, dims = s.cp, s.tp, s.dims
+    if cp <= 1:
+        return _Traffic(0.0, 0.0)
+    job = s.job
+    kv_bytes = (2 * job.micro_batch_sequences * (job.seq_len_tokens / cp) * dims.hidden * dims.kv_heads / dims.heads
+                * perf_parameter("activation_bytes_per_element", s.catalog) / tp)
+    cp_ranks_node = _ranks_per_node(cp, tp, s.network.gpus_per_node, s.where("cp"))
+    per_layer = (2 * s.collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node)
+                 + s.collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node))
+    return _Traffic(s.layers_per_stage * per_layer,
+                    s.layers_per_stage * max(per_layer - compute.attention_layer_s, 0.0))
+
+
+def _data_parallel_groups(s: _Setup) -> list[tuple[float, int, int]]:
+    """(parameters of the fullest stage this GPU holds, ranks, ranks per node) of each data-parallel
+    reduction: dense weights over the dp*cp ranks, and for MoE with ep > 1 the expert weights over
+    the dp*cp/ep ranks holding the same expert shard (every weight over dp*cp when ep == 1)."""
+    dims, tp, ep, gpus_per_node = s.dims, s.tp, s.ep, s.network.gpus_per_node
     # MoE: every expert's FFN is sharded over ep; attention and embeddings are replicated.
-    expert_params = (dims.experts * dims.layers * dims.ffn_matrices * h * dims.ffn_hidden
+    expert_params = (dims.experts * dims.layers * dims.ffn_matrices * dims.hidden * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)
     dense_params = dims.parameters() - expert_params
-    grad_per_param = gradient_bytes_per_parameter(job.precision, job.gradient_dtype, catalog)
-    weight_per_param = perf_parameter("weight_bytes_per_parameter", catalog)
-    dense_params_local = dense_params * stage_share / tp
-    expert_params_local = expert_params * stage_share / (tp * ep)
-    dp_group = dp * cp  # dense gradients are reduced over data and context parallel ranks
-    dp_per_node = _ranks_per_node(dp_group, tp, cluster.gpus_per_node, f"jobs[{job.name}].dp")
+    dense_params_local = dense_params * s.stage_share / tp
+    expert_params_local = expert_params * s.stage_share / (tp * ep)
+    dp_group = s.dp * s.cp  # dense gradients are reduced over data and context parallel ranks
+    dp_per_node = _ranks_per_node(dp_group, tp, gpus_per_node, s.where("dp"))
     # Expert gradients: only over the dp*cp/ep ranks holding the same expert shard. On one node the
     # dp*cp group's ranks split into EP peers x expert-DP peers.
     edp_group = dp_group // ep
     edp_per_node = 1
     if ep > 1 and expert_params:
-        ep_in_node = _ranks_per_node(ep, tp * cp, cluster.gpus_per_node, f"jobs[{job.name}].ep")
+        ep_in_node = _ranks_per_node(ep, tp * s.cp, gpus_per_node, s.where("ep"))
         edp_per_node = max(1, dp_per_node // ep_in_node)
         if edp_group % edp_per_node:
             raise InputError(f"the expert-data-parallel group's {edp_group} ranks do not split evenly over "
-                             f"{cluster.gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
-                             "degrees that fill whole nodes", location=f"jobs[{job.name}].ep")
-
-    def _reduce_gradients(params: float, ranks: int, per_node: int) -> tuple[float, float]:
-        """(once per step, once per micro-batch) data-parallel traffic of ``params`` parameters.
-
-        ZeRO 0: all-reduce of the gradients accumulated over the micro-batches; ZeRO 1 (distributed
-        optimizer): reduce-scatter of the accumulated gradients and all-gather of the updated 16-bit
-        weights, once per step. ZeRO 2 keeps only its shard of the gradients, so it reduce-scatters
-        after every micro-batch's backward (DeepSpeed#2252: "gradient reduction is required after every
-        backward because of gradient partitioning"); the weights are gathered once per step. ZeRO 3
-        (FSDP) also reshards the weights: an all-gather before each micro-batch's forward and backward.
-        """
-        if job.zero_stage == 0:
-            return _collective_s("all_reduce", params * grad_per_param, ranks, per_node, **args), 0.0
-        reduce_scatter = _collective_s("reduce_scatter", params * grad_per_param, ranks, per_node, **args)
-        all_gather = _collective_s("all_gather", params * weight_per_param, ranks, per_node, **args)
-        if job.zero_stage == 1:
-            return reduce_scatter + all_gather, 0.0
-        if job.zero_stage == 2:
-            return all_gather, reduce_scatter
-        return 0.0, reduce_scatter + 2 * all_gather
-
+                             f"{gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
+                             "degrees that fill whole nodes", location=s.where("ep"))
     if ep > 1:
-        dp_parts = [_reduce_gradients(dense_params_local, dp_group, dp_per_node),
-                    _reduce_gradients(expert_params_local, edp_group, edp_per_node)]
-    else:  # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
-        dp_parts = [_reduce_gradients(dense_params_local + expert_params_local, dp_group, dp_per_node)]
-    dp_step = sum(part[0] for part in dp_parts)
-    dp_mb = sum(part[1] for part in dp_parts)
-    dp_total = dp_step + micro_batches * dp_mb
+        return [(dense_params_local, dp_group, dp_per_node), (expert_params_local, edp_group, edp_per_node)]
+    # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
+    return [(dense_params_local + expert_params_local, dp_group, dp_per_node)]
 
-    t_mb = compute_mb + tp_exposed_mb + pp_exposed_mb + ep_exposed_mb + cp_exposed_mb
-    dp_overlap = perf_parameter("dp_overlap_efficiency", catalog) if job.dp_overlap else 0.0
-    dp_exposed = data_parallel_exposed_s(dp_step, dp_mb, micro_batches=micro_batches, period_s=t_mb,
-                                         backward_s=backward_mb, overlap_efficiency=dp_overlap)
-    dp_notes = []
+
+def _data_parallel(s: _Setup) -> tuple[float, float]:
+    """Data parallel: (once per step, once per micro-batch) traffic of the fullest stage's gradients
+    and weights, its reductions run one after the other, each as the job's sharding scheme
+    (:data:`DATA_PARALLEL_SHARDING`) moves them."""
+    grad_per_param = gradient_bytes_per_parameter(s.job.precision, s.job.gradient_dtype, s.catalog)
+    weight_per_param = perf_parameter("weight_bytes_per_parameter", s.catalog)
+    parts = [_reduce_gradients(s.job.zero_stage, params * grad_per_param, params * weight_per_param,
+                               partial(s.collective_s, ranks=ranks, ranks_per_node=per_node))
+             for params, ranks, per_node in _data_parallel_groups(s)]
+    return sum(part[0] for part in parts), sum(part[1] for part in parts)
+
+
+#: The time [s] of one collective ``(operation, bytes)`` over one data-parallel group.
+GroupCollective = Callable[[str, float], float]
+
+
+def _zero_0(gradient_bytes: float, weight_bytes: float, collective: GroupCollective) -> tuple[float, float]:
+    """ZeRO 0: all-reduce of the gradients accumulated over the micro-batches, once per step."""
+    return collective("all_reduce", gradient_bytes), 0.0
+
+
+def _zero_1(gradient_bytes: float, weight_bytes: float, collective: GroupCollective) -> tuple[float, float]:
+    """ZeRO 1 (distributed optimizer): reduce-scatter of the accumulated gradients and all-gather of
+    the updated 16-bit weights, once per step."""
+    return collective("reduce_scatter", gradient_bytes) + collective("all_gather", weight_bytes), 0.0
+
+
+def _zero_2(gradient_bytes: float, weight_bytes: float, collective: GroupCollective) -> tuple[float, float]:
+    """ZeRO 2 keeps only its shard of the gradients, so it reduce-scatters after every micro-batch's
+    backward (DeepSpeed#2252: "gradient reduction is required after every backward because of
+    gradient partitioning"); the weights are gathered once per step."""
+    reduce_scatter = collective("reduce_scatter", gradient_bytes)
+    return collective("all_gather", weight_bytes), reduce_scatter
+
+
+def _zero_3(gradient_bytes: float, weight_bytes: float, collective: GroupCollective) -> tuple[float, float]:
+    """ZeRO 3 (FSDP) also reshards the weights: an all-gather before each micro-batch's forward and
+    backward, beside ZeRO 2's reduce-scatter after every backward."""
+    reduce_scatter = collective("reduce_scatter", gradient_bytes)
+    return 0.0, reduce_scatter + 2 * collective("all_gather", weight_bytes)
+
+
+#: Data-parallel sharding schemes by the job's ``zero_stage``: each gives its (once per step, once
+#: per micro-batch) traffic [s] from one group's gradient and weight bytes and that group's
+#: collectives. A new scheme is one function here (and its stage in ``spec/job.py`` ``zero_stage``
+#: and ``perf/memory.py`` ``memory_per_gpu``).
+DATA_PARALLEL_SHARDING: dict[int, Callable[[float, float, GroupCollective], tuple[float, float]]] = {
+    0: _zero_0, 1: _zero_1, 2: _zero_2, 3: _zero_3}
+
+
+def _reduce_gradients(zero_stage: int, gradient_bytes: float, weight_bytes: float,
+                      collective: GroupCollective) -> tuple[float, float]:
+    """(once per step, once per micro-batch) data-parallel traffic [s] of one group whose gradients
+    are ``gradient_bytes`` and weights ``weight_bytes`` on each GPU, under ``zero_stage``'s scheme
+    (:data:`DATA_PARALLEL_SHARDING`); ``collective(operation, bytes)`` times one collective over the group."""
+    scheme = DATA_PARALLEL_SHARDING.get(zero_stage)
+    if scheme is None:
+        raise InputError(f"unknown ZeRO stage {zero_stage!r}; known: {', '.join(map(str, DATA_PARALLEL_SHARDING))}",
+                         location="zero_stage")
+    return scheme(gradient_bytes, weight_bytes, collective)
+
+
+@dataclass(frozen=True)
+class _Exposure:
+    """What the compute does not hide: one micro-batch's time with its exposed TP/PP/EP/CP traffic,
+    the exposed DP traffic, the pipeline bubble [s] and notes on the DP queue."""
+
+    micro_batch_s: float
+    dp_exposed_s: float
+    bubble_s: float
+    notes: list[str]
+
+
+def _exposure(s: _Setup, compute: _Compute, comm: _Communication) -> _Exposure:
+    """Overlap and exposure: the micro-batch period, the DP traffic queued behind the compute
+    (:func:`data_parallel_exposed_s`) and the bubble of the (interleaved) 1F1B schedule."""
+    t_mb = compute.micro_batch_s + comm.tp.exposed_s + comm.pp.exposed_s + comm.ep.exposed_s + comm.cp.exposed_s
+    dp_mb, micro_batches = comm.dp_micro_batch_s, s.micro_batches
+    dp_overlap = perf_parameter("dp_overlap_efficiency", s.catalog) if s.job.dp_overlap else 0.0
+    dp_exposed = data_parallel_exposed_s(comm.dp_step_s, dp_mb, micro_batches=micro_batches, period_s=t_mb,
+                                         backward_s=compute.backward_s, overlap_efficiency=dp_overlap)
+    notes = []
     if dp_mb and micro_batches > 1:
         waits = "; the step waits on the network" if dp_mb > dp_overlap * t_mb else ""
-        dp_notes.append(f"ZeRO {job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms "
-                        f"against a {t_mb * 1e3:,.1f} ms micro-batch{waits})")
-    bubble = (pp - 1) / virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
-    step = micro_batches * t_mb + bubble + dp_exposed + optimizer_s
-    tokens_step = job.global_batch_sequences * seq
-    model_flops_step = model_flops_token * tokens_step
-    hardware_flops_step = hw_flops_token * tokens_step
+        notes.append(f"ZeRO {s.job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms "
+                     f"against a {t_mb * 1e3:,.1f} ms micro-batch{waits})")
+    bubble = (s.pp - 1) / s.virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
+    return _Exposure(micro_batch_s=t_mb, dp_exposed_s=dp_exposed, bubble_s=bubble, notes=notes)
+
+
+def _result(s: _Setup, compute: _Compute, comm: _Communication, exposure: _Exposure) -> StepResult:
+    """Result assembly: the step time, its parts per step, FLOPs, MFU/HFU, throughput, GPU-hours for
+    the token budget, memory and notes."""
+    job, m, gpus, peak = s.job, s.micro_batches, s.gpus, s.peak
+    step = m * exposure.micro_batch_s + exposure.bubble_s + exposure.dp_exposed_s + compute.optimizer_s
+    tokens_step = job.global_batch_sequences * job.seq_len_tokens
+    model_flops_step = s.model_flops_token * tokens_step
+    hardware_flops_step = s.hw_flops_token * tokens_step
     tokens_per_s = tokens_step / step
     budget = job.token_budget
     gpu_hours = budget / tokens_per_s * gpus / 3600.0 if budget else None
-    exposed = {"tp": micro_batches * tp_exposed_mb, "pp": micro_batches * pp_exposed_mb,
-               "dp": dp_exposed, "ep": micro_batches * ep_exposed_mb, "cp": micro_batches * cp_exposed_mb}
-    total = {"tp": micro_batches * tp_total_mb, "pp": micro_batches * pp_total_mb, "dp": dp_total,
-             "ep": micro_batches * ep_total_mb, "cp": micro_batches * cp_total_mb}
-    fabric_id = network.profile.id
-    result = StepResult(
-        job=job.name, fabric=fabric_id, model=dims.name, gpus=gpus, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
-        micro_batches=micro_batches, step_time_s=step, compute_s=micro_batches * compute_mb,
-        bubble_s=bubble, exposed_comm_s=exposed, total_comm_s=total,
+    exposed = {"tp": m * comm.tp.exposed_s, "pp": m * comm.pp.exposed_s, "dp": exposure.dp_exposed_s,
+               "ep": m * comm.ep.exposed_s, "cp": m * comm.cp.exposed_s}
+    total = {"tp": m * comm.tp.total_s, "pp": m * comm.pp.total_s, "dp": comm.dp_step_s + m * comm.dp_micro_batch_s,
+             "ep": m * comm.ep.total_s, "cp": m * comm.cp.total_s}
+    straggler = ([f"slowest of {gpus:,} GPUs paces the step: compute {s.straggler:+.1%}"] if s.straggler else [])
+    memory = s.memory
+    return StepResult(
+        job=job.name, fabric=s.network.profile.id, model=s.dims.name, gpus=gpus, tp=s.tp, pp=s.pp, dp=s.dp,
+        cp=s.cp, ep=s.ep, micro_batches=m, step_time_s=step, compute_s=m * compute.micro_batch_s,
+        bubble_s=exposure.bubble_s, exposed_comm_s=exposed, total_comm_s=total,
         model_flops_per_step=model_flops_step, hardware_flops_per_step=hardware_flops_step,
         mfu=model_flops_step / (gpus * peak * 1e12 * step), hfu=hardware_flops_step / (gpus * peak * 1e12 * step),
         tokens_per_step=tokens_step, tokens_per_s=tokens_per_s, gpu_hours_for_budget=gpu_hours,
-        token_budget=budget,
-        notes=[("per-operation compute (GEMM curves, attention kernel rate, HBM-bound operations)" if per_op
-                else f"achievable fraction of peak {fraction:.3f} (flat)"), *memory_notes, *dp_notes,
-               *([f"slowest of {gpus:,} GPUs paces the step: compute {straggler:+.1%}"] if straggler else [])],
-        optimizer_s=optimizer_s,
-        virtual_pipeline_stages=virtual, memory_per_gpu_bytes=memory.total_bytes,
+        token_budget=budget, notes=[compute.note, *s.memory_notes, *exposure.notes, *straggler],
+        optimizer_s=compute.optimizer_s, virtual_pipeline_stages=s.virtual, memory_per_gpu_bytes=memory.total_bytes,
         memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
         memory_fits=memory.fits)
-    _check_finite(result, job)
-    return result
 
 
 def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:

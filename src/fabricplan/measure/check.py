@@ -29,10 +29,17 @@ from fabricplan.measure.records import MeasurementLog
 EVIDENCE_CONFIRMS = "check_measured_evidence_confirms_weight"
 EVIDENCE_CONTRADICTS = "check_measured_evidence_contradicts_weight"
 MIN_INCREMENT = "check_measured_min_cause_share"
-#: Link rates (Gb/s) a NIC may have trained at below the design's.
+# The candidate grids the cause search tries (search settings, not physical defaults; the magnitudes of
+# the causes themselves are perf_defaults numbers with sources):
+#: Link rates (Gb/s) a NIC may have trained at below the design's: the Ethernet and InfiniBand lane
+#: rates (IEEE 802.3 25/50/100/200/400/800GbE; IBTA EDR 100, HDR 200, NDR 400, XDR 800).
 LOWER_LINK_RATES_GBPS = (25, 50, 100, 200, 400, 800)
 #: Congested-uplink shares of the design's bandwidth tried (a 1.5:1 .. 4:1 squeeze).
 UPLINK_SQUEEZES = (1.5, 2.0, 3.0, 4.0)
+#: Extra host-stack latency per message tried [us], roughly logarithmic from 0.5 to 500 us.
+HOST_LATENCY_EXTRAS_US = (0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500)
+#: Extra switches on the path tried (one more switch tier up and down: 2; two: 4).
+EXTRA_HOPS = (2, 4)
 
 OPERATION_TITLES = {"all_reduce": "all-reduce", "all_gather": "all-gather", "reduce_scatter": "reduce-scatter",
                     "all_to_all": "all-to-all", "send_recv": "send/recv", "broadcast": "broadcast", "reduce": "reduce"}
@@ -204,138 +211,198 @@ def rank_causes(system, catalog, rows: list[FitRow], logs: list[MeasurementLog])
     return ranked
 
 
-def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]) -> list[_CauseSpec]:
-    """The candidate causes of a gap, each a change of the design with its size range and log evidence."""
-    from fabricplan.perf.ecmp import ecmp_efficiency
-    from fabricplan.perf.latency import perf_parameter
+@dataclass(frozen=True)
+class _Evidence:
+    """What every candidate cause reads: the design, the paths it varies and what the logs say."""
 
-    network = system.network(catalog)
-    profile = network.profile if network is not None else system.profile(catalog)
-    fid = system.fabric_id
-    bw_path = f"fabrics.{fid}.effective_bandwidth_gbytes_per_s"
-    lat_path = f"fabrics.{fid}.host_stack_latency_us"
-    bw0 = profile.effective_bandwidth_gbytes_per_s
-    host0 = profile.host_stack_latency_us
-    debug = [run.debug for log in logs for run in log.nccl_runs]
-    perftest_bw = [row.bw_average_gbits_per_s for log in logs for run in log.perftest_runs if run.kind == "bw"
-                   for row in run.rows if row.bw_average_gbits_per_s]
-    pass_fraction = perf_parameter("measured_pass_fraction", catalog)
-    confirms, contradicts = perf_parameter(EVIDENCE_CONFIRMS, catalog), perf_parameter(EVIDENCE_CONTRADICTS, catalog)
-    specs: list[_CauseSpec] = []
+    system: object
+    catalog: object
+    network: object
+    profile: object
+    rows: list
+    logs: list
+    bw_path: str
+    lat_path: str
+    confirms: float
+    contradicts: float
 
-    def bw(state):
-        return state.get(bw_path, bw0)
+    def bw(self, state: _State) -> float:
+        return state.get(self.bw_path, self.profile.effective_bandwidth_gbytes_per_s)
 
-    def host(state):
-        return state.get(lat_path, host0)
+    def host(self, state: _State) -> float:
+        return state.get(self.lat_path, self.profile.host_stack_latency_us)
 
-    # 1. NIC below speed: the per-NIC bandwidth of a lower link rate.
-    design_rate = profile.link_rate_gbps
+    def param(self, name: str) -> float:
+        from fabricplan.perf.params import perf_parameter
+
+        return perf_parameter(name, self.catalog)
+
+    @property
+    def debug(self) -> list:
+        return [run.debug for log in self.logs for run in log.nccl_runs]
+
+
+def _nic_speed(ev: _Evidence) -> _CauseSpec:
+    """A NIC below speed: the per-NIC bandwidth of a lower link rate (ib_write_bw confirms or contradicts)."""
+    design_rate = ev.profile.link_rate_gbps
     lower = [r for r in LOWER_LINK_RATES_GBPS if r < design_rate]
+    perftest_bw = [row.bw_average_gbits_per_s for log in ev.logs for run in log.perftest_runs if run.kind == "bw"
+                   for row in run.rows if row.bw_average_gbits_per_s]
+    pass_fraction = ev.param("measured_pass_fraction")
     weight, evidence = 1.0, ""
     if perftest_bw:
         best_bw = max(perftest_bw)
         if best_bw < pass_fraction * design_rate:
-            weight, evidence = confirms, (f"ib_write_bw reaches {best_bw:.0f} Gb/s, below "
-                                                   f"{pass_fraction:.0%} of the design's {design_rate}G")
+            weight, evidence = ev.confirms, (f"ib_write_bw reaches {best_bw:.0f} Gb/s, below "
+                                             f"{pass_fraction:.0%} of the design's {design_rate}G")
         else:
-            weight, evidence = contradicts, f"ib_write_bw reaches {best_bw:.0f} Gb/s of {design_rate}G"
-    specs.append(_CauseSpec(
+            weight, evidence = ev.contradicts, f"ib_write_bw reaches {best_bw:.0f} Gb/s of {design_rate}G"
+    return _CauseSpec(
         "nic_speed", "a NIC below speed (link trained at a lower rate, or a slower NIC than the design's)", "bandwidth",
-        lambda st: [(st.with_values(values={bw_path: bw(st) * r / design_rate}), r) for r in lower],
-        lambda r, st: f"the curve fits {r}G NICs ({bw(st) * r / design_rate:.1f} GB/s per NIC) instead of {design_rate}G",
-        weight, evidence, applicable=bool(lower), why_not="no lower link rate"))
-    # 2. PCIe/NUMA placement.
-    numa_bw = perf_parameter("numa_remote_nic_bandwidth_fraction", catalog)
-    numa_lat = perf_parameter("numa_remote_nic_latency_us", catalog)
-    specs.append(_CauseSpec(
+        lambda st: [(st.with_values(values={ev.bw_path: ev.bw(st) * r / design_rate}), r) for r in lower],
+        lambda r, st: f"the curve fits {r}G NICs ({ev.bw(st) * r / design_rate:.1f} GB/s per NIC) instead of {design_rate}G",
+        weight, evidence, applicable=bool(lower), why_not="no lower link rate")
+
+
+def _pcie_numa(ev: _Evidence) -> _CauseSpec:
+    """PCIe/NUMA placement: the remote-NIC bandwidth share and latency of perf_defaults."""
+    numa_bw = ev.param("numa_remote_nic_bandwidth_fraction")
+    numa_lat = ev.param("numa_remote_nic_latency_us")
+    return _CauseSpec(
         "pcie_numa", "PCIe/NUMA placement (GPU and NIC not under one PCIe switch: traffic crosses the CPU)", "both",
-        lambda st: [(st.with_values(values={bw_path: bw(st) * numa_bw, lat_path: host(st) + numa_lat}), "numa")],
+        lambda st: [(st.with_values(values={ev.bw_path: ev.bw(st) * numa_bw, ev.lat_path: ev.host(st) + numa_lat}),
+                     "numa")],
         lambda _l, _st: (f"per-NIC bandwidth x {numa_bw:g} and +{numa_lat:g} us per step (check `nvidia-smi topo -m`: "
-                         "GPU-NIC should be PIX/PXB)")))
-    # 3. Missing GPUDirect RDMA.
-    gdr_bw = perf_parameter("no_gdr_bandwidth_fraction", catalog)
-    gdr_lat = perf_parameter("no_gdr_latency_us", catalog)
-    gdr_seen = [d.gdr for d in debug if d.gdr is not None]
+                         "GPU-NIC should be PIX/PXB)"))
+
+
+def _no_gdr(ev: _Evidence) -> _CauseSpec:
+    """Missing GPUDirect RDMA (NCCL's channel lines say whether GDRDMA is used)."""
+    gdr_bw = ev.param("no_gdr_bandwidth_fraction")
+    gdr_lat = ev.param("no_gdr_latency_us")
+    gdr_seen = [d.gdr for d in ev.debug if d.gdr is not None]
     weight, evidence = 1.0, ""
     if gdr_seen and all(gdr_seen):
-        weight, evidence = contradicts, "channels run via NET/.../GDRDMA (log)"
+        weight, evidence = ev.contradicts, "channels run via NET/.../GDRDMA (log)"
     elif gdr_seen and not any(gdr_seen):
-        weight, evidence = confirms, "channels run via NET/IB without /GDRDMA (log)"
-    specs.append(_CauseSpec(
+        weight, evidence = ev.confirms, "channels run via NET/IB without /GDRDMA (log)"
+    return _CauseSpec(
         "no_gdr", "missing GPUDirect RDMA (nvidia-peermem not loaded, NCCL_NET_GDR_LEVEL, ACS/IOMMU)", "both",
-        lambda st: [(st.with_values(values={bw_path: bw(st) * gdr_bw, lat_path: host(st) + gdr_lat}), "gdr")],
+        lambda st: [(st.with_values(values={ev.bw_path: ev.bw(st) * gdr_bw, ev.lat_path: ev.host(st) + gdr_lat}),
+                     "gdr")],
         lambda _l, _st: (f"per-NIC bandwidth x {gdr_bw:g} and +{gdr_lat:g} us per step (look for 'GDRDMA' in "
-                         "NCCL_DEBUG=INFO channel lines)"), weight, evidence))
-    # 4. SHARP not engaged.
-    sharp_design = bool(profile.in_network_reduction) and system.collnet
-    collnet_seen = [d.collnet for d in debug if d.collnet is not None]
+                         "NCCL_DEBUG=INFO channel lines)"), weight, evidence)
+
+
+def _sharp(ev: _Evidence) -> _CauseSpec:
+    """SHARP not engaged, where the design has in-network reduction (NCCL's collnet channels in the log)."""
+    sharp_design = bool(ev.profile.in_network_reduction) and ev.system.collnet
+    collnet_seen = [d.collnet for d in ev.debug if d.collnet is not None]
     weight, evidence = 1.0, ""
     if any(collnet_seen):
-        weight, evidence = contradicts, "CollNet/SHARP seen in the log"
+        weight, evidence = ev.contradicts, "CollNet/SHARP seen in the log"
     elif collnet_seen:
-        weight, evidence = confirms, "NCCL built 0 collnet channels (log)"
-    specs.append(_CauseSpec(
+        weight, evidence = ev.confirms, "NCCL built 0 collnet channels (log)"
+    return _CauseSpec(
         "sharp", "SHARP (in-network reduction) not engaged (NCCL_COLLNET_ENABLE, the SHARP plugin, aggregation "
                  "managers)", "bandwidth",
         lambda st: [(st.with_values(collnet=False), "off")] if st.collnet else [],
         lambda _l, _st: "the design's all-reduce assumes SHARP/CollNet; the curve is the design's without it",
-        weight, evidence, applicable=sharp_design, why_not="the design has no in-network reduction"))
-    # 5-6. ECMP collisions and a congested uplink: only where the communicator crosses the leaf tier.
+        weight, evidence, applicable=sharp_design, why_not="the design has no in-network reduction")
+
+
+def _crossing(ev: _Evidence):
+    """(whether the communicator crosses the leaf tier, its placement, why not when it does not)."""
     crosses, placement = False, None
-    if network is not None:
-        nodes = max((r.nodes for r in rows), default=1)
+    if ev.network is not None:
+        nodes = max((r.nodes for r in ev.rows), default=1)
         try:
-            placement = network.placement(nodes)
+            placement = ev.network.placement(nodes)
             crosses = placement.tiers > 1
         except InputError:
             crosses = False
+    where = "no spec: where the nodes sit is unknown" if ev.network is None else \
+        "the communicator sits under one leaf (no uplink on its path)"
+    return crosses, placement, where
+
+
+def _ecmp(ev: _Evidence) -> _CauseSpec:
+    """ECMP hash collisions, only where the communicator crosses the leaf tier."""
+    from fabricplan.perf.ecmp import ecmp_efficiency
+
+    crosses, placement, where = _crossing(ev)
     uplinks = max(getattr(placement, "leaf_uplinks", 1) or 1, 2)
     collision = ecmp_efficiency(uplinks, uplinks)
-    where = "no spec: where the nodes sit is unknown" if network is None else \
-        "the communicator sits under one leaf (no uplink on its path)"
-    specs.append(_CauseSpec(
+    return _CauseSpec(
         "ecmp", "ECMP hash collisions (flows of one job sharing an uplink)", "bandwidth",
-        lambda st: [(st.with_values(values={bw_path: bw(st) * collision}), "ecmp")],
+        lambda st: [(st.with_values(values={ev.bw_path: ev.bw(st) * collision}), "ecmp")],
         lambda _l, _st: f"static hashing of {uplinks} flows onto {uplinks} uplinks keeps {collision:.0%} of the bandwidth",
-        applicable=profile.routing == "ecmp" and crosses,
-        why_not="adaptive routing" if profile.routing != "ecmp" else where))
-    specs.append(_CauseSpec(
+        applicable=ev.profile.routing == "ecmp" and crosses,
+        why_not="adaptive routing" if ev.profile.routing != "ecmp" else where)
+
+
+def _uplink(ev: _Evidence) -> _CauseSpec:
+    """A congested uplink (a squeeze of the design's bandwidth), only where the communicator crosses the leaf tier."""
+    crosses, _placement, where = _crossing(ev)
+    return _CauseSpec(
         "uplink", "a congested uplink (oversubscribed or shared with other jobs)", "bandwidth",
-        lambda st: [(st.with_values(values={bw_path: bw(st) / k}), k) for k in UPLINK_SQUEEZES],
-        lambda k, _st: f"the curve fits a {k:g}:1 squeeze", applicable=crosses, why_not=where))
-    # 7. Host stack latency (continuous); perftest's one-way latency against the design's point-to-point one.
+        lambda st: [(st.with_values(values={ev.bw_path: ev.bw(st) / k}), k) for k in UPLINK_SQUEEZES],
+        lambda k, _st: f"the curve fits a {k:g}:1 squeeze", applicable=crosses, why_not=where)
+
+
+def _host_latency(ev: _Evidence) -> _CauseSpec:
+    """Host stack latency (continuous); perftest's one-way latency against the design's point-to-point one."""
     weight, evidence = 1.0, ""
-    lat_rows = [(row.t_typical_us or row.t_avg_us, row.size_bytes, run.tool) for log in logs
+    lat_rows = [(row.t_typical_us or row.t_avg_us, row.size_bytes, run.tool) for log in ev.logs
                 for run in log.perftest_runs if run.kind == "lat" for row in run.rows
                 if (row.t_typical_us or row.t_avg_us)]
     if lat_rows:
         from fabricplan.perf.latency import point_to_point_latency
 
         measured, size, tool = min(lat_rows, key=lambda r: (r[1], r[0]))
-        switch = network.switch.port_to_port_latency_ns if network is not None else 0.0
-        designed = point_to_point_latency(profile, switch, 1, size, catalog=catalog).total_us
-        if measured * perf_parameter("measured_latency_pass_fraction", catalog) > designed:
-            weight, evidence = confirms, f"{tool} {measured:.2f} us one-way, the design's {designed:.2f} us"
+        switch = ev.network.switch.port_to_port_latency_ns if ev.network is not None else 0.0
+        designed = point_to_point_latency(ev.profile, switch, 1, size, catalog=ev.catalog).total_us
+        if measured * ev.param("measured_latency_pass_fraction") > designed:
+            weight, evidence = ev.confirms, f"{tool} {measured:.2f} us one-way, the design's {designed:.2f} us"
         else:
             evidence = (f"{tool} {measured:.2f} us one-way, as designed ({designed:.2f} us): the extra time is above "
                         "the verbs layer (NCCL proxy thread, CPU power states)")
-    extras = (0.5, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500)
-    specs.append(_CauseSpec(
+    return _CauseSpec(
         "host_latency", "host-side latency (NIC interrupt moderation, CPU power states, a slow NCCL proxy thread, "
                         "an extra software layer such as a container network)", "latency",
-        lambda st: [(st.with_values(values={lat_path: host(st) + d}), d) for d in extras],
-        lambda d, _st: f"the curve fits +{d:g} us per message on the host stack", weight, evidence))
-    # 8. More switch hops than designed.
-    switch_ns = network.switch.port_to_port_latency_ns if network is not None else 0.0
-    cable_ns = perf_parameter("switch_link_length_m", catalog) * perf_parameter("fibre_propagation_ns_per_m", catalog)
-    specs.append(_CauseSpec(
+        lambda st: [(st.with_values(values={ev.lat_path: ev.host(st) + d}), d) for d in HOST_LATENCY_EXTRAS_US],
+        lambda d, _st: f"the curve fits +{d:g} us per message on the host stack", weight, evidence)
+
+
+def _hops(ev: _Evidence) -> _CauseSpec:
+    """More switch hops than designed: each extra switch's port-to-port latency and a cable's propagation."""
+    switch_ns = ev.network.switch.port_to_port_latency_ns if ev.network is not None else 0.0
+    cable_ns = ev.param("switch_link_length_m") * ev.param("fibre_propagation_ns_per_m")
+    return _CauseSpec(
         "hops", "more switch hops than designed (nodes placed across pods; topology-unaware scheduling)", "latency",
-        lambda st: [(st.with_values(values={lat_path: host(st) + n * (switch_ns + cable_ns) / 1000.0}), n)
-                    for n in (2, 4)],
+        lambda st: [(st.with_values(values={ev.lat_path: ev.host(st) + n * (switch_ns + cable_ns) / 1000.0}), n)
+                    for n in EXTRA_HOPS],
         lambda n, _st: f"+{n} switches (+{n * (switch_ns + cable_ns) / 1000.0:.2f} us per step)",
-        applicable=network is not None, why_not="no spec: the design's hop count is unknown"))
-    return specs
+        applicable=ev.network is not None, why_not="no spec: the design's hop count is unknown")
+
+
+#: The candidate causes, in their reporting order; a new cause is one function ``_Evidence -> _CauseSpec`` here.
+CAUSES = (_nic_speed, _pcie_numa, _no_gdr, _sharp, _ecmp, _uplink, _host_latency, _hops)
+
+
+def _cause_specs(system, catalog, rows: list[FitRow], logs: list[MeasurementLog]) -> list[_CauseSpec]:
+    """The candidate causes of a gap, each a change of the design with its size range and log evidence."""
+    from fabricplan.perf.params import perf_parameter
+
+    network = system.network(catalog)
+    profile = network.profile if network is not None else system.profile(catalog)
+    fid = system.fabric_id
+    evidence = _Evidence(system=system, catalog=catalog, network=network, profile=profile, rows=rows, logs=logs,
+                         bw_path=f"fabrics.{fid}.effective_bandwidth_gbytes_per_s",
+                         lat_path=f"fabrics.{fid}.host_stack_latency_us",
+                         confirms=perf_parameter(EVIDENCE_CONFIRMS, catalog),
+                         contradicts=perf_parameter(EVIDENCE_CONTRADICTS, catalog))
+    return [cause(evidence) for cause in CAUSES]
 
 
 def check_measured(logs: list[MeasurementLog], catalog, system, *, bandwidth_threshold: float | None = None,

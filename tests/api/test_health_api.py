@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import fabricplan as fp
-from fabricplan.ops.health.output import as_json
+from fabricplan.report.health_output import as_json
 
 from project_paths import EXAMPLES, ROOT
 

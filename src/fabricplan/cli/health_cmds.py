@@ -107,7 +107,7 @@ def _report(result: HealthResult, *, save_telemetry: Path | None, html: Path | N
         from fabricplan.ops.telemetry import save_npz
 
         _write_atomic(save_telemetry, lambda tmp: save_npz(result.telemetry, tmp))
-    from fabricplan.ops.health.output import as_json, print_text
+    from fabricplan.report.health_output import as_json, print_text
 
     if html is not None:
         from fabricplan.report.health_html import health_html

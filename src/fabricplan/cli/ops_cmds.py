@@ -32,7 +32,7 @@ def lint_command(
     from fabricplan.catalog import load_catalog
     from fabricplan.ops.lint import lint_paths
     from fabricplan.ops.lint.finding import severity_rank
-    from fabricplan.ops.lint.output import as_json, as_sarif, print_text
+    from fabricplan.report.lint_output import as_json, as_sarif, print_text
     from fabricplan.ops.lint.rules import RULES
 
     if fail_on not in FAIL_ON:

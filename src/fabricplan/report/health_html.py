@@ -12,7 +12,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from fabricplan.ops.health.engine import HealthResult
-from fabricplan.ops.health.output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
+from fabricplan.report.health_output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
 from fabricplan.ops.telemetry import SAMPLE, Series, increases
 
 #: Program limit: charts drawn (the worst findings first); the rest are listed without a chart.

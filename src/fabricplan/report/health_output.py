@@ -15,7 +15,7 @@ from fabricplan.ops.health.checks import CHECKS
 from fabricplan.ops.health.checks._common import stamp
 from fabricplan.ops.health.engine import HealthResult
 from fabricplan.ops.lint.finding import SEVERITIES
-from fabricplan.ops.lint.output import _wrapped
+from fabricplan.report.lint_output import _wrapped
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 #: Per-port table columns: (check id, metric, heading, how to show the value).

@@ -112,6 +112,11 @@ def health_command(
     if load is not None and spec is None:
         raise InputError("--load needs --spec (the design judged at that load)", location="--load")
     stated_load = parse_load(load) if load is not None else None
+    from fabricplan.io import check_output_path
+
+    for output, what in ((html, "HTML report"), (save_telemetry, "telemetry file")):
+        if output is not None:
+            check_output_path(output, what=what)
     cat = load_catalog(catalog or [])
     cfg = load_config(config, CHECKS, cat)
     from fabricplan.ops.health.engine import read_jobs
@@ -162,14 +167,16 @@ def health_command(
     if save_telemetry is not None:
         from fabricplan.ops.telemetry import save_npz
 
-        _write_atomic(save_telemetry, lambda tmp: save_npz(read, tmp))
+        save_npz(read, save_telemetry)
     from fabricplan.ops.health.output import as_json, print_text
 
     if html is not None:
         from fabricplan.report.health_html import health_html
 
         text = health_html(result)
-        _write_atomic(html, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        from fabricplan.io import write_text_atomic
+
+        write_text_atomic(html, text, what="HTML report")
         stderr.print(Text(f"wrote {html}"))
     if json_out:
         emit_json(as_json(result))
@@ -177,20 +184,6 @@ def health_command(
         print_text(stdout, result, all_ports=all_ports)
     if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
         raise typer.Exit(code=1)
-
-
-def _write_atomic(path: Path, write) -> None:
-    import os
-    import tempfile
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", location=str(path)) from None
 
 
 def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None:

@@ -56,6 +56,10 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
     from fabricplan.catalog import load_catalog
     from fabricplan.sim.scenarios import run_scenarios
 
+    if plot is not None:
+        from fabricplan.io import check_output_path
+
+        check_output_path(plot, what="plot")  # before the simulation, not after
     catalog = load_catalog(catalog_paths or [])
     options = dict(options)
     link = options.pop("link", None)

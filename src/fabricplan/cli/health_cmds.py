@@ -15,30 +15,35 @@ from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
 FAIL_ON = ("error", "warning", "info", "never")
-_RELATIVE = re.compile(r"^(?:now)?\s*(?:-\s*(\d+(?:\.\d+)?)\s*([smhd]))?$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: Program limits of the time flags: a query step or watch interval from 1 ms to a year; a
+#: relative time (now-OFFSET) at most 100 years back.
+DURATION_RANGE_S = (0.001, 366 * 86400)
+MAX_OFFSET_S = 100 * 366 * 86400
 
 
 def parse_when(text: str, where: str, now_s: float) -> float:
-    """``now``, ``now-15m``/``-15m`` (s, m, h, d), epoch seconds or ISO 8601 -> epoch seconds."""
+    """``now``, ``now-15m``/``-15m`` (any duration of :mod:`fabricplan.units`; a bare number is
+    seconds), epoch seconds or ISO 8601 -> epoch seconds."""
     from fabricplan.ops.readers._common import parse_time
 
     raw = text.strip().lower()
-    m = _RELATIVE.match(raw)
-    if raw and m and (raw.startswith("now") or raw.startswith("-")):
-        amount = float(m.group(1)) * _UNIT_S[m.group(2)] if m.group(1) else 0.0
-        return now_s - amount
+    if raw.startswith("now") or raw.startswith("-"):
+        offset = raw.removeprefix("now").strip()
+        if not offset:
+            return now_s
+        if offset.startswith("-"):
+            from fabricplan.units import parse_duration
+
+            return now_s - parse_duration(offset[1:], where, lo=0, hi=MAX_OFFSET_S, noun="offset")
+        raise InputError(f"expected now, now-15m, epoch seconds or ISO 8601, got {text[:30]!r}", location=where)
     return parse_time(text, where)
 
 
-def parse_duration_s(text: str, where: str) -> float:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    if not m:
-        raise InputError(f"expected a duration such as 15s, 5m or 1h, got {text[:30]!r}", location=where)
-    value = float(m.group(1)) * _UNIT_S[m.group(2) or "s"]
-    if not 0 < value <= 366 * 86400:
-        raise InputError(f"must be > 0 and at most a year, got {text[:30]!r}", location=where)
-    return value
+def parse_duration_s(text: str, where: str, noun: str = "duration") -> float:
+    """``15s``, ``5m``, ``1h``, ``500ms`` (a bare number is seconds) -> seconds, 1 ms .. 1 year."""
+    from fabricplan.units import parse_duration
+
+    return parse_duration(text, where, lo=DURATION_RANGE_S[0], hi=DURATION_RANGE_S[1], noun=noun)
 
 
 def parse_load(text: str) -> float:
@@ -66,7 +71,7 @@ def health_command(
     prometheus: Optional[str] = typer.Option(None, "--prometheus", help="Live Prometheus URL (http://host:9090); rates via PromQL."),
     start: Optional[str] = typer.Option(None, "--start", help="Range start: epoch s, ISO 8601, or now-15m (Prometheus default: now-15m)."),
     end: Optional[str] = typer.Option(None, "--end", help="Range end: epoch s, ISO 8601, or now (Prometheus default: now)."),
-    step: str = typer.Option("15s", "--step", help="Prometheus query resolution, e.g. 15s."),
+    step: str = typer.Option("15s", "--step", help="Prometheus query resolution: 15s, 500ms, 1m (a bare number is seconds)."),
     expected_rtt_us: Optional[float] = typer.Option(None, "--expected-rtt-us", help="Expected RTT [us] the p99.9 is compared with."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT, pauses and CNPs are what its design gives at the observed load (--load or byte counters)."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
@@ -79,7 +84,7 @@ def health_command(
     all_ports: bool = typer.Option(False, "--all-ports", help="Per-port table: every port, not only those with findings."),
     save_telemetry: Optional[Path] = typer.Option(None, "--save-telemetry", help="Write what was read as .npz (fast re-read with --telemetry)."),
     fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 if a finding is at or above: error, warning, info, never."),
-    watch: Optional[str] = typer.Option(None, "--watch", help="With --prometheus: re-evaluate every INTERVAL (e.g. 30s) and print changes."),
+    watch: Optional[str] = typer.Option(None, "--watch", help="With --prometheus: re-evaluate every INTERVAL (30s, 5m; a bare number is seconds) and print changes."),
     iterations: int = typer.Option(0, "--iterations", help="With --watch: stop after N evaluations (0 = until Ctrl-C)."),
     catalog: CatalogOption = None,
 ) -> None:
@@ -112,11 +117,13 @@ def health_command(
     if load is not None and spec is None:
         raise InputError("--load needs --spec (the design judged at that load)", location="--load")
     stated_load = parse_load(load) if load is not None else None
+    step_s = parse_duration_s(step, "--step", noun="query step")
     from fabricplan.io import check_output_path
 
     for output, what in ((html, "HTML report"), (save_telemetry, "telemetry file")):
         if output is not None:
             check_output_path(output, what=what)
+    watch_s = parse_duration_s(watch, "--watch", noun="watch interval") if watch is not None else None
     cat = load_catalog(catalog or [])
     cfg = load_config(config, CHECKS, cat)
     from fabricplan.ops.health.engine import read_jobs
@@ -137,7 +144,6 @@ def health_command(
         if not sep:
             raise InputError("expected START..END", location="--baseline-window")
         window = (parse_when(lo, "--baseline-window", now), parse_when(hi, "--baseline-window", now))
-    step_s = parse_duration_s(step, "--step")
 
     def read_all(now_s: float) -> Telemetry:
         read = Telemetry()
@@ -161,7 +167,7 @@ def health_command(
                               baseline_window=window, jobs=job_hosts, load_model=load_model)
 
     if watch is not None:
-        _watch(run_once, parse_duration_s(watch, "--watch"), iterations, json_out)
+        _watch(run_once, watch_s, iterations, json_out)
         return
     read, result = run_once(now)
     if save_telemetry is not None:

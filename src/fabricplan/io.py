@@ -594,7 +594,7 @@ def atomic_output(path: str | Path, *, what: str = "file", text: bool = False) -
     try:
         fd, temporary = _create_temporary(folder, path.name)
         try:
-            if mode is not None:
+            if mode is not None and hasattr(os, "fchmod"):
                 os.fchmod(fd, mode)
             handle = os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")
         except BaseException:

@@ -206,7 +206,8 @@ def format_bytes(n: int, *, decimal: bool = False) -> str:
 
 def format_rate(value: float, unit: str = "Gb/s") -> str:
     """``400.0`` Gb/s -> ``400Gb/s`` (exact: ``parse_rate`` reads it back to ``value``)."""
-    RATE_UNITS[unit]  # a known unit, else KeyError
+    if unit not in RATE_UNITS:
+        raise ValueError(f"unknown rate unit {unit!r}; one of {', '.join(RATE_UNITS)}")
     return f"{_plain(_decimal(value))}{unit}"
 
 

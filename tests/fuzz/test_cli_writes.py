@@ -183,10 +183,9 @@ def test_a_full_disk_at_any_step_leaves_no_temporary_and_the_old_file(tmp_path, 
 
 def test_an_exception_in_the_body_removes_the_temporary_and_is_raised_as_it_is(tmp_path):
     path = tmp_path / "part.parquet"
-    with pytest.raises(ZeroDivisionError):
-        with atomic_output(path, what="sweep part") as handle:
-            handle.write(b"half")
-            1 / 0
+    with pytest.raises(RuntimeError, match="the writer failed"), atomic_output(path, what="sweep part") as handle:
+        handle.write(b"half")
+        raise RuntimeError("the writer failed")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from fabricplan.errors import InputError

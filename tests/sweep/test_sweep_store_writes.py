@@ -9,12 +9,12 @@ import os
 import stat
 
 import pytest
+from sweep_files import SMALL_AXES, write_sweep
 
 from fabricplan.errors import InputError
 from fabricplan.sweep import load_sweep
 from fabricplan.sweep.run import run_sweep
 from fabricplan.sweep.store import read_results
-from sweep_files import SMALL_AXES, write_sweep
 
 
 def test_parts_and_manifest_are_0644_under_umask_022(tmp_path):

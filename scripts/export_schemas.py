@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from fabricplan.decide.models import CompareReport
+from fabricplan.io import write_text_atomic
 from fabricplan.spec import ClusterSpec
 from fabricplan.sweep.model import SweepFile
 
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
                 stale.append(name)
         else:
             path.parent.mkdir(exist_ok=True)
-            path.write_text(text)
+            write_text_atomic(path, text, what="JSON Schema")
             print(f"wrote {path.relative_to(ROOT)}")
     for name in stale:
         print(f"out of date: schemas/{name} (run python scripts/export_schemas.py)")

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from fabricplan.io import write_text_atomic
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.step import slowest_gpu_slowdown
@@ -542,9 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         marker = old.find("<!-- headroom-validation:begin -->")
         if marker >= 0:
             kept = "\n" + old[marker:]
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text.rstrip("\n") + "\n" + kept, encoding="utf-8")
-    tmp.replace(out)  # atomic: a failure leaves the previous report
+    write_text_atomic(out, text.rstrip("\n") + "\n" + kept, what="validation document")  # a failure leaves the previous one
     print(f"wrote {args.output}; rows outside tolerance: {failures}")
     return 1 if failures else 0
 

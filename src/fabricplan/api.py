@@ -145,11 +145,11 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
     ``size`` in bytes or as text (``"8GiB"``, ``"16MiB"``). ``gpus_per_host`` below ``gpus_per_node``
     makes each node a multi-host NVLink domain (GB200 NVL72: 72 per node, 4 per host)."""
     from fabricplan.perf.collectives import collective_time as collective_model
-    from fabricplan.perf.collectives import parse_size
+    from fabricplan.units import check_bytes, parse_bytes
 
     cat = _catalog(catalog)
     gpu_entry = cat.gpu(gpu, field="gpu") if isinstance(gpu, str) else gpu
-    size_bytes = parse_size(size) if isinstance(size, str) else size
+    size_bytes = parse_bytes(size, "size") if isinstance(size, str) else check_bytes(size, "size")
     return collective_model(operation, size_bytes, gpus, gpus_per_node, fabric, gpu_entry,
                             nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
                             nccl_version=nccl_version, catalog=cat, efficiency_model=efficiency_model,

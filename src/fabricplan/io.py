@@ -5,17 +5,26 @@ hostile file fails fast with a one-line `InputError` instead of hanging, eating 
 a traceback: the bytes read, the nesting depth, the YAML aliases and the values after expanding
 them, and the digits of an integer are limited; duplicated mapping keys and floats that overflow
 are errors. YAML is parsed with libyaml (`yaml.CSafeLoader`) when PyYAML has it, else in Python.
+
+Writing: every file the tool writes (reports, overlays, the example spec, plots, saved telemetry,
+sweep parts and manifests, caches) goes through :func:`atomic_output` (or its
+:func:`write_text_atomic` / :func:`write_bytes_atomic`): a temporary file beside the target,
+fsynced, permissions as any new file (0644 under umask 022), renamed into place; whole or absent,
+never through a symbolic link and never over something that is not a regular file.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -472,55 +481,150 @@ def format_validation_error(exc: ValidationError, max_errors: int = 3) -> str:
     return "; ".join(parts)
 
 
+# --- writing files: one atomic writer for every file the tool writes --------------------------
+
+#: What a path that is not a regular file is, for the one-line refusal.
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+#: Temporary names tried before giving up (each a fresh random name; a clash is already unlikely).
+_TEMPORARY_TRIES = 100
+
+
+def _target_mode(path: Path, what: str) -> int | None:
+    """The permission bits of the regular file at ``path`` (kept by the new file), None if there is
+    none; a one-line refusal when ``path`` is a symbolic link, a directory, a FIFO, a device or a
+    socket, or when its folder does not exist."""
+    where = str(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise InputError(f"cannot write the {what}: {_reason(exc)}; nothing was changed", location=where) from None
+    if info is None:
+        if not (path.parent if str(path.parent) else Path(".")).is_dir():
+            raise InputError(f"cannot write the {what}: folder {str(path.parent)!r} does not exist", location=where)
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        raise InputError(f"cannot write the {what}: this is a symbolic link (to {_link_target(path)!r}); give the "
+                         "real file's path or remove the link; nothing was changed", location=where)
+    for test, kind in _FILE_KINDS:
+        if test(info.st_mode):
+            hint = "; give a file name" if kind == "a directory" else ""
+            raise InputError(f"cannot write the {what}: this is {kind}, not a regular file{hint}; nothing was "
+                             "changed", location=where)
+    return stat.S_IMODE(info.st_mode)
+
+
+def _link_target(path: Path) -> str:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "?"
+    return target if len(target) <= 60 else target[:57] + "..."
+
+
+def _reason(exc: BaseException) -> str:
+    """An OSError's reason on one line (``No space left on device``)."""
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())
+
+
 def check_output_path(path: str | Path, *, what: str = "file") -> None:
-    """Fail early, in one line, when `path` cannot be an output file: it is a directory, or its
-    folder does not exist. Commands call this before long work whose result goes to `path`."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"cannot write the {what}: this is a directory; give a file name", location=str(path))
-    if not path.parent.is_dir():
-        raise InputError(f"cannot write the {what}: folder {str(path.parent)!r} does not exist", location=str(path))
+    """Fail early, in one line, when `path` cannot be an output file: it is a directory, a symbolic
+    link, a FIFO or a device, or its folder does not exist (the checks :func:`atomic_output` makes).
+    Commands call this before long work whose result goes to `path`."""
+    _target_mode(Path(path), what)
 
 
-def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> None:
-    """Write `text` (UTF-8) to `path` all at once or not at all.
+def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
+    """A new, empty file ``.<name>.<random>.tmp`` in ``folder``, opened for writing.
 
-    The text goes to a temporary file in the same folder, is flushed to disk, and then replaces
-    `path` with `os.replace` (atomic on POSIX and Windows within one file system). A failure at any
-    point (disk full, permission denied, a missing folder) removes the temporary file, leaves a
-    previous `path` byte for byte as it was, and raises a one-line `InputError` naming `path`.
-    `what` names the output in the message ("HTML report", "example spec").
+    Created with ``O_EXCL`` (a fresh name: never an existing file or a link planted there) and mode
+    0666, which the kernel reduces by the umask (and a default ACL of the folder), as for any file
+    a program creates: 0644 under the usual umask 022, 0664 under a team's 002. ``tempfile.mkstemp``
+    would create it 0600, unreadable by the rest of a team reading a shared folder."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    for _ in range(_TEMPORARY_TRIES):
+        candidate = folder / f".{name}.{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(candidate, flags, 0o666), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name after {_TEMPORARY_TRIES} tries")
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every platform or file system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_output(path: str | Path, *, what: str = "file", text: bool = False) -> Iterator[IO[Any]]:
+    """Write the file at `path` all at once or not at all: ``with atomic_output(p) as handle: ...``.
+
+    The body writes to ``handle`` (binary; ``text=True``: UTF-8 text, newlines as written), which is
+    a new temporary file in the same folder (:func:`_create_temporary`: permissions as any new file,
+    0644 under umask 022). When the body ends, the file is flushed and fsynced, takes the
+    permission bits of the file it replaces (if any), and replaces `path` with ``os.replace``
+    (atomic on POSIX and Windows within one file system); the folder is then fsynced. A failure at
+    any point (disk full, ENOSPC; permission denied; an exception in the body) removes the
+    temporary file and leaves a previous `path` byte for byte as it was; an ``OSError`` becomes a
+    one-line :class:`InputError` naming `path`, anything else is re-raised as it is.
+
+    `path` is refused (one line, nothing written) when it is a symbolic link (the link is neither
+    followed nor replaced: give the real path), a directory, a FIFO, a socket or a device, or when
+    its folder does not exist. `what` names the output in messages ("HTML report", "sweep part").
     """
-    import tempfile
-
     path = Path(path)
     where = str(path)
-    folder = path.parent
-    check_output_path(path, what=what)
-    temporary: str | None = None
+    folder = path.parent if str(path.parent) else Path(".")
+    mode = _target_mode(path, what)
+    temporary: Path | None = None
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        fd, temporary = _create_temporary(folder, path.name)
+        try:
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)
+            handle = os.fdopen(fd, "w", encoding="utf-8", newline="") if text else os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            try:
-                os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
-            except OSError:
-                pass
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)
+        _target_mode(path, what)  # still nothing but a regular file (or nothing) there
         os.replace(temporary, path)
         temporary = None
+        _sync_folder(folder)
     except OSError as exc:
-        raise InputError(f"cannot write the {what}: {exc.strerror or exc}; nothing was changed",
-                         location=where) from None
+        raise InputError(f"cannot write the {what}: {_reason(exc)}; nothing was changed", location=where) from None
     finally:
         if temporary is not None:
             try:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> None:
+    """Write `text` (UTF-8) to `path` through :func:`atomic_output`: whole or not at all."""
+    with atomic_output(path, what=what, text=True) as handle:
+        handle.write(text)
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, *, what: str = "file") -> None:
+    """Write `data` to `path` through :func:`atomic_output`: whole or not at all."""
+    with atomic_output(path, what=what) as handle:
+        handle.write(data)

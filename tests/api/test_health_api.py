@@ -57,7 +57,7 @@ def test_health_against_the_design_at_a_load():
     ({}, "nothing to check"),
     ({"rtt": FIX / "rtt.csv", "expected_rtt_us": 5, "baseline_window": (1, 2)}, "give one RTT baseline"),
     ({"rtt": FIX / "rtt.csv", "load": 0.5}, "--load needs --spec"),
-    ({"rtt": FIX / "rtt.csv", "step": "fast"}, "expected a duration"),
+    ({"rtt": FIX / "rtt.csv", "step": "fast"}, "--step: duration .fast. is not like 250ms"),
     ({"rtt": FIX / "rtt.csv", "start": "2030-01-01T00:00:00Z"}, "no reading between"),
 ])
 def test_health_input_errors(kwargs, needle):

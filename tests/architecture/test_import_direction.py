@@ -21,6 +21,8 @@ VALIDATION = ROOT / "validation"
 
 #: package -> packages it must not import (the ones above it, and the branches beside it).
 FORBIDDEN = {
+    "units": {"io", "catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
+              "measure", "sweep", "api", "cli"},
     "io": {"catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
            "measure", "sweep", "api", "cli"},
     "catalog": {"topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure",

@@ -1,16 +1,21 @@
-"""Output files are written atomically: a failure while writing leaves the previous file byte for
-byte, removes the temporary file, and is one error line with exit 2."""
+"""Output files are written atomically (one writer: fabricplan.io.atomic_output): a failure while
+writing leaves the previous file byte for byte, removes the temporary file, and is one error line
+with exit 2; new files are readable by the team (0644 under umask 022); a symbolic link, a FIFO or a
+directory at the target is refused and left as it is."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from fabricplan.errors import InputError
-from fabricplan.io import write_text_atomic
+from fabricplan.io import atomic_output, write_bytes_atomic, write_text_atomic
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -105,3 +110,154 @@ def test_compare_monte_carlo_flags_reject_bad_values(cli, flag, value, expected)
     assert result.code == 2
     assert flag in result.err and expected in result.err
     assert "Traceback" not in result.err and result.err.count("\n") == 1
+
+
+# --- the one atomic writer (fabricplan.io.atomic_output) -------------------------------------------
+
+
+@contextlib.contextmanager
+def umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_file_is_0644_under_umask_022_and_follows_the_umask(tmp_path):
+    with umask(0o022):
+        write_text_atomic(tmp_path / "a.html", "x")
+        write_bytes_atomic(tmp_path / "b.parquet", b"x")
+    with umask(0o002):
+        write_text_atomic(tmp_path / "c.html", "x")
+    with umask(0o077):
+        write_text_atomic(tmp_path / "d.html", "x")
+    assert [_mode(tmp_path / n) for n in ("a.html", "b.parquet", "c.html", "d.html")] == [0o644, 0o644, 0o664, 0o600]
+
+
+def test_cli_outputs_are_0644_under_umask_022(cli, tmp_path):
+    with umask(0o022):
+        assert cli("init", tmp_path / "cluster.yaml").code == 0
+        assert cli("compare", EXAMPLES / "single-node-8-inference.yaml", "-q", "--quick",
+                   "--html", tmp_path / "r.html").code == 0
+        assert cli("simulate", "incast", "--k", "4", "--senders", "2", "--max-time-ms", "1",
+                   "--plot", tmp_path / "sim.html").code == 0
+        fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "health"
+        result = cli("health", "--rtt", fixtures / "rtt.csv", "--html", tmp_path / "h.html",
+                     "--save-telemetry", tmp_path / "t.npz", "--fail-on", "never")
+        assert result.code == 0, result.err
+        measure = Path(__file__).resolve().parents[1] / "fixtures" / "measure"
+        log, spec = measure / "all_reduce_200g_nics_roce.log", measure / "cluster_roce_2x8_h100.yaml"
+        result = cli("calibrate", log, "--spec", spec, "--out", tmp_path / "overlay.yaml", "--no-cross-validation")
+        assert result.code == 0, result.err
+        assert cli("check-measured", log, "--spec", spec, "--html", tmp_path / "chart.html").code == 1  # below par
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["chart.html", "cluster.yaml", "h.html", "overlay.yaml", "r.html", "sim.html",
+                       "t.npz"]  # and no temporary file
+    assert {n: _mode(tmp_path / n) for n in written} == {n: 0o644 for n in written}
+
+
+@pytest.mark.parametrize("failing", ["replace", "write", "fsync"])
+def test_a_full_disk_at_any_step_leaves_no_temporary_and_the_old_file(tmp_path, monkeypatch, failing):
+    path = tmp_path / "overlay.yaml"
+    path.write_text("old\n")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    if failing == "write":
+        monkeypatch.setattr(os, "fdopen", DiskFull(limit=3))
+    else:
+        monkeypatch.setattr(os, failing, full)
+    with pytest.raises(InputError) as caught:
+        write_text_atomic(path, "new content\n" * 100, what="catalog overlay")
+    message = str(caught.value)
+    assert message.startswith(f"{path}: cannot write the catalog overlay: No space left on device")
+    assert "\n" not in message
+    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["overlay.yaml"]
+
+
+def test_an_exception_in_the_body_removes_the_temporary_and_is_raised_as_it_is(tmp_path):
+    path = tmp_path / "part.parquet"
+    with pytest.raises(RuntimeError, match="the writer failed"), atomic_output(path, what="sweep part") as handle:
+        handle.write(b"half")
+        raise RuntimeError("the writer failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_symbolic_link_is_refused_and_left_as_it_is(tmp_path):
+    target = tmp_path / "real.html"
+    target.write_text("keep")
+    link = tmp_path / "report.html"
+    link.symlink_to(target)
+    with pytest.raises(InputError) as caught:
+        write_text_atomic(link, "new", what="HTML report")
+    message = str(caught.value)
+    assert "symbolic link" in message and str(link) in message and "\n" not in message
+    assert link.is_symlink() and os.readlink(link) == str(target) and target.read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real.html", "report.html"]
+    dangling = tmp_path / "dangling.html"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InputError, match="symbolic link"):
+        write_text_atomic(dangling, "new")
+    assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_fifo_and_a_directory_are_refused_and_left_as_they_are(tmp_path):
+    fifo = tmp_path / "out.html"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as caught:  # refused without opening it (which would block)
+        write_text_atomic(fifo, "new", what="HTML report")
+    assert "a FIFO (named pipe), not a regular file" in str(caught.value) and "\n" not in str(caught.value)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(InputError, match="a directory, not a regular file; give a file name"):
+        write_bytes_atomic(folder, b"x")
+    assert folder.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["folder", "out.html"]
+
+
+def test_cli_refuses_a_symlink_or_fifo_output_before_the_work(cli, tmp_path):
+    fifo = tmp_path / "plot.html"
+    os.mkfifo(fifo)
+    result = cli("simulate", "incast", "--k", "4", "--senders", "2", "--plot", fifo)
+    assert result.code == 2 and result.err.count("\n") == 1 and "FIFO" in result.err and str(fifo) in result.err
+    link = tmp_path / "cluster.yaml"
+    link.symlink_to(tmp_path / "elsewhere.yaml")
+    result = cli("init", link, "--force")
+    assert result.code == 2 and result.err.count("\n") == 1 and "symbolic link" in result.err
+    assert link.is_symlink() and not (tmp_path / "elsewhere.yaml").exists()
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 64 KiB tmpfs (a real full disk); skipped where mounting is not permitted."""
+    point = tmp_path / "small"
+    point.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)],
+                                 capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"cannot mount a tmpfs: {exc}")
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
+
+
+def test_a_real_full_disk_leaves_the_previous_file_and_no_temporary(small_tmpfs, cli):
+    report = small_tmpfs / "report.html"
+    write_text_atomic(report, "previous")
+    with pytest.raises(InputError) as caught:
+        write_bytes_atomic(report, b"x" * 200_000, what="HTML report")
+    assert "No space left on device" in str(caught.value) and str(report) in str(caught.value)
+    assert report.read_text() == "previous" and [p.name for p in small_tmpfs.iterdir()] == ["report.html"]
+    result = cli("compare", EXAMPLES / "single-node-8-inference.yaml", "-q", "--quick", "--html", report)
+    assert result.code == 2 and result.err.count("\n") == 1 and "No space left on device" in result.err
+    assert report.read_text() == "previous" and [p.name for p in small_tmpfs.iterdir()] == ["report.html"]

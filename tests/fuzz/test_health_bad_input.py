@@ -150,7 +150,7 @@ def test_prometheus_answers_an_error_or_nothing(cli, status, body, needle):
     (("--prometheus", "ftp://x"), "expected an http(s) URL"),
     (("--prometheus", "http://127.0.0.1:9", "--start", "now", "--end", "now-1h"), "--end must be after --start"),
     (("--prometheus", "http://127.0.0.1:9", "--start", "now-30d", "--step", "1s"), "at most 11,000 points"),
-    (("--prometheus", "http://127.0.0.1:9", "--step", "fast"), "expected a duration"),
+    (("--prometheus", "http://127.0.0.1:9", "--step", "fast"), "--step: query step 'fast' is not like 250ms, 15s"),
     ((), "nothing to check"),
     (("--rtt", "x.csv", "--watch", "5s"), "--watch needs --prometheus"),
     (("--rtt", "x.csv", "--expected-rtt-us", "-1"), "must be > 0 us"),

@@ -231,10 +231,16 @@ def test_sensitivity_swing_of_100_percent_is_rejected():
 # --- collective flags ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args,fragment", [
-    (("--size", "1e400GiB"), "size: cannot read size"),
-    (("--size", "99999999999999999999999999TiB"), "size: size must be at most 1 TiB"),
-    (("--size", "9" * 5000), "size: cannot read size"),
-    (("--sweep-sizes", "8B:1e300B"), "at most 1 TiB"),
+    (("--size", "1e400GiB"), "--size: size '1e400GiB' is not like 8B, 64KiB, 16MiB, 8G or 1MB (1 B..1 TiB"),
+    (("--size", "99999999999999999999999999TiB"), "--size: size '99999999999999999999999999TiB' must be in 1 B..1 TiB"),
+    (("--size", "9" * 5000), "--size: size '999999999999'...(5,000 characters) is not like 8B"),
+    (("--sweep-sizes", "8B:1e300B"), "--sweep-sizes: stop '1e300B' is not like 8B"),
+    (("--sweep-sizes", "8B:2TiB"), "--sweep-sizes: stop '2TiB' must be in 1 B..1 TiB"),
+    (("--size", "0.5"), "--size: size '0.5' is 0.5 bytes; a size is a whole number of bytes (1 B..1 TiB)"),
+    (("--size", "1.5"), "--size: size '1.5' is 1.5 bytes"),
+    (("--size", "inf"), "--size: size 'inf' is not like"),
+    (("--size", "-8MiB"), "--size: size '-8MiB' must be in 1 B..1 TiB"),
+    (("--size", "8PiB"), "--size: size '8PiB' has an unknown unit 'PiB'"),
     (("--gpus", "9" * 30, "--size", "8MiB"), "gpus: at most 10,000,000 GPUs"),
     (("--gpus", "99999999999", "--gpus-per-node", "99999999999", "--size", "8MiB"), "gpus: at most"),
     (("--gpus-per-node", "4096", "--gpus", "8192", "--size", "8MiB"), "gpus-per-node: GPUs per node must be at most"),

@@ -6,8 +6,9 @@ from hypothesis_budget import examples
 
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
-    collective_time, default_catalog, nvlink_bus_bandwidth_gbytes_per_s, parse_size, sweep_sizes,
+    collective_time, default_catalog, nvlink_bus_bandwidth_gbytes_per_s, sweep_sizes,
 )
+from fabricplan.units import parse_bytes
 
 CATALOG = default_catalog()
 H100 = CATALOG.gpu("h100-sxm")
@@ -104,14 +105,14 @@ def test_clear_errors(kwargs, message):
 
 
 def test_parse_size_and_sweep():
-    assert parse_size("8GiB") == 8 * 2**30
-    assert parse_size("16MiB") == 16 * 2**20
-    assert parse_size("8B") == 8
-    assert parse_size("1KB") == 1000
+    assert parse_bytes("8GiB", "--size") == 8 * 2**30
+    assert parse_bytes("16MiB", "--size") == 16 * 2**20
+    assert parse_bytes("8B", "--size") == 8
+    assert parse_bytes("1KB", "--size") == 1000
     assert len(sweep_sizes(8, 8 * 2**30)) == 31
     for bad in ("0", "-1MiB", "8XB", "abc"):
         with pytest.raises(InputError):
-            parse_size(bad)
+            parse_bytes(bad, "--size")
 
 
 def test_reported_routing_efficiency_is_the_one_the_graph_used():

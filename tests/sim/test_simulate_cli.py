@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fabricplan.sim.network import fat_tree
-from fabricplan.sim.scenarios import build_job, parse_bytes
+from fabricplan.sim.scenarios import build_job
 
 
 def test_simulate_json_keys_and_numbers(cli):
@@ -48,9 +48,13 @@ def test_scenario_conventions():
     assert len(a2a.src) == 32 * 31 and a2a.size_bytes[0] == pytest.approx(1e6)
 
 
-def test_parse_bytes():
-    assert parse_bytes("1MB") == 1e6 and parse_bytes("64KB") == 64e3 and parse_bytes("1MiB") == 2 ** 20
-    assert parse_bytes("4096") == 4096
+def test_flow_size_is_read_as_collective_reads_a_message_size(cli):
+    """--flow-size goes through the one size parser: 1M is 1 MiB (as collective --size), 1MB 10^6 B."""
+    for text, size in (("1M", 2 ** 20), ("1MB", 10 ** 6), ("64KiB", 65536), ("4096", 4096)):
+        result = cli("simulate", "incast", "--k", "4", "--senders", "2", "--flow-size", text, "--max-time-ms", "1",
+                     "--json")
+        assert result.code == 0, result.err
+        assert result.json()["settings"]["flow_size_bytes"] == size
 
 
 def test_plot_writes_html(cli, tmp_path):

@@ -22,7 +22,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -30,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from fabricplan.io import YAML_SAFE_LOADER
+from fabricplan.errors import InputError
+from fabricplan.io import YAML_SAFE_LOADER, write_bytes_atomic
 
 DATA_PACKAGE = "fabricplan.catalog"
 CACHE_ENV = "FABRICPLAN_CACHE_DIR"
@@ -67,20 +67,11 @@ def _read_cached(path: Path | None) -> Any:
 def _write_cached(path: Path | None, data: Any) -> None:
     if path is None:
         return
-    temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, suffix=".tmp",
-                                         delete=False) as handle:
-            temporary = handle.name
-            handle.write(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(temporary, path)
-    except OSError:  # a read-only home or a full disk only costs the speed-up
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        write_bytes_atomic(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), what="cache entry")
+    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
+        pass
 
 
 #: The modules whose code decides what a validated catalog object is (the validated cache's key).

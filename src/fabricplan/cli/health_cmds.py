@@ -81,10 +81,16 @@ def health_command(
         raise InputError(f"must be >= 0, got {iterations}", location="--iterations")
     check_expectations(expected_rtt_us, spec, baseline_window, fabric, load)
     stated_load = parse_load(load) if load is not None else None
+    parse_duration_s(step, "--step", noun="query step")  # a bad step is one line before any read
+    from fabricplan.io import check_output_path
+
+    for output, what in ((html, "HTML report"), (save_telemetry, "telemetry file")):
+        if output is not None:
+            check_output_path(output, what=what)
     now = time.time()
     # the quiet window is fixed when the command starts, also while --watch re-evaluates
     window = baseline_window_s(baseline_window, now)
-    interval_s = parse_duration_s(watch, "--watch") if watch is not None else None
+    interval_s = parse_duration_s(watch, "--watch", noun="watch interval") if watch is not None else None
 
     def run_once(now_s: float) -> HealthResult:
         return health(**sources, prometheus=prometheus, start=start, end=end, step=step,
@@ -102,37 +108,24 @@ def health_command(
 
 def _report(result: HealthResult, *, save_telemetry: Path | None, html: Path | None, json_out: bool,
             all_ports: bool) -> None:
-    """What was read as .npz (``--save-telemetry``), the HTML report (``--html``), then text or JSON."""
+    """What was read as .npz (``--save-telemetry``), the HTML report (``--html``), then text or JSON;
+    both files whole or not at all (:func:`fabricplan.io.atomic_output`)."""
     if save_telemetry is not None:
         from fabricplan.ops.telemetry import save_npz
 
-        _write_atomic(save_telemetry, lambda tmp: save_npz(result.telemetry, tmp))
+        save_npz(result.telemetry, save_telemetry)
     from fabricplan.report.health_output import as_json, print_text
 
     if html is not None:
+        from fabricplan.io import write_text_atomic
         from fabricplan.report.health_html import health_html
 
-        text = health_html(result)
-        _write_atomic(html, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        write_text_atomic(html, health_html(result), what="HTML report")
         stderr.print(Text(f"wrote {html}"))
     if json_out:
         emit_json(as_json(result))
     else:
         print_text(stdout, result, all_ports=all_ports)
-
-
-def _write_atomic(path: Path, write) -> None:
-    import os
-    import tempfile
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", location=str(path)) from None
 
 
 def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None:

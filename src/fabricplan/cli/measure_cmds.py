@@ -67,8 +67,10 @@ def calibrate_command(
     """Fit the model's calibratable parameters to measured logs; write them as a --catalog overlay."""
     from fabricplan.catalog import load_catalog
     from fabricplan.measure.fit import calibrate, overlay_document, write_overlay
+    from fabricplan.io import check_output_path
     from fabricplan.report.measure_tables import calibration_document, calibration_report
 
+    check_output_path(out, what="catalog overlay")  # before the fit, not after
     cat = load_catalog(catalog or [])
     read = _read(logs, op)
     system = _system(read, cat, spec, fabric, gpu, nics_per_node, cpu_vendor)
@@ -107,6 +109,10 @@ def check_measured_command(
     for name, value in (("--threshold", threshold), ("--latency-threshold", latency_threshold)):
         if value is not None and not 0.0 < value <= 1.0:
             raise InputError(f"must be a share in (0, 1], got {value:g}", location=name)
+    if html is not None:
+        from fabricplan.io import check_output_path
+
+        check_output_path(html, what="HTML chart")
     cat = load_catalog(catalog or [])
     read = _read(logs, op)
     # The design as specified: SHARP as the profile has it (whether the log engaged it is a cause).
@@ -115,12 +121,9 @@ def check_measured_command(
     if html is not None:
         from fabricplan.report.measure_tables import check_html
 
-        tmp = html.with_name(html.name + ".tmp")
-        try:  # written whole and renamed: a failed write leaves the previous file
-            tmp.write_text(check_html(result), encoding="utf-8")
-            tmp.replace(html)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", location=str(html)) from None
+        from fabricplan.io import write_text_atomic
+
+        write_text_atomic(html, check_html(result), what="HTML chart")
     if as_json:
         emit_json(check_document(result))
     else:

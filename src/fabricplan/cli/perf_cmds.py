@@ -18,9 +18,10 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
                 catalog_paths: Optional[list[Path]], efficiency_model: Optional[str],
                 gpus_per_host: Optional[int] = None) -> None:
     from fabricplan.catalog import load_catalog
-    from fabricplan.perf.collectives import collective_time, parse_size
+    from fabricplan.perf.collectives import collective_time
     from fabricplan.perf.collectives import sweep_sizes as sizes_of
     from fabricplan.report.perf_tables import collective_document, collective_table
+    from fabricplan.units import parse_bytes
 
     catalog = load_catalog(catalog_paths or [])
     gpu_entry = catalog.gpu(gpu, field="--gpu")
@@ -30,9 +31,9 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
         start, _, stop = sweep_sizes.partition(":")
         if not stop:
             raise InputError(f"--sweep-sizes needs START:STOP (e.g. 8B:8GiB), got '{sweep_sizes}'")
-        sizes = sizes_of(parse_size(start), parse_size(stop))
+        sizes = sizes_of(parse_bytes(start, "--sweep-sizes", noun="start"), parse_bytes(stop, "--sweep-sizes", noun="stop"))
     elif size:
-        sizes = [parse_size(size)]
+        sizes = [parse_bytes(size, "--size")]
     else:
         raise InputError("give --size or --sweep-sizes")
     # On the command line --gpus-per-node is the server, so NICs beyond one per GPU are the GPUs' own.
@@ -86,7 +87,7 @@ def register(app: typer.Typer) -> None:
     def collective(
         op: str = typer.Option("all_reduce", "--op", help="all_reduce, all_gather, reduce_scatter, all_to_all, "
                                                           "broadcast, reduce, send_recv"),
-        size: Optional[str] = typer.Option(None, "--size", help="Message size, e.g. 8B, 16MiB, 8GiB"),
+        size: Optional[str] = typer.Option(None, "--size", help="Message size: 8B, 16MiB, 8G (= 8GiB, as nccl-tests), 1MB (10^6); whole bytes up to 1TiB"),
         gpus: int = typer.Option(16, "--gpus", help="GPUs (ranks)"),
         gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
         gpus_per_host: Optional[int] = typer.Option(

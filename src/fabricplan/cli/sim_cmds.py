@@ -14,17 +14,10 @@ from fabricplan.errors import InputError
 
 
 def parse_link_gbps(text: str, flag: str = "--link") -> float:
-    """'100G', '40g', '400Gb/s' or a bare number of Gb/s -> Gb/s; InputError naming the flag otherwise."""
-    raw = text.strip().lower().removesuffix("b/s").removesuffix("bps").removesuffix("b")
-    if raw.endswith("g"):
-        raw = raw[:-1]
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InputError(f"{flag} must be a link rate such as 100G or 40, got '{text}'") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise InputError(f"{flag} must be a link rate above 0 Gb/s, got '{text}'")
-    return value
+    """A link rate (``100G``, ``400Gb/s``, ``25Gbps``; a bare number is Gb/s) -> Gb/s (fabricplan.units)."""
+    from fabricplan.units import parse_rate
+
+    return parse_rate(text, flag, unit="Gb/s")
 
 
 def _dcqcn(flows: int, delay_us: float, link: str, overrides: dict, as_json: bool,
@@ -56,6 +49,10 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
     from fabricplan.catalog import load_catalog
     from fabricplan.sim.scenarios import run_scenarios
 
+    if plot is not None:
+        from fabricplan.io import check_output_path
+
+        check_output_path(plot, what="plot")  # before the simulation, not after
     catalog = load_catalog(catalog_paths or [])
     options = dict(options)
     link = options.pop("link", None)
@@ -98,7 +95,7 @@ def register(app: typer.Typer) -> None:
     def dcqcn(
         flows: int = typer.Option(..., "--flows", help="Flows sharing the bottleneck (incast degree N)"),
         delay_us: float = typer.Option(..., "--delay-us", help="Control-loop delay tau* in us (RTT + CNP path)"),
-        link: str = typer.Option("100G", "--link", help="Bottleneck link rate, e.g. 40G, 100G, 400G"),
+        link: str = typer.Option("100G", "--link", help="Bottleneck link rate: 40G, 400Gb/s, 25Gbps (bits/s; a bare number is Gb/s)"),
         rai_mbps: Optional[float] = typer.Option(None, "--rai-mbps", help="Additive increase R_AI, Mb/s"),
         kmin_kb: Optional[float] = typer.Option(None, "--kmin-kb", help="ECN Kmin, KB"),
         kmax_kb: Optional[float] = typer.Option(None, "--kmax-kb", help="ECN Kmax, KB"),
@@ -125,10 +122,10 @@ def register(app: typer.Typer) -> None:
                                                  "sharing the fabric: comma-separated (incast,permutation)"),
         k: int = typer.Option(16, "--k", help="Fat-tree switch radix k (even)"),
         tiers: int = typer.Option(2, "--tiers", help="Fat-tree tiers: 2 or 3"),
-        link: Optional[str] = typer.Option(None, "--link", help="Link rate, e.g. 100G (default: catalog)"),
+        link: Optional[str] = typer.Option(None, "--link", help="Link rate: 100G, 400Gb/s (bits/s; a bare number is Gb/s; default: catalog)"),
         hosts: Optional[int] = typer.Option(None, "--hosts", help="Hosts attached (default: all of the tree)"),
         senders: Optional[int] = typer.Option(None, "--senders", help="Incast degree N (default 16)"),
-        flow_size: str = typer.Option("1MB", "--flow-size", help="Bytes per flow, e.g. 64KB, 1MB"),
+        flow_size: str = typer.Option("1MB", "--flow-size", help="Bytes per flow: 64KB, 1MB (10^6), 1M or 1MiB (2^20); whole bytes up to 1TiB"),
         spec: Optional[Path] = typer.Option(None, "--spec", help="Simulate this spec's design instead of a "
                                                                  "generic fat tree (hosts are NIC ports)"),
         fabric: Optional[str] = typer.Option(None, "--fabric", help="Which of the spec's fabrics (default: its "

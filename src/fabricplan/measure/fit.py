@@ -444,10 +444,6 @@ def write_overlay(document: dict, path, result: CalibrationResult) -> None:
               f"{result.rms_log_error_before:.3f} before, {result.rms_log_error_after:.3f} after.",
               "# Use it with: fabricplan <command> --catalog THIS_FILE", ""]
     text = "\n".join(header) + yaml.safe_dump(document, sort_keys=False, width=100, allow_unicode=True)
-    out = Path(path)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", location=str(path)) from None
+    from fabricplan.io import write_text_atomic
+
+    write_text_atomic(Path(path), text, what="catalog overlay")

@@ -25,13 +25,12 @@ Speeds are in Mb/s as SONiC's ``PORT.speed`` and the kernel use them (100G = 100
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
-from fabricplan.ops.limits import CABLE_RANGE_M, MAX_NUMBER_DIGITS, MTU_RANGE_BYTES, SPEED_RANGE_MBPS
+from fabricplan.ops.limits import CABLE_RANGE_M, MTU_RANGE_BYTES, SPEED_RANGE_MBPS
 
 if TYPE_CHECKING:
     from fabricplan.catalog import Catalog
@@ -862,40 +861,20 @@ def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, catalog
     raise InputError(f"unknown headroom model {model!r}; choose one of {', '.join(MODELS)}", location="model")
 
 
-_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([gGmM]?)(?:b(?:ps|/s)?|bit/s)?\s*$")
-_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m)?\s*$", re.IGNORECASE)
-
-
 def parse_speed_mbps(text: str, location: str = "speed") -> int:
-    """``"400G"``, ``"400Gbps"``, ``"100000"`` (Mb/s, as SONiC writes it) -> Mb/s, within
-    :data:`~fabricplan.ops.limits.SPEED_RANGE_MBPS`."""
+    """``"400G"``, ``"400Gbps"``, ``"100000"`` (a bare number is Mb/s, as SONiC writes it) -> whole Mb/s,
+    within :data:`~fabricplan.ops.limits.SPEED_RANGE_MBPS` (the one rate parser: :mod:`fabricplan.units`)."""
+    from fabricplan.units import parse_rate
+
     lo, hi = SPEED_RANGE_MBPS
-    match = _SPEED.match(str(text)[:200])
-    if not match or len(match.group(1)) > MAX_NUMBER_DIGITS:
-        raise InputError(f"speed {_clip(text)!r} is not like 400G or 400000 (Mb/s, {defaults.span(lo, hi)})",
-                         location=location)
-    number, unit = float(match.group(1)), match.group(2).lower()
-    mbps = number * 1000 if unit == "g" else number
-    if not lo <= mbps <= hi:
-        raise InputError(f"speed {_clip(text)!r} must be in {defaults.span(lo, hi)} Mb/s", location=location)
-    if mbps != int(mbps):
-        raise InputError(f"speed {_clip(text)!r} must be a positive whole number of Mb/s", location=location)
-    return int(mbps)
+    return parse_rate(str(text), location, unit="Mb/s", lo=lo, hi=hi, whole=True, noun="speed")
 
 
 def parse_length_m(text: str, location: str = "cable") -> float:
-    """``"30m"`` or ``"30"`` -> 30.0 m, within :data:`~fabricplan.ops.limits.CABLE_RANGE_M`."""
+    """``"30m"`` or ``"30"`` -> 30.0 m, within :data:`~fabricplan.ops.limits.CABLE_RANGE_M`
+    (the one length parser: :mod:`fabricplan.units`)."""
+    from fabricplan.units import parse_length
+
     lo, hi = CABLE_RANGE_M
-    match = _LENGTH.match(str(text)[:200])
-    if not match or len(match.group(1)) > MAX_NUMBER_DIGITS:
-        raise InputError(f"cable length {_clip(text)!r} is not like 30m (metres, {defaults.span(lo, hi)})",
-                         location=location)
-    length = float(match.group(1))
-    if not lo <= length <= hi:
-        raise InputError(f"cable length {_clip(text)!r} must be in {defaults.span(lo, hi)} m", location=location)
-    return length
+    return parse_length(str(text), location, lo=lo, hi=hi, noun="cable length")
 
-
-def _clip(text: object, limit: int = 30) -> str:
-    raw = str(text)
-    return raw if len(raw) <= limit else f"{raw[:12]}...({len(raw):,} characters)"

@@ -8,6 +8,8 @@ physical default numbers the models use are in ``catalog/data/ops_defaults.yaml`
 
 from __future__ import annotations
 
+from fabricplan.units import LINK_RATE_RANGE_MBPS
+
 #: Digits accepted in one number of an ops input (a u64 has 20; nothing here needs more).
 MAX_NUMBER_DIGITS = 20
 #: SAI/CONFIG_DB attributes of buffer sizes, thresholds, timers and weights are u32.
@@ -18,7 +20,7 @@ DSCP_RANGE = (0, 63)
 PRIORITY_RANGE = (0, 7)
 #: MTU: the IPv4 minimum (RFC 791) to the largest 16-bit IP length; SONiC's PORT.mtu is within.
 MTU_RANGE_BYTES = (68, 65535)
-#: Link speed: up to 10 Tb/s, over six times the fastest Ethernet port (1.6 Tb/s, IEEE 802.3dj).
-SPEED_RANGE_MBPS = (1, 10_000_000)
+#: Link speed: 1 Mb/s up to 10 Tb/s (the link-rate range of every rate flag: fabricplan.units).
+SPEED_RANGE_MBPS = LINK_RATE_RANGE_MBPS
 #: Cable length: 0 m up to 120 km, the reach of the longest coherent Ethernet optics (400ZR+/ZR).
 CABLE_RANGE_M = (0, 120_000)

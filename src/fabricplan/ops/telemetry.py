@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -402,8 +403,9 @@ def quantile(values: np.ndarray, q: float) -> float:
 
 # --- saved model (.npz) ----------------------------------------------------------------------------
 
-def save_npz(telemetry: Telemetry, path: str) -> None:
-    """Write the model to one ``.npz`` (numpy's zip of arrays): a fast re-read for large captures.
+def save_npz(telemetry: Telemetry, path: str | Path) -> None:
+    """Write the model to one ``.npz`` (numpy's zip of arrays): a fast re-read for large captures,
+    whole or not at all (:func:`fabricplan.io.atomic_output`; an unwritable path is one InputError).
 
     Series sampled at the same times are stored as one time array ``t{j}`` and one matrix of
     values ``v{j}`` (a row each); ``meta`` (JSON) names each series' group and row."""
@@ -422,5 +424,7 @@ def save_npz(telemetry: Telemetry, path: str) -> None:
             meta[i] = [s.counter, s.host, s.device, s.port, -1 if s.priority is None else s.priority, s.source,
                        s.kind, -1 if s.width_bits is None else s.width_bits, int(s.from_rate), j, row]
     arrays["meta"] = np.frombuffer(json.dumps({"series": meta, "sources": telemetry.sources}).encode(), dtype=np.uint8)
-    with open(path, "wb") as handle:
+    from fabricplan.io import atomic_output
+
+    with atomic_output(path, what="telemetry file") as handle:
         np.savez(handle, **arrays)

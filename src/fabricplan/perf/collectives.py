@@ -52,6 +52,7 @@ from fabricplan.perf.efficiency import Efficiency, EfficiencyModel, TrafficCase
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.latency import perf_parameter, perf_table, point_to_point_latency
 from fabricplan.perf.nccl_tuner import Communicator, Graph
+from fabricplan.units import MAX_MESSAGE_BYTES
 
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv")
 # Traffic pattern of each NCCL graph (and of the p2p AllToAll) as the efficiency models see it.
@@ -372,7 +373,7 @@ class CollectiveResult:
 #: Program limits of the collective model (sanity bounds, not physical defaults): a buffer of at most
 #: 1 TiB (a GPU holds at most ~0.2 TiB), at most 10 million ranks (the spec's bound on a cluster) and
 #: at most 1,024 GPUs or NICs per node (an NVL72 rack is 72 GPUs).
-MAX_SIZE_BYTES = 2 ** 40
+MAX_SIZE_BYTES = MAX_MESSAGE_BYTES  # 2^40, the size parser's bound (fabricplan.units)
 MAX_RANKS = 10_000_000
 MAX_PER_NODE = 1024
 
@@ -571,39 +572,14 @@ def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, buil
     return nccl_tuner.AlgorithmChoice("p2p", "simple", latency, bandwidth, latency + transfer)
 
 
-def parse_size(text: str) -> int:
-    """'8GiB', '16MiB', '512KB', '8B' or '1024' -> bytes (KiB/MiB/GiB = 2^10.., KB/MB/GB = 10^3..)."""
-    units = {"b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30,
-             "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-    cleaned = text.strip().lower().replace(" ", "")
-    number = cleaned.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = cleaned[len(number):] or "b"
-    try:
-        value = float(number) if len(number) <= 40 else float("nan")  # 40 characters: any real size
-    except ValueError:
-        raise InputError(f"cannot read size '{text}'; use e.g. 8B, 64KiB, 16MiB, 8GiB", location="size") from None
-    if not math.isfinite(value):
-        raise InputError(f"cannot read size '{text}'; use e.g. 8B, 64KiB, 16MiB, 8GiB", location="size")
-    if unit not in units:
-        raise InputError(f"unknown size unit '{unit}' in '{text}'; use B, KiB, MiB, GiB (or KB, MB, GB)",
-                         location="size")
-    scaled = value * units[unit]
-    if scaled > MAX_SIZE_BYTES:
-        raise InputError(f"size must be at most 1 TiB, got '{text}'", location="size")
-    size = int(round(scaled))
-    if size <= 0:
-        raise InputError(f"size must be positive, got '{text}'", location="size")
-    return size
-
-
 def sweep_sizes(start_bytes: int, stop_bytes: int, factor: int = 2) -> list[int]:
     """Sizes start, start*factor, ... <= stop, like nccl-tests ``-b -e -f``."""
     if start_bytes <= 0 or stop_bytes < start_bytes or factor < 2:
         raise InputError(f"need 0 < start <= stop and factor >= 2, got {start_bytes}:{stop_bytes} x{factor}",
-                         location="sweep-sizes")
+                         location="--sweep-sizes")
     if stop_bytes > MAX_SIZE_BYTES:
         raise InputError(f"the sweep must stop at most at 1 TiB ({MAX_SIZE_BYTES:,} bytes), got {stop_bytes:,}",
-                         location="sweep-sizes")
+                         location="--sweep-sizes")
     sizes, size = [], start_bytes
     while size <= stop_bytes:
         sizes.append(size)

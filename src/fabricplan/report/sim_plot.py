@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricplan.errors import InputError
 
 #: Program limit: queues drawn (the longest ones); more lines make the chart unreadable.
 MAX_QUEUES_DRAWN = 12
@@ -52,14 +51,13 @@ def simulate_figure(result):
 
 
 def write_plot(result, path: Path) -> None:
-    """Write the figure to ``path``; InputError naming ``--plot`` if it cannot be written."""
+    """Write the figure to ``path`` (whole or not at all); an InputError naming the path if it cannot be written."""
     from plotly.offline import get_plotlyjs
     import plotly.io as pio
 
     html = pio.to_html(simulate_figure(result), include_plotlyjs=False, full_html=False)
     document = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fabricplan simulate</title>"
                 f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>{html}</body></html>")
-    try:
-        Path(path).write_text(document, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the plot: {exc.strerror or exc}", location=str(path)) from None
+    from fabricplan.io import write_text_atomic
+
+    write_text_atomic(path, document, what="plot")

@@ -20,6 +20,7 @@ import numpy as np
 
 from fabricplan.errors import InputError
 from fabricplan.sim.network import Flows, Network, fat_tree
+from fabricplan.units import check_bytes, parse_bytes
 
 SCENARIOS = ("incast", "permutation", "allreduce", "alltoall")
 ROUTINGS = ("ecmp", "adaptive", "spray")
@@ -27,21 +28,6 @@ ROUTINGS = ("ecmp", "adaptive", "spray")
 #: split over 16 evenly spaced equal-cost paths loads each tier's links as evenly as one over all).
 MAX_FLOWS = 100_000
 MAX_SPRAY_PATHS = 16
-
-
-def parse_bytes(text: str, flag: str = "--flow-size") -> float:
-    """'1MB' (10^6), '64KB', '1MiB', '4096' -> bytes; InputError naming the flag otherwise."""
-    units = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3}
-    raw = str(text).strip().lower()
-    number = raw.rstrip("kmgib")
-    unit = raw[len(number):]
-    try:
-        value = float(number) * units[unit]
-    except (ValueError, KeyError):
-        raise InputError(f"must be a size such as 1MB, 64KB or 4096, got '{text}'", location=flag) from None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"must be a size above 0 bytes, got '{text}'", location=flag)
-    return value
 
 
 def route(network: Network, src, dst, routing: str, seed: int, qps: int = 1) -> tuple[Flows, np.ndarray]:
@@ -395,7 +381,10 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
         raise InputError(f"must be > 0 bytes, got {mtu}", location="--mtu")
     if not math.isfinite(max_time_ms) or max_time_ms <= 0:
         raise InputError(f"must be > 0 ms, got {max_time_ms:g}", location="--max-time-ms")
-    size = parse_bytes(flow_size) if isinstance(flow_size, str) else float(flow_size)
+    if link_latency_us is not None and not (math.isfinite(link_latency_us) and 0 <= link_latency_us <= 1e6):
+        raise InputError(f"must be in 0..1,000,000 us, got {link_latency_us:g}", location="--link-latency-us")
+    size = (parse_bytes(flow_size, "--flow-size", noun="flow size") if isinstance(flow_size, str)
+            else check_bytes(flow_size, "--flow-size", noun="flow size"))
     if network is None:
         network = fat_tree(k, tiers, link_gbps=link_gbps, link_latency_us=link_latency_us, hosts=hosts,
                            catalog=catalog)
@@ -403,7 +392,7 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
                           pfc_xoff_bytes=None if pfc_xoff_kb is None else pfc_xoff_kb * 1e3,
                           pfc_xon_bytes=None if pfc_xon_kb is None else pfc_xon_kb * 1e3,
                           max_time_us=max_time_ms * 1e3, extra_loop_delay_us=loop_delay_us)
-    jobs = [build_job(name, network, k, senders, size, seed + i) for i, name in enumerate(names)]
+    jobs = [build_job(name, network, k, senders, float(size), seed + i) for i, name in enumerate(names)]
     src = np.concatenate([j.src for j in jobs])
     dst = np.concatenate([j.dst for j in jobs])
     sizes = np.concatenate([j.size_bytes for j in jobs])

@@ -3,9 +3,10 @@
     <out>/part-<first point index>-<batch hash>.parquet   one file per finished batch
     <out>/_sweep.json                                     the sweep's name, axes, columns, outputs
 
-Each batch is written to a temporary file in the folder, flushed, and renamed into place
-(``os.replace``), so a part file is either whole or absent: a killed run loses at most the batches
-in flight. Every part has the same schema (the manifest's). Readers need no fabricplan:
+Each batch is written through the one atomic writer (:func:`fabricplan.io.atomic_output`): a
+temporary file in the folder, fsynced, renamed into place (``os.replace``), so a part file is
+either whole or absent: a killed run loses at most the batches in flight. Parts and the manifest
+are readable by the team (0644 under umask 022), as any file the tool writes. Every part has the same schema (the manifest's). Readers need no fabricplan:
 ``pandas.read_parquet(out)``, ``polars.read_parquet(f"{out}/*.parquet")``,
 ``duckdb.sql(f"select * from '{out}/*.parquet'")``. pyarrow's dataset reader skips ``_``-files.
 """
@@ -14,12 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricplan.errors import InputError
+from fabricplan.io import atomic_output, write_bytes_atomic
 from fabricplan.sweep.adapter import FABRIC_OUTPUTS, POINT_OUTPUTS, fabric_column
 
 if TYPE_CHECKING:
@@ -92,13 +92,14 @@ class ResultStore:
                 raise InputError(f"this folder holds a sweep with other columns (axes {list(old.get('axes', {}))}, "
                                  f"fabrics {old.get('fabrics')}); give another --out or keep the same axes, "
                                  "fabrics and outputs to append", location=where)
-            for stale in self.folder.glob(".part-*.tmp"):  # the batch a killed run had in flight
-                stale.unlink(missing_ok=True)
+            for pattern in (".part-*.tmp", f".{MANIFEST}.*.tmp"):  # what a killed run had in flight
+                for stale in self.folder.glob(pattern):
+                    stale.unlink(missing_ok=True)
         else:
             if not self.folder.parent.is_dir():
                 raise InputError(f"folder {str(self.folder.parent)!r} does not exist", location=where)
             self.folder.mkdir(exist_ok=True)
-            _write_atomic(existing, (json.dumps(self.manifest, indent=2) + "\n").encode())
+            write_bytes_atomic(existing, (json.dumps(self.manifest, indent=2) + "\n").encode(), what="sweep manifest")
         self.schema = arrow_schema(self.types, {"fabricplan.sweep": json.dumps(self.manifest)})
 
     def done_ids(self) -> set[str]:
@@ -119,29 +120,9 @@ class ResultStore:
         digest = hashlib.sha256("".join(r["point_id"] for r in rows).encode()).hexdigest()[:12]
         first = min(r["point_index"] for r in rows)
         path = self.folder / f"part-{first:09d}-{digest}.parquet"
-        fd, temporary = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                pq.write_table(table, handle, compression="zstd")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
+        with atomic_output(path, what="sweep part") as handle:  # temporary .part-....tmp, then renamed
+            pq.write_table(table, handle, compression="zstd")
         return path
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
 
 
 def read_results(folder: str | Path) -> tuple[pa.Table, dict[str, Any]]:

@@ -9,7 +9,6 @@ Error locations name the command's flags, as the rest of the health readers do.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,31 +29,35 @@ FILE_KINDS = {"ethtool": "ethtool", "hw_counters": "hw_counters", "perfquery": "
 DEFAULT_START = "now-15m"
 DEFAULT_END = "now"
 
-_RELATIVE = re.compile(r"^(?:now)?\s*(?:-\s*(\d+(?:\.\d+)?)\s*([smhd]))?$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: Program limits of the time flags: a query step or watch interval from 1 ms to a year; a
+#: relative time (now-OFFSET) at most 100 years back.
+DURATION_RANGE_S = (0.001, 366 * 86400)
+MAX_OFFSET_S = 100 * 366 * 86400
 
 
 def parse_when(text: str, where: str, now_s: float) -> float:
-    """``now``, ``now-15m``/``-15m`` (s, m, h, d), epoch seconds or ISO 8601 -> epoch seconds."""
+    """``now``, ``now-15m``/``-15m`` (any duration of :mod:`fabricplan.units`; a bare number is
+    seconds), epoch seconds or ISO 8601 -> epoch seconds."""
     from fabricplan.ops.readers._common import parse_time
 
     raw = text.strip().lower()
-    m = _RELATIVE.match(raw)
-    if raw and m and (raw.startswith("now") or raw.startswith("-")):
-        amount = float(m.group(1)) * _UNIT_S[m.group(2)] if m.group(1) else 0.0
-        return now_s - amount
+    if raw.startswith("now") or raw.startswith("-"):
+        offset = raw.removeprefix("now").strip()
+        if not offset:
+            return now_s
+        if offset.startswith("-"):
+            from fabricplan.units import parse_duration
+
+            return now_s - parse_duration(offset[1:], where, lo=0, hi=MAX_OFFSET_S, noun="offset")
+        raise InputError(f"expected now, now-15m, epoch seconds or ISO 8601, got {text[:30]!r}", location=where)
     return parse_time(text, where)
 
 
-def parse_duration_s(text: str, where: str) -> float:
-    """``15s``, ``5m``, ``1h``, ``2d`` or bare seconds -> seconds, above 0 and at most a year."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    if not m:
-        raise InputError(f"expected a duration such as 15s, 5m or 1h, got {text[:30]!r}", location=where)
-    value = float(m.group(1)) * _UNIT_S[m.group(2) or "s"]
-    if not 0 < value <= 366 * 86400:
-        raise InputError(f"must be > 0 and at most a year, got {text[:30]!r}", location=where)
-    return value
+def parse_duration_s(text: str, where: str, noun: str = "duration") -> float:
+    """``15s``, ``5m``, ``1h``, ``500ms`` (a bare number is seconds) -> seconds, 1 ms .. 1 year."""
+    from fabricplan.units import parse_duration
+
+    return parse_duration(text, where, lo=DURATION_RANGE_S[0], hi=DURATION_RANGE_S[1], noun=noun)
 
 
 def epoch_s(value: float | str | None, where: str, now_s: float) -> float | None:

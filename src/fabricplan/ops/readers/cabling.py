@@ -5,14 +5,13 @@ Format (YAML)::
     links:
       - nic: gpu01:eth2            # NIC name as in the NIC capture ("### nic" line / name file)
         switch: leaf01:Ethernet0   # switch hostname (or config_db file name) : port
-        length_m: 5                # optional physical cable length [m] ("5m" also accepted)
+        length_m: 5                # optional physical cable length [m] ("5m", "2.5 m", "0.1km" also accepted)
 
 Errors are located as ``file:line``.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import yaml
@@ -20,11 +19,10 @@ import yaml
 from fabricplan.errors import InputError
 from fabricplan.ops.model import CablingEntry
 from fabricplan.io import YAML_SAFE_LOADER
-from fabricplan.ops.defaults import span
 from fabricplan.ops.limits import CABLE_RANGE_M
-from fabricplan.ops.readers._common import parse_decimal, read_structured
+from fabricplan.ops.readers._common import read_structured
+from fabricplan.units import parse_length
 
-_LENGTH = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*m?\s*$")
 _KEYS = {"nic", "switch", "length_m", "length"}
 
 
@@ -92,13 +90,8 @@ def read_cabling(path: Path | str) -> list[CablingEntry]:
         length_node = fields.get("length_m") or fields.get("length")
         if length_node is not None:
             length_where = f"{source}:{length_node.start_mark.line + 1}"
-            m = _LENGTH.match(_scalar(length_node, length_where, "length_m")[:200])
-            if not m:
-                shown = str(length_node.value)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
-                raise InputError(f"cable length {shown!r} must be metres like 5 or 5m "
-                                 f"({span(*CABLE_RANGE_M)})", location=length_where)
-            length = parse_decimal(m.group(1), length_where, "cable length", *CABLE_RANGE_M, unit=" m")
+            length = parse_length(_scalar(length_node, length_where, "length_m"), length_where,
+                                  lo=CABLE_RANGE_M[0], hi=CABLE_RANGE_M[1], noun="cable length")
         if nic in seen_nic:
             raise InputError(f"NIC {nic!r} is cabled twice (also {seen_nic[nic]})", location=where)
         if switch in seen_port:

@@ -216,6 +216,76 @@ def _binary_from_name(name: str) -> str | None:
     return None
 
 
+def _finished_run(b: _Builder, state: dict, file: str, end_line: int, binary_seen: str | None,
+                  tests_version: str | None, operation: str | None) -> NcclRun:
+    """The run ``b`` gathered, with what the NCCL lines (``state``) and the command said of it."""
+    if b.fragment is not None:
+        b.notes.append(f"row at line {b.fragment[0]} cut off (truncated output); left out")
+    if not b.complete and b.rows:
+        b.notes.append(f"no '# Avg bus bandwidth' footer before line {end_line}: the run was cut off "
+                       f"after {len(b.rows)} rows")
+    hosts_by_rank = {rank: host for rank, (host, _dev) in b.ranks.items()}
+    hosts = tuple(dict.fromkeys(hosts_by_rank.values()))
+    debug = _debug(state)
+    ranks = len(b.ranks) or debug.nranks
+    per_node = None
+    if b.ranks and hosts:
+        counts = [list(hosts_by_rank.values()).count(h) for h in hosts]
+        per_node = max(counts)
+    binary = b.header.get("binary") or binary_seen or _binary_from_name(Path(file).name)
+    op = NCCL_TESTS_BINARIES.get(binary) if binary else None
+    op = op or state.get("collective") or operation
+    if debug.nccl_version is None and tests_version:
+        debug = NcclDebug(**{**debug.__dict__, "nccl_version": tests_version})
+    return NcclRun(file=file, line=b.line, binary=binary, operation=op, header=b.header, ranks=ranks,
+                   ranks_per_node=per_node, nodes=len(hosts) or None,
+                   devices=tuple(dict.fromkeys(d for _h, d in b.ranks.values())), hosts=hosts,
+                   debug=debug, rows=tuple(b.rows), complete=b.complete, avg_busbw_gbytes_per_s=b.avg,
+                   notes=tuple(b.notes))
+
+
+def _table_line(builder: _Builder, tokens: list[str], file: str, number: int) -> bool:
+    """Take one line of a run's table (a row, or the rest of a row cut over lines); False if it is none."""
+    where = f"{file}:{number}"
+    table = builder.table
+    if builder.fragment is not None and all(NUMBER.match(t) or t.upper() == "N/A" for t in tokens) \
+            and len(builder.fragment[1]) + len(tokens) <= table.fields:
+        start, pending = builder.fragment
+        pending = pending + tokens
+        if len(pending) == table.fields:
+            builder.fragment = None
+            builder.rows.append(_row(pending, table, f"{file}:{start}", start))
+        else:
+            builder.fragment = (start, pending)
+        return True
+    if not _is_row_start(tokens):
+        return False
+    if builder.fragment is not None:
+        builder.notes.append(f"row at line {builder.fragment[0]} cut off; left out")
+        builder.fragment = None
+    if len(tokens) > table.fields:
+        raise InputError(f"row has {len(tokens)} fields, the table header has {table.fields}", location=where)
+    if len(tokens) < table.fields:
+        # Check what is there now: a bad value is an error even in a cut row.
+        for index, token in enumerate(tokens[table.lead:]):
+            if index % 4 != 3:
+                _number(token, "value", where)
+        builder.fragment = (number, tokens)
+        return True
+    builder.rows.append(_row(tokens, table, where, number))
+    return True
+
+
+def _new_run(m, number: int, file: str, binary_seen: str | None) -> _Builder:
+    """A run started by its ``# nThread ... nGpus ...`` header line (match ``m``)."""
+    header = {"nThread": m.group(1), "nGpus": m.group(2), "minBytes": m.group(3), "maxBytes": m.group(4)}
+    for key, value in re.findall(r"(warmup iters|agg iters|iters|validation|graph|step):\s*(\S+)", m.group(5)):
+        header[key] = value
+    if binary_seen:
+        header["binary"] = binary_seen
+    return _Builder(file, number, header)
+
+
 def read_nccl_tests(text: str, file: str, *, operation: str | None = None) -> tuple[list[NcclRun], int]:
     """All nccl-tests runs in ``text`` (the contents of ``file``) and the number of ignored lines.
 
@@ -231,44 +301,19 @@ def read_nccl_tests(text: str, file: str, *, operation: str | None = None) -> tu
 
     def finish(end_line: int) -> None:
         nonlocal builder, state
-        if builder is None:
+        if builder is None:  # NCCL lines seen so far belong to the run that starts next
             return
-        b = builder
-        if b.fragment is not None:
-            b.notes.append(f"row at line {b.fragment[0]} cut off (truncated output); left out")
-        if not b.complete and b.rows:
-            b.notes.append(f"no '# Avg bus bandwidth' footer before line {end_line}: the run was cut off "
-                           f"after {len(b.rows)} rows")
-        hosts_by_rank = {rank: host for rank, (host, _dev) in b.ranks.items()}
-        hosts = tuple(dict.fromkeys(hosts_by_rank.values()))
-        debug = _debug(state)
-        ranks = len(b.ranks) or debug.nranks
-        per_node = None
-        if b.ranks and hosts:
-            counts = [list(hosts_by_rank.values()).count(h) for h in hosts]
-            per_node = max(counts)
-        binary = b.header.get("binary") or binary_seen or _binary_from_name(Path(file).name)
-        op = NCCL_TESTS_BINARIES.get(binary) if binary else None
-        op = op or state.get("collective") or operation
-        if debug.nccl_version is None and tests_version:
-            debug = NcclDebug(**{**debug.__dict__, "nccl_version": tests_version})
-        runs.append(NcclRun(file=file, line=b.line, binary=binary, operation=op, header=b.header, ranks=ranks,
-                            ranks_per_node=per_node, nodes=len(hosts) or None,
-                            devices=tuple(dict.fromkeys(d for _h, d in b.ranks.values())), hosts=hosts,
-                            debug=debug, rows=tuple(b.rows), complete=b.complete, avg_busbw_gbytes_per_s=b.avg,
-                            notes=tuple(b.notes)))
+        runs.append(_finished_run(builder, state, file, end_line, binary_seen, tests_version, operation))
         builder = None
         state = _new_state()
 
     for number, raw in enumerate(text.splitlines(), start=1):
-        where = f"{file}:{number}"
         line = _strip(raw)
         # An NCCL INFO line, possibly glued after the start of a table row (nccl#1453).
         info = NCCL_LINE.search(line)
         head = line[: info.start()] if info else line
         if info:  # the cut-off row ends with the next line's mpirun prefix ("... -1[0] host:pid:...")
             head = re.sub(r"\[\d+(?:,\d+)?\](?:<std\w+>:)?\s*$", "", head)
-        if info:
             _debug_update(state, info.group("text"), info.group("level"), info.group("host"))
         if m := BINARY.search(head):
             if not head.lstrip().startswith("#") or "perf" in head:
@@ -282,67 +327,25 @@ def read_nccl_tests(text: str, file: str, *, operation: str | None = None) -> tu
             continue
         if m := HEADER.match(stripped):
             finish(number)
-            rest = m.group(5)
-            header = {"nThread": m.group(1), "nGpus": m.group(2), "minBytes": m.group(3), "maxBytes": m.group(4)}
-            for key, value in re.findall(r"(warmup iters|agg iters|iters|validation|graph|step):\s*(\S+)", rest):
-                header[key] = value
-            if binary_seen:
-                header["binary"] = binary_seen
-            builder = _Builder(file, number, header)
-            # debug lines printed before the header (NCCL init) belong to this run
+            builder = _new_run(m, number, file, binary_seen)  # NCCL init lines before it belong to this run
             continue
         if builder is None:
-            if not info:
-                ignored += 1
+            ignored += 0 if info else 1
             continue
         if m := RANK.match(stripped):
             builder.ranks[int(m.group(1))] = (m.group(2), m.group(4).strip())
-            continue
-        if m := TABLE_HEADER.match(stripped):
+        elif m := TABLE_HEADER.match(stripped):
             builder.table = _Table(m.group("rest"))
-            continue
-        if m := FOOTER_AVG.match(stripped):
+        elif m := FOOTER_AVG.match(stripped):
             builder.complete = True
             try:
                 builder.avg = float(m.group(1))
             except ValueError:
                 builder.avg = None
             finish(number)  # NCCL lines after the footer belong to the next run
+        elif FOOTER_OOB.match(stripped) or stripped.startswith("#"):
             continue
-        if FOOTER_OOB.match(stripped) or stripped.startswith("#"):
-            continue
-        tokens = stripped.split()
-        table = builder.table
-        if table is None:
-            if not info:
-                ignored += 1
-            continue
-        if builder.fragment is not None and all(NUMBER.match(t) or t.upper() == "N/A" for t in tokens) \
-                and len(builder.fragment[1]) + len(tokens) <= table.fields:
-            start, pending = builder.fragment
-            pending = pending + tokens
-            if len(pending) == table.fields:
-                builder.fragment = None
-                builder.rows.append(_row(pending, table, f"{file}:{start}", start))
-            else:
-                builder.fragment = (start, pending)
-            continue
-        if _is_row_start(tokens):
-            if builder.fragment is not None:
-                builder.notes.append(f"row at line {builder.fragment[0]} cut off; left out")
-                builder.fragment = None
-            if len(tokens) > table.fields:
-                raise InputError(f"row has {len(tokens)} fields, the table header has {table.fields}", location=where)
-            if len(tokens) < table.fields:
-                # Check what is there now: a bad value is an error even in a cut row.
-                for index, token in enumerate(tokens[table.lead:]):
-                    if index % 4 != 3:
-                        _number(token, "value", where)
-                builder.fragment = (number, tokens)
-                continue
-            builder.rows.append(_row(tokens, table, where, number))
-            continue
-        if not info:
-            ignored += 1
+        elif builder.table is None or not _table_line(builder, stripped.split(), file, number):
+            ignored += 0 if info else 1
     finish(len(text.splitlines()) + 1)
     return runs, ignored

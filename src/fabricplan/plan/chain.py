@@ -79,12 +79,21 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
     its overrides and bandwidth scale, switch, GPU, sized fabric, layout), the levers and the
     efficiency model."""
     cache: dict[tuple, tuple[object, object, list[StepResult]]] = {}
+    texts: dict[int, tuple[object, str]] = {}  # the JSON of each spec and profile asked about, kept with it
+
+    def text(model, **options) -> str:
+        """``model.model_dump_json(**options)``, once per object (pydantic models are not changed in place
+        here; the object is kept with its text so its id cannot be reused)."""
+        hit = texts.get(id(model))
+        if hit is None or hit[0] is not model:
+            hit = texts[id(model)] = (model, model.model_dump_json(**options))
+        return hit[1]
 
     def run(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, levers: Levers,
             efficiency: EfficiencyModel) -> list[StepResult]:
         network = design.network
         gpu = network.gpu
-        key = (id(catalog), spec.model_dump_json(include={"cluster", "jobs"}), network.profile.model_dump_json(),
+        key = (id(catalog), text(spec, include={"cluster", "jobs"}), text(network.profile),
                network.socket_bandwidth_scale, network.switch.id, getattr(gpu, "id", None),
                gpu.model_dump_json() if not isinstance(getattr(gpu, "id", None), str) or gpu.id == "custom-gpu"
                else "", id(network.size), network.layout, levers,

@@ -49,10 +49,14 @@ def is_array(value: object) -> bool:
 
 
 def _keep_arrays(value: Any, handler):
+    if type(value) is float:  # the point path: already a float (the common case, kept cheap)
+        return value
     return value if is_array(value) else handler(value)
 
 
 def _list_arrays(value: Any, handler):
+    if type(value) is float:
+        return handler(value)
     return value.tolist() if is_array(value) else handler(value)
 
 

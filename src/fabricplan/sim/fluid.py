@@ -59,7 +59,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
-from functools import partial
 
 import numpy as np
 
@@ -218,7 +217,7 @@ def simulate_fluid(network: Network, flows: Flows, config: FluidConfig, priority
 
 def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> FluidResult:
     s = new_state(network, flows, config, priority, started=time.perf_counter())
-    sender = sender_rule(config.cc)()
+    s.sender = sender = sender_rule(config.cc)()
     sender.init(s)
     if not sender.run_compiled(s):
         _run_steps(s, _step_rules(s, sender), sender.waits)
@@ -227,7 +226,7 @@ def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> 
 
 def _step_rules(s: FluidState, sender: SenderRule) -> list:
     """One step, as the rules to call in order: the switches', the senders', the bookkeeping."""
-    rules = switch_rules(s, sender) + [partial(_inject, sender, sender.waits)]
+    rules = switch_rules(s, sender) + [_inject]
     if type(sender).react is not SenderRule.react:
         rules.append(sender.react)
     rules.append(_track)
@@ -246,21 +245,21 @@ def _run_steps(s: FluidState, rules: list, waits: bool) -> None:
         if s.n_done == s.F:
             break
         s.t_step += 1
-        if waits or s.start_last_us > s.t_us:
+        if (waits or s.start_last_us > s.t_us) and _add_reduce(s.q) <= 1e-9:
             _skip_idle(s)
 
 
-def _inject(sender: SenderRule, waits: bool, s: FluidState) -> None:
+def _inject(s: FluidState) -> None:
     """Senders inject ``min(budget, remaining)``: flows with bytes left (lost bytes included) that
     have started and, for a rule that ``waits``, are not held."""
-    remaining = s.remaining
+    remaining, sender, t_us = s.remaining, s.sender, s.t_us
     np.add(s.wire, s.retransmit, out=remaining)
     remaining -= s.injected
     active = remaining > 1e-9
-    if s.start_last_us > s.t_us:
-        active &= s.start_us <= s.t_us
-    if waits:
-        active &= s.wait_until <= s.t_us
+    if s.start_last_us > t_us:
+        active &= s.start_us <= t_us
+    if sender.waits:
+        active &= s.wait_until <= t_us
     s.active = active
     budget = sender.budget(s)
     inject = np.where(s.active, np.minimum(budget, remaining), 0.0)
@@ -297,16 +296,16 @@ def _record(s: FluidState) -> None:
 
 
 def _skip_idle(s: FluidState) -> None:
-    """Nothing in the network and nobody may send now (held flows, later starts): jump to the next
-    wake. Called after ``t_step`` moved on; ``s.t_us`` and ``s.slot`` are still the step just run."""
-    if _add_reduce(s.q) <= 1e-9:
-        s.ring_rows[s.slot].fill(0.0)  # landed already
-        if not np.count_nonzero(s.ring):
-            pending = np.isnan(s.finish)
-            wake = np.maximum(s.wait_until[pending], s.start_us[pending])
-            nxt = float(wake.min()) if wake.size else s.t_us
-            if nxt > s.t_us + s.dt_us:
-                s.t_step = max(s.t_step, int(math.floor(nxt / s.dt_us)))
+    """Nothing queued (the caller checked) and, if nothing is in flight either, nobody may send now
+    (held flows, later starts): jump to the next wake. Called after ``t_step`` moved on; ``s.t_us``
+    and ``s.slot`` are still the step just run."""
+    s.ring_rows[s.slot].fill(0.0)  # landed already
+    if not np.count_nonzero(s.ring):
+        pending = np.isnan(s.finish)
+        wake = np.maximum(s.wait_until[pending], s.start_us[pending])
+        nxt = float(wake.min()) if wake.size else s.t_us
+        if nxt > s.t_us + s.dt_us:
+            s.t_step = max(s.t_step, int(math.floor(nxt / s.dt_us)))
 
 
 def _result(network: Network, flows: Flows, s: FluidState) -> FluidResult:

@@ -46,7 +46,7 @@ class SenderRule:
         pass
 
     def budget(self, s: FluidState) -> np.ndarray:
-        return nic_limited(s, s.line_Bps * s.dt)
+        return nic_limited(s, s.line_step)
 
     def react(self, s: FluidState) -> None:
         pass
@@ -214,10 +214,10 @@ class IbCc(SenderRule):
         self.ccti = np.zeros(s.F)
 
     def budget(self, s: FluidState) -> np.ndarray:
-        return nic_limited(s, s.line_Bps * s.dt * s.cfg.ib_cc_decrease_fraction ** self.ccti)
+        return nic_limited(s, s.line_step * s.cfg.ib_cc_decrease_fraction ** self.ccti)
 
     def react(self, s: FluidState) -> None:
-        fecn = (s.qpost > s.cfg.ib_cc_threshold_bytes)[s.e_q].astype(float)
+        fecn = (s.qpost > s.cfg.ib_cc_threshold_bytes)[s.e_q]           # bincount weighs True as 1.0
         signal = _bincount(s.e_flow, weights=fecn, minlength=s.F) > 0    # a queue on the path above it
         p_d, r_d = self.delay.delayed(s, signal)
         becn = (p_d > 0) & (r_d > 0)

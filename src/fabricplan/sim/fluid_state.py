@@ -65,6 +65,7 @@ class FluidState:
     cap_step_q: np.ndarray       # [Q] bytes the queue's link sends per step
     first_link: np.ndarray       # [F] the flow's first link
     line_Bps: np.ndarray         # [F] the sender's line rate, bytes/s
+    line_step: np.ndarray        # [F] line_Bps * dt: bytes per step at line rate
     bottleneck_Bps: np.ndarray   # [F] slowest link on the path
     lat_path_us: np.ndarray      # [F] propagation along the path
     d_e: np.ndarray              # [E] propagation of the entry's link, steps
@@ -140,6 +141,7 @@ class FluidState:
     min_rate: float
     timeline: dict
     started: float               # perf_counter at the start (the compiled loop's set-up is added back)
+    sender: object = None        # the run's SenderRule (fluid_senders.py), set before the first step
 
 
 def new_state(network: Network, flows: Flows, cfg: FluidConfig, priority, started: float) -> FluidState:
@@ -250,7 +252,7 @@ def _per_step(flows: Flows, cfg: FluidConfig, parts: dict) -> dict:
         # a NIC holds two packets of a flow, or two steps of line rate if that is more (so that the
         # step length never throttles a sender)
         wire=wire, start_us=flows.start_us, start_last_us=float(flows.start_us.max()),
-        nic_room=np.maximum(2.0 * pkt, 2.0 * line_Bps * dt), rec_flows=rec_flows,
+        nic_room=np.maximum(2.0 * pkt, 2.0 * line_Bps * dt), line_step=line_Bps * dt, rec_flows=rec_flows,
         q=np.zeros(E), ring=ring, ring_rows=ring_rows, ring_heads=[row[:-1] for row in ring_rows], arrivals=arrivals,
         arrivals_tail=arrivals[1:], got=np.zeros(F), qsum=np.zeros(Q), over=np.zeros(Q), occ=np.zeros(Q),
         serve=np.zeros(Q), dep=np.zeros(E), qpost=np.zeros(Q), recv_pps=np.zeros(F), p_q=np.zeros(Q),

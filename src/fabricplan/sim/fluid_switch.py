@@ -17,8 +17,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from fabricplan.sim.fluid_state import FluidState
@@ -30,7 +28,7 @@ def switch_rules(s: FluidState, sender) -> list:
     """The switch rules this run needs, in step order (before the senders)."""
     rules = [arrive]
     if s.lossy:
-        rules.append(partial(drop_overflow, sender))
+        rules.append(drop_overflow)
     rules += [ingress, serve]
     if sender.receiver_rate:
         rules.append(receiver_rate)
@@ -53,10 +51,10 @@ def arrive(s: FluidState) -> None:
     s.qsum = _bincount(s.e_q, weights=s.q, minlength=s.Q)
 
 
-def drop_overflow(sender, s: FluidState) -> None:
+def drop_overflow(s: FluidState) -> None:
     """Lossy queues drop what exceeds their buffer; dropped bytes are sent again (``retransmit``)
     and the sender rule hears of them (``on_loss``)."""
-    over = s.over
+    over, sender = s.over, s.sender
     np.subtract(s.qsum, s.buffer_lossy_q, out=over)
     if _max_reduce(over) <= 1e-9:
         return
@@ -84,18 +82,17 @@ def drop_tail(arrivals, e_q, over, rng) -> np.ndarray:
     incast never recovered (64-to-1: no flow done in 3 s); ns-3 and testbeds lose packets of some
     flows only (docs/validation.md, "packet-level runs")."""
     drop_e = np.zeros(len(arrivals))
-    hit = np.flatnonzero((over[e_q] > 1e-9) & (arrivals > 0))
+    hit = ((over[e_q] > 1e-9) & (arrivals > 0)).nonzero()[0]
     if not hit.size:
         return drop_e
     key = rng.exponential(size=hit.size) / arrivals[hit]
     order = hit[np.lexsort((key, e_q[hit]))]          # by queue, the first to be dropped first
     qs = e_q[order]
     arr = arrivals[order]
-    cum = np.cumsum(arr)
-    start = np.flatnonzero(qs[1:] != qs[:-1]) + 1
-    start = np.concatenate(((0,), start))
-    counts = np.diff(np.concatenate((start, (len(order),))))
-    before = cum - arr - np.repeat(cum[start] - arr[start], counts)
+    cum = arr.cumsum()
+    start = np.concatenate(((0,), (qs[1:] != qs[:-1]).nonzero()[0] + 1))   # each queue's first
+    bounds = np.concatenate((start, (len(order),)))
+    before = cum - arr - np.repeat(cum[start] - arr[start], bounds[1:] - bounds[:-1])
     drop_e[order] = np.minimum(np.maximum(over[qs] - before, 0.0), arr)
     return drop_e
 
@@ -139,7 +136,7 @@ def credit_limit(s: FluidState, served: np.ndarray) -> np.ndarray:
     """InfiniBand credits: a queue sends at most the downstream VL buffer minus what sits there and
     what is on the wire to it (a NIC's receiver: unlimited); ``credit_wait`` counts the steps a
     queue with backlog had too little credit."""
-    in_flight_q = _bincount(s.e_q, weights=s.ring.sum(axis=0), minlength=s.Q)
+    in_flight_q = _bincount(s.e_q, weights=np.add.reduce(s.ring, axis=0), minlength=s.Q)   # ring.sum(axis=0)
     credit = np.maximum(s.vl_buffer_q - s.occ - in_flight_q, 0.0)     # inf towards a host
     blocked = (credit < served - 1e-9) & (s.qsum > 1e-9)
     np.add(s.credit_wait, s.dt_us, out=s.credit_wait, where=blocked)

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fabricplan.sim import fluid, fluid_tcp_kernel
+from fabricplan.sim import fluid_tcp_kernel
 from fabricplan.sim.fluid import simulate_fluid
 from fabricplan.sim.scenarios import run_scenarios
 
@@ -64,7 +64,7 @@ def test_incast_with_timeouts_runs_through_the_compiled_loop(monkeypatch):
 
 def test_numpy_loop_when_numba_is_missing(monkeypatch):
     base = run_scenarios(scenario="incast", k=8, tiers=2, senders=4, cc="tcp", pfc="off").fluid
-    monkeypatch.setattr(fluid, "_kernel_available", lambda: False)
+    monkeypatch.setattr(fluid_tcp_kernel, "available", lambda: False)
     monkeypatch.setattr(fluid_tcp_kernel, "kernel", lambda: pytest.fail("compiled loop used"))
     result = simulate_fluid(base.network, base.flows, base.config, base.priority)
     np.testing.assert_array_equal(result.finish_us, base.finish_us)

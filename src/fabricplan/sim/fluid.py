@@ -7,33 +7,51 @@ egress queue of its hop's link (hop 0 is the sending NIC's queue). Per step:
 
 1. **Arrivals** from the previous hop land after the link's propagation delay (whole steps, at
    least one; a ring buffer). On a lossy queue, bytes above the egress buffer are dropped, shared
-   among the flows in proportion to what they brought this step.
-2. **CP, RED/ECN** on egress (CoNEXT'16 assumes marking on egress): ``p(q) = 0`` below Kmin,
-   ``(q-Kmin)/(Kmax-Kmin) Pmax`` up to Kmax, 1 above; a path marks with ``1 - prod(1-p)``.
-3. **Service**: a link's capacity is shared among its unpaused priority queues in proportion to
+   among the flows in proportion to what they brought this step (drop-tail for TCP: whole
+   arrivals of a few flows, in a seeded random order).
+2. **Service**: a link's capacity is shared among its unpaused priority queues in proportion to
    their backlog; within a queue each flow leaves in proportion to its bytes there (FIFO as a
    fluid). A queue whose downstream ingress asserted PFC XOFF (seen one propagation delay later)
    sends nothing; with InfiniBand credits a queue sends at most the free VL buffer downstream
    (buffer minus what sits there and what is on the wire): no pause frames, no loss.
+3. **CP, RED/ECN** on egress (CoNEXT'16 assumes marking on egress), for ECN senders: ``p(q) = 0``
+   below Kmin, ``(q-Kmin)/(Kmax-Kmin) Pmax`` up to Kmax, 1 above; a path marks ``1 - prod(1-p)``.
 4. **PFC** per ingress port and priority (the bytes at a switch that arrived on that link): XOFF
    at ``pfc_xoff_bytes``, XON at ``pfc_xon_bytes``; the headroom above XOFF is the in-flight
    volume, ``capacity x (2 propagation + 2 dt) + 2 packets`` (IEEE 802.1Qbb accounting,
    reference/pfc_headroom.md section 1.1, with the step as the response time).
-5. **Senders**: DCQCN RP as the CoNEXT'16 per-flow fluid model (reference/dcqcn.md section 4.3)
-   driven by the path marking probability and the flow's sending rate one control-loop delay ago
-   (the path's round trip plus ``extra_loop_delay_us``), NP CNPs at most one per ``tau``;
-   ``none``/``ib-credit`` send at line rate; ``ib-cc`` cuts the rate by a CCT step per BECN
-   interval while a queue on the path is above the FECN threshold and recovers one step per CCTI
-   timer; ``tcp`` is window-based (slow start from IW, congestion avoidance, halving on loss,
-   a timeout of ``tcp_min_rto_us`` when fewer than ``dupack`` packets remain in flight to
-   trigger fast retransmit, i.e. incast collapse). Dropped bytes are sent again.
+5. **Senders** inject what their rule allows, then react: DCQCN RP as the CoNEXT'16 per-flow
+   fluid model (reference/dcqcn.md section 4.3) driven by the path marking probability and the
+   flow's sending rate one control-loop delay ago (the path's round trip plus
+   ``extra_loop_delay_us``), NP CNPs at most one per ``tau``; ``none``/``ib-credit`` send at line
+   rate; ``ib-cc`` cuts the rate by a CCT step per BECN interval while a queue on the path is above
+   the FECN threshold and recovers one step per CCTI timer; ``tcp`` is window-based (slow start
+   from IW, congestion avoidance, halving on loss, a timeout of ``tcp_min_rto_us`` when fewer than
+   ``dupack`` packets remain in flight to trigger fast retransmit, i.e. incast collapse). Dropped
+   bytes are sent again.
+
+**Structure.** A small core and its rules, each a function or class that fits on a screen:
+
+* ``fluid_state.py``: :class:`~fabricplan.sim.fluid_state.FluidState`, one dataclass of numpy
+  arrays per run (structure, thresholds, per-step arrays, counters), built by ``new_state``.
+* ``fluid_switch.py``: the switch and link rules, ``rule(s)`` each (``arrive``,
+  ``drop_overflow``, ``ingress``, ``serve`` with PFC pause and ``credit_limit``,
+  ``receiver_rate``, ``red_ecn``, ``pfc_xoff_xon``); ``switch_rules`` picks the ones a run needs.
+* ``fluid_senders.py``: one :class:`~fabricplan.sim.fluid_senders.SenderRule` per ``--cc`` mode
+  in the registry ``SENDER_RULES`` (hooks ``init(s)``, ``budget(s)``, ``react(s)``,
+  ``on_loss(s, drop_f)``, ``run_compiled(s)``; class attributes for what it needs of the
+  switches). A new mode is a subclass registered with ``register_sender_rule(name, cls)``: the
+  loop, ``--cc`` and the config's lossless/PFC/credit properties pick it up unchanged.
+* here: the configuration, the step loop (:func:`_run_steps`: the run's rules in order, every
+  step, then the idle skip), the senders' injection and the bookkeeping rules, the result.
 
 All quantities are bytes of wire data (payload + headers) unless a name says payload. What this
 model leaves out compared with a packet-level simulator is listed in docs/simulator.md.
 
 ``tcp`` runs a compiled copy of the step loop when numba is installed (``fluid_tcp_kernel.py``, the
-same arithmetic in the same order: identical results, ~15x fewer us per step); every other mode,
-and TCP with ``record_every`` or several priorities or propagation delays, runs the numpy loop here.
+same arithmetic in the same order: identical results, ~15x fewer us per step; ``Tcp.run_compiled``);
+every other mode, and TCP with ``record_every`` or several priorities or propagation delays, runs
+the numpy loop.
 """
 
 from __future__ import annotations
@@ -45,13 +63,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from fabricplan.errors import InputError
-from fabricplan.sim.network import HOST, Flows, Network
+from fabricplan.sim.fluid_senders import SENDER_RULES, SenderRule, register_sender_rule, sender_rule
+from fabricplan.sim.fluid_state import MAX_ENTRIES, MAX_STEPS, FluidState, new_state
+from fabricplan.sim.fluid_switch import switch_rules
+from fabricplan.sim.network import Flows, Network
 
-CC_MODES = ("dcqcn", "none", "ib-credit", "ib-cc", "tcp")
+__all__ = ["FluidConfig", "FluidResult", "SENDER_RULES", "SenderRule", "check_config", "fluid_config",
+           "register_sender_rule", "simulate_fluid", "MAX_ENTRIES", "MAX_STEPS"]
 
-#: Program limits (not physical defaults).
-MAX_STEPS = 20_000_000
-MAX_ENTRIES = 5_000_000
+_add_reduce, _min_reduce = np.add.reduce, np.minimum.reduce
 
 
 @dataclass(frozen=True)
@@ -88,15 +108,17 @@ class FluidConfig:
     @property
     def lossless(self) -> bool:
         """Whether switch queues never drop: PFC on (RoCE) or credits (InfiniBand); TCP is lossy."""
-        return self.cc in ("ib-credit", "ib-cc") or (self.pfc and self.cc != "tcp")
+        return self.uses_credits or self.uses_pfc
 
     @property
     def uses_pfc(self) -> bool:
-        return self.pfc and self.cc in ("dcqcn", "none")
+        """PFC on and a sender rule on a PFC link (RoCE: dcqcn, none)."""
+        return self.pfc and sender_rule(self.cc).link == "pfc"
 
     @property
     def uses_credits(self) -> bool:
-        return self.cc in ("ib-credit", "ib-cc")
+        """A sender rule on InfiniBand credits (ib-credit, ib-cc)."""
+        return sender_rule(self.cc).link == "credit"
 
     def with_values(self, **values) -> FluidConfig:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -129,8 +151,7 @@ def fluid_config(catalog=None, **overrides) -> FluidConfig:
 
 def check_config(config: FluidConfig) -> FluidConfig:
     """InputError naming the CLI flag of the first bad setting."""
-    if config.cc not in CC_MODES:
-        raise InputError(f"must be one of {', '.join(CC_MODES)}, got '{config.cc}'", location="--cc")
+    sender_rule(config.cc)  # a registered --cc mode
     for name, flag, low in (("step_us", "--step-us", 0.0), ("payload_bytes", "--mtu", 0.0),
                             ("max_time_us", "--max-time-ms", 0.0)):
         number = getattr(config, name)
@@ -188,28 +209,6 @@ class FluidResult:
         return np.isfinite(self.finish_us)
 
 
-def _increase_events(r, p, log1m, B, T, F):
-    """Rates of the CoNEXT'16 increase events, per flow: (byte-counter events, byte-counter AI
-    events, timer events, timer AI events).
-
-    An event every ``n`` packets (``n = B`` for the byte counter, ``n = T r`` for the timer) happens
-    at rate ``r p / ((1-p)^(-n) - 1)`` and is an additive-increase event (past the F fast-recovery
-    stages) with probability ``(1-p)^(F n)``; written ``r p (1-p)^n / (1 - (1-p)^n)`` to stay finite.
-    For ``n p -> 0`` the rate tends to ``r/n`` (one event per counter): ``r/B`` and ``1/T``.
-    """
-    x_b = B * log1m                     # log (1-p)^B  (<= 0)
-    x_t = T * r * log1m
-    small_b = x_b > -1e-12
-    small_t = x_t > -1e-12
-    rp = r * p
-    ev_b = np.where(small_b, r / B, rp * np.exp(x_b) / np.where(small_b, 1.0, -np.expm1(x_b)))
-    ai_b = np.where(small_b, r / B, ev_b * np.exp(F * x_b))
-    t_limit = np.where(log1m < 0, p / (-T * np.where(log1m < 0, log1m, -1.0)), 1.0 / T)
-    ev_t = np.where(small_t, t_limit, rp * np.exp(x_t) / np.where(small_t, 1.0, -np.expm1(x_t)))
-    ai_t = np.where(small_t, t_limit, ev_t * np.exp(F * x_t))
-    return ev_b, ai_b, ev_t, ai_t
-
-
 def simulate_fluid(network: Network, flows: Flows, config: FluidConfig, priority=None) -> FluidResult:
     """Run the fluid model (module docstring) until every flow is delivered or ``max_time_us``."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -217,460 +216,120 @@ def simulate_fluid(network: Network, flows: Flows, config: FluidConfig, priority
 
 
 def _simulate(network: Network, flows: Flows, config: FluidConfig, priority) -> FluidResult:
-    started = time.perf_counter()
-    cfg = config
-    dt_us = cfg.step_us
-    dt = dt_us * 1e-6
-    F = flows.n_flows
-    if F == 0:
-        raise InputError("no flows to simulate", location="flows")
-    lengths = np.diff(flows.path_ptr)
-    if np.any(lengths == 0):
-        raise InputError("every flow needs a path of at least one link (source and destination differ)",
-                         location="flows")
-    E = int(lengths.sum())
-    if E > MAX_ENTRIES:
-        raise InputError(f"{E} flow-hops exceed the simulator's limit of {MAX_ENTRIES}", location="flows")
-    L = network.n_links
-    prio = np.zeros(F, dtype=np.int64) if priority is None else np.asarray(priority, dtype=np.int64)
-    P = int(prio.max()) + 1
-    Q = L * P
-    pkt = cfg.packet_bytes
+    s = new_state(network, flows, config, priority, started=time.perf_counter())
+    s.sender = sender = sender_rule(config.cc)()
+    sender.init(s)
+    if not sender.run_compiled(s):
+        _run_steps(s, _step_rules(s, sender), sender.waits)
+    return _result(network, flows, s)
 
-    # ---- static per-entry structure
-    e_flow = flows.flow_of_entry()
-    e_link = flows.path_links.astype(np.int64)
-    e_hop = np.arange(E) - flows.path_ptr[:-1][e_flow]
-    # queues (link x priority) that some flow uses, numbered compactly 0..Q-1; results are mapped
-    # back to every link x priority of the network at the end
-    Q_all = Q
-    used_q, e_q = np.unique(e_link * P + prio[e_flow], return_inverse=True)
-    e_q = e_q.astype(np.int64)
-    Q = len(used_q)
-    used_links, q_link = np.unique(used_q // P, return_inverse=True)
-    L = len(used_links)
-    q_glink = used_q // P
-    first = flows.path_ptr[:-1]
-    last = flows.path_ptr[1:] - 1
-    not_last = np.ones(E, dtype=bool)
-    not_last[last] = False
-    nl = np.flatnonzero(not_last)
-    has_prev = e_hop > 0
-    hp = np.flatnonzero(has_prev)
-    e_prevq = np.full(E, -1, dtype=np.int64)
-    e_prevq[hp] = e_q[hp - 1]
 
-    cap_Bps = network.capacity_gbps * 1e9 / 8.0                        # per link, bytes/s
-    cap_step_q = cap_Bps[q_glink] * dt
-    delay_steps_link = np.maximum(1, np.rint(network.latency_us / dt_us).astype(np.int64))
-    d_e = delay_steps_link[e_link]
-    D = int(d_e.max()) + 1
-    d_q = delay_steps_link[q_glink]
-    to_host_q = network.node_kind[network.link_dst[q_glink]] == HOST
-    from_host_q = network.node_kind[network.link_src[q_glink]] == HOST
-    lat_path_us = np.bincount(e_flow, weights=network.latency_us[e_link], minlength=F)
-    first_link = e_link[first]
-    line_Bps = cap_Bps[first_link]
-    bottleneck_Bps = np.minimum.reduceat(cap_Bps[e_link], flows.path_ptr[:-1])
+def _step_rules(s: FluidState, sender: SenderRule) -> list:
+    """One step, as the rules to call in order: the switches', the senders', the bookkeeping."""
+    rules = switch_rules(s, sender) + [_inject]
+    if type(sender).react is not SenderRule.react:
+        rules.append(sender.react)
+    rules.append(_track)
+    if s.cfg.record_every:
+        rules.append(_record)
+    return rules
 
-    # ---- buffers and thresholds per queue
-    buffer_q = network.buffer_bytes[q_glink].astype(float)
-    xoff_q = np.full(Q, cfg.pfc_xoff_bytes) if cfg.pfc_xoff_bytes is not None \
-        else buffer_q * cfg.pfc_xoff_buffer_fraction
-    xon_q = np.full(Q, cfg.pfc_xon_bytes) if cfg.pfc_xon_bytes is not None \
-        else np.maximum(xoff_q - cfg.pfc_resume_offset_bytes, 0.0)
-    xon_q = np.minimum(xon_q, xoff_q)
-    headroom_q = cap_Bps[q_glink] * (2 * d_q * dt + 2 * dt) + 2 * pkt
-    if cfg.uses_credits:
-        ingress_limit_q = np.full(Q, cfg.ib_vl_buffer_bytes)
-    elif cfg.uses_pfc:
-        ingress_limit_q = xoff_q + headroom_q
-    else:
-        ingress_limit_q = np.full(Q, np.inf)
-    ingress_limit_q[to_host_q] = np.inf
-    lossy = not cfg.lossless
-    dp = cfg.dcqcn
-    kmin, kmax, pmax = dp.kmin_kb * 1e3, dp.kmax_kb * 1e3, dp.pmax
 
-    # ---- flow state
-    size_payload = flows.size_bytes
-    wire = np.ceil(size_payload / cfg.payload_bytes) * pkt
-    start_us = flows.start_us
-    injected = np.zeros(F)
-    delivered = np.zeros(F)
-    dropped = np.zeros(F)
-    retransmit = np.zeros(F)
-    marks = np.zeros(F)
-    cnps = np.zeros(F)
-    timeouts = np.zeros(F)
-    finish = np.full(F, np.nan)
-    q = np.zeros(E)
-    ring = np.zeros((D, E))      # bytes that left entry e, by the step they land at the next hop
-    arrivals = np.zeros(E)
-    line_Bps_flow = cap_Bps[e_link[first]]
-    # a NIC holds two packets of a flow, or two steps of line rate if that is more (so that the
-    # step length never throttles a sender)
-    nic_room = np.maximum(2.0 * pkt, 2.0 * line_Bps_flow * dt)
-    # DCQCN (rates in wire packets/s)
-    line_pps = line_Bps / pkt
-    Rc = line_pps.copy()
-    Rt = line_pps.copy()
-    alpha = np.ones(F)
-    rai = dp.rai_mbps * 1e6 / 8.0 / pkt
-    rhai = max(dp.rhai_mbps, dp.rai_mbps) * 1e6 / 8.0 / pkt
-    min_pps = np.minimum(dp.min_rate_mbps * 1e6 / 8.0 / pkt, line_pps)
-    B = dp.byte_counter_bytes / pkt
-    T = dp.rate_timer_us * 1e-6
-    tau = dp.cnp_interval_us * 1e-6
-    taup = dp.alpha_interval_us * 1e-6
-    Fr = dp.fast_recovery_steps
-    loop_steps = np.maximum(1, np.rint((2 * lat_path_us + cfg.extra_loop_delay_us) / dt_us).astype(np.int64))
-    Dc = int(loop_steps.max()) + 1
-    p_hist = np.zeros((Dc, F))
-    r_hist = np.zeros((Dc, F))
-    # IB CC
-    ccti = np.zeros(F)
-    # TCP (drop-tail losses fall on randomly ordered arrivals: a fixed seed keeps runs reproducible)
-    loss_rng = np.random.default_rng(0)
-    cwnd = np.full(F, cfg.tcp_initial_window_segments * pkt)
-    ssthresh = np.full(F, np.inf)
-    stall_until = np.zeros(F)
-    recover_until = np.zeros(F)
-    base_rtt_us = 2 * lat_path_us
-    # PFC / credits
-    pause_gen = np.zeros(Q, dtype=bool)
-    pause_hist = np.zeros((D, Q), dtype=bool)
-    pause_us = np.zeros(Q)
-    credit_wait = np.zeros(Q)
-    max_ingress = np.zeros(Q)
-    max_queue = np.zeros(Q)
-    min_q = 0.0
-    min_rate = np.inf
-    flow_idx = np.arange(F)
-    rec_flows = flow_idx[: min(F, 64)]
-    timeline = {"t_us": [], "rate_gbps": [], "queue_kb": [], "paused_ports": [], "queues": used_q,
-                "flows": rec_flows}
-    q_range = np.arange(Q)
-    pause_index = [(s - d_q) % D for s in range(D)]  # per ring slot: the slots the pauses were sent in
-    nl_next = nl + 1
-    # one propagation delay everywhere (the usual case): plain row operations instead of 2-D fancy indexing
-    uniform = bool(np.all(d_e == d_e[0]) and np.all(d_q == d_e[0]))
-    d0 = int(d_e[0])
-    e_range = np.arange(E)
-    prev_keys = e_prevq[hp]
-    ecn = cfg.cc == "dcqcn"
-    p_path = np.zeros(F)
-
-    max_steps = int(min(MAX_STEPS, math.ceil(cfg.max_time_us / dt_us)))
-    # ---- per-step work, hoisted out of the loop. At the sizes of the benchmark scenarios (a few
-    # hundred flow-hops) a step costs numpy's per-call overhead, not arithmetic, so the loop below
-    # makes as few numpy calls as it can with the same arithmetic as before (results are identical
-    # bit for bit): mode flags decided once, the delayed-signal history kept only for the reaction
-    # points that read it, masks and sentinel bins instead of fancy indexing, ufunc reductions
-    # instead of array methods, and a completion test against per-flow thresholds.
-    cc = cfg.cc
-    tcp = cc == "tcp"
-    ibcc = cc == "ib-cc"
-    uses_pfc = cfg.uses_pfc
-    uses_credits = cfg.uses_credits
-    reacts = ecn or ibcc                 # senders read the path signal one control loop later
-    # with one propagation delay everywhere every ring row is overwritten the step after it lands,
-    # so it need not be cleared (credits read the whole ring; the end of the run clears it)
-    clear_landing = uses_credits or not uniform
-    slot = 0
-    ring_rows = [ring[s] for s in range(D)]
-    ring_heads = [row[:-1] for row in ring_rows]
-    arrivals_tail = arrivals[1:]
-    keep_arrival = np.ones(E)            # 0 where an entry is a flow's first hop (nothing arrives there)
-    keep_arrival[first] = 0.0
-    keep_arrival_tail = keep_arrival[1:]
-    got = np.zeros(F)
-    # ingress occupancy: entries without a previous hop go to a sentinel bin Q
-    prev_bins = np.where(e_prevq >= 0, e_prevq, Q)
-    # lossy buffers; a NIC's send queue is host memory, not a switch buffer: never over
-    buffer_lossy_q = np.where(from_host_q, np.inf, buffer_q)
-    over = np.zeros(Q)
-    remaining = np.zeros(F)
-    done_at = wire - 1e-6 * wire
-    pending_at = done_at.copy()          # inf once a flow has finished
-    reached = np.zeros(F, dtype=bool)
-    n_done = 0
-    start_last_us = float(start_us.max())
-    uniform_loop = bool(np.all(loop_steps == loop_steps[0]))
-    loop0 = int(loop_steps[0])
-    add_reduce, min_reduce, max_reduce = np.add.reduce, np.minimum.reduce, np.maximum.reduce
-    bincount, where = np.bincount, np.where
-    t_step = 0
-    t_us = 0.0
-    # the compiled loop's one-off set-up (importing numba, compiling the kernel or loading it from
-    # numba's cache) is not run time, as ns-3's compile is outside its run loop
-    load_started = time.perf_counter()
-    accelerated = cfg.accelerate and tcp and uniform and P == 1 and lossy and not cfg.record_every \
-        and not uses_pfc and not uses_credits and _kernel_available()
-    if accelerated:  # the same steps, compiled (fluid_tcp_kernel.py)
-        from fabricplan.sim import fluid_tcp_kernel as kern
-
-        steps = kern.kernel()
-        draws, draw_ptr, status = np.zeros(0), 0, kern.NEED_DRAWS
-        args = lambda: (  # noqa: E731
-            dt_us, D, d0, ring, q, arrivals, keep_arrival, e_q, e_flow, prev_bins, first, last, Q, buffer_lossy_q,
-            cap_step_q, max_ingress, max_queue, wire, retransmit, injected, delivered, dropped, start_us,
-            start_last_us, stall_until, recover_until, cwnd, ssthresh, timeouts, base_rtt_us, pkt,
-            cfg.tcp_dupack_threshold * pkt, cfg.tcp_min_rto_us, pending_at, finish, n_done, min_q, min_rate, draws,
-            draw_ptr)
-        steps(t_step, t_step, *args())  # runs no step: compiles or loads the kernel
-        started += time.perf_counter() - load_started
-        while status == kern.NEED_DRAWS:
-            if len(draws) - draw_ptr < E:  # the generator's next draws, as _drop_tail would take them
-                draws = np.concatenate((draws[draw_ptr:], loss_rng.exponential(size=max(16 * E, 1 << 16))))
-                draw_ptr = 0
-            status, t_step, slot, n_done, min_q, min_rate, draw_ptr = steps(t_step, max_steps, *args())
-    while not accelerated and t_step < max_steps:
-        t_us = t_step * dt_us
-        slot = t_step % D
-        # 1. arrivals
-        landing = ring_rows[slot]
-        np.multiply(ring_heads[slot], keep_arrival_tail, out=arrivals_tail)
-        q += arrivals
-        landing.take(last, out=got)
-        delivered += got
-        if clear_landing:
-            landing.fill(0.0)
-        qsum = bincount(e_q, weights=q, minlength=Q)
-        if lossy:
-            np.subtract(qsum, buffer_lossy_q, out=over)
-            if max_reduce(over) > 1e-9:
-                arr_q = bincount(e_q, weights=arrivals, minlength=Q)
-                if tcp:
-                    drop_e = _drop_tail(arrivals, e_q, over, loss_rng)
-                else:
-                    share = where(over > 1e-9, np.minimum(1.0, over / arr_q), 0.0)
-                    share = np.nan_to_num(share)
-                    drop_e = arrivals * share[e_q]
-                q -= drop_e
-                drop_f = bincount(e_flow, weights=drop_e, minlength=F)
-                dropped += drop_f
-                retransmit += drop_f
-                qsum = bincount(e_q, weights=q, minlength=Q)
-                if tcp:
-                    _tcp_loss(drop_f, t_us, injected, delivered, dropped, cwnd, ssthresh, stall_until,
-                              recover_until, timeouts, base_rtt_us, cfg, pkt)
-        # ingress occupancy (per upstream queue id) and in-flight bytes per link
-        occ = bincount(prev_bins, weights=q, minlength=Q + 1)[:Q]
-        np.maximum(max_ingress, occ, out=max_ingress)
-        # 2. service
-        if uses_pfc:
-            seen = pause_hist[(slot - d0) % D] if uniform else pause_hist[pause_index[slot], q_range]
-            demand = where(seen, 0.0, qsum)
-        else:
-            demand = qsum
-        link_demand = bincount(q_link, weights=demand, minlength=L)[q_link] if P > 1 else demand
-        serve = where(link_demand > cap_step_q, demand * cap_step_q / link_demand, demand)
-        if uses_credits:
-            in_flight_q = bincount(e_q, weights=ring.sum(axis=0), minlength=Q)
-            credit = np.maximum(cfg.ib_vl_buffer_bytes - occ - in_flight_q, 0.0)
-            credit[to_host_q] = np.inf
-            blocked = (credit < serve - 1e-9) & (qsum > 1e-9)
-            credit_wait[blocked] += dt_us
-            serve = np.minimum(serve, credit)
-        frac_q = where(qsum > 0, serve / qsum, 0.0)
-        if uniform:  # departures go straight into the ring slot where they land
-            dep = ring_rows[(t_step + d0) % D]
-            np.multiply(q, frac_q[e_q], out=dep)
-        else:
-            dep = q * frac_q[e_q]
-            ring[(t_step + d_e) % D, e_range] = dep
-        q -= dep
-        # 3. RED/ECN on the standing egress backlog (what this step's arrivals could not leave)
-        qpost = qsum - serve
-        np.maximum(max_queue, qpost, out=max_queue)
-        if ecn:
-            p_q = np.minimum(np.maximum((qpost - kmin) * (pmax / (kmax - kmin)), 0.0), pmax)
-            p_q[qpost > kmax] = 1.0
-        if reacts:
-            recv_pps = dep[last] / dt / pkt  # packets reaching the NP (marked with the path probability)
-        # 4. PFC state per ingress (queue id of the link it arrived on)
-        if uses_pfc:
-            occ_after = bincount(prev_bins, weights=q, minlength=Q + 1)[:Q]
-            pause_gen = where(occ_after >= xoff_q, True, where(occ_after <= xon_q, False, pause_gen))
-            pause_gen[to_host_q] = False
-            pause_hist[slot] = pause_gen
-            pause_us[pause_gen] += dt_us
-        if ecn:  # path marking probability; ECN-capable transport: packets reaching the receiver marked
-            log_keep_q = np.log1p(-np.minimum(p_q, 1.0 - 1e-12))
-            p_path = -np.expm1(bincount(e_flow, weights=log_keep_q[e_q], minlength=F))
-            marks += recv_pps * dt * p_path
-        # 5. senders
-        np.add(wire, retransmit, out=remaining)
-        remaining -= injected
-        active = remaining > 1e-9
-        if start_last_us > t_us:
-            active &= start_us <= t_us
-        if tcp:
-            active &= stall_until <= t_us
-            in_flight = injected - delivered - dropped
-            budget = np.maximum(cwnd - in_flight, 0.0)
-        elif ecn:
-            budget = Rc * pkt * dt
-        elif ibcc:
-            budget = line_Bps * dt * cfg.ib_cc_decrease_fraction ** ccti
-        else:
-            budget = line_Bps * dt
-        if not tcp:
-            budget = np.minimum(budget, np.maximum(nic_room - q[first], 0.0))
-        inject = where(active, np.minimum(budget, remaining), 0.0)
-        np.maximum(inject, 0.0, out=inject)
-        injected += inject
-        q[first] += inject
-        # 6. reaction points, driven by the congestion signal one control-loop delay ago
-        if reacts:
-            if ibcc:  # FECN: a queue on the path above the threshold
-                signal = bincount(e_flow, weights=(qpost > cfg.ib_cc_threshold_bytes)[e_q].astype(float),
-                                  minlength=F) > 0
-            else:
-                signal = p_path
-            cslot = t_step % Dc
-            p_hist[cslot] = signal
-            r_hist[cslot] = recv_pps
-            if uniform_loop:
-                back = (t_step - loop0) % Dc
-                p_d = p_hist[back]
-                r_d = r_hist[back]
-            else:
-                back = (t_step - loop_steps) % Dc
-                p_d = p_hist[back, flow_idx]
-                r_d = r_hist[back, flow_idx]
-        if ecn:
-            log1m = np.log1p(-np.minimum(p_d, 1.0 - 1e-12))
-            cut = -np.expm1(tau * r_d * log1m)            # P(a CNP in tau)
-            a_rate = -np.expm1(taup * r_d * log1m)        # P(a mark in tau')
-            byte_ev, byte_ai, timer_ev, timer_ai = _increase_events(r_d, p_d, log1m, B, T, Fr)
-            d_alpha = dp.g / taup * (a_rate - alpha)
-            # hyper increase (R_HAI) once both counters are past F stages: an AI event of one counter
-            # while the other has also gone F events unmarked (extension of the CoNEXT'16 model,
-            # which leaves R_HAI out; negligible at the fixed point, where (1-p)^(F B) ~ 0)
-            past_b = np.exp(Fr * B * log1m)
-            past_t = np.exp(Fr * T * r_d * log1m)
-            d_rt = -(Rt - Rc) / tau * cut + rai * (byte_ai + timer_ai) \
-                + (rhai - rai) * (byte_ai * past_t + timer_ai * past_b)
-            d_rc = -Rc * alpha / (2 * tau) * cut + (Rt - Rc) / 2 * (byte_ev + timer_ev)
-            alpha += dt * d_alpha
-            Rt = np.minimum(np.maximum(Rt + dt * d_rt, min_pps), line_pps)
-            Rc = np.minimum(np.maximum(Rc + dt * d_rc, min_pps), line_pps)
-            np.minimum(np.maximum(alpha, 0.0, out=alpha), 1.0, out=alpha)
-            cnps += dt * where(recv_pps > 0, -np.expm1(tau * recv_pps * np.log1p(-np.minimum(p_path, 1 - 1e-12)))
-                               / tau, 0.0)
-            rate_now = float(min_reduce(Rc)) * pkt * 8 / 1e9
-            min_rate = min(min_rate, rate_now)
-        elif ibcc:  # BECN returns with the loop delay; one CCT step per interval
-            becn = (p_d > 0) & (r_d > 0)
-            step = dt / (cfg.ib_cc_recovery_us * 1e-6)
-            ccti = np.maximum(ccti + step * where(becn, 1.0, -1.0), 0.0)
-            cnps += where(becn, step, 0.0)
-            marks += recv_pps * dt * signal  # FECN-marked packets
-        elif tcp:
-            slow = cwnd < ssthresh
-            cwnd += where(slow, got, pkt * got / np.maximum(cwnd, pkt))
-        if min_rate > 0.0:  # inject >= 0: once the minimum is 0 it stays 0
-            min_rate = min(min_rate, float(min_reduce(inject)))
-        # completion (delivered bytes only grow, so a flow's threshold goes to inf once it is met)
-        np.greater_equal(delivered, pending_at, out=reached)
-        if np.count_nonzero(reached):
-            finish[reached] = t_us + dt_us
-            pending_at[reached] = np.inf
-            n_done += int(np.count_nonzero(reached))
-        qmin = float(min_reduce(q))
-        if qmin < min_q:
-            min_q = qmin
-        if cfg.record_every and t_step % cfg.record_every == 0:
-            timeline["t_us"].append(t_us)
-            timeline["rate_gbps"].append(inject[rec_flows] / dt / pkt * pkt * 8 / 1e9)
-            timeline["queue_kb"].append(qpost / 1e3)
-            timeline["paused_ports"].append(int(pause_gen.sum()))
-        if n_done == F:
+def _run_steps(s: FluidState, rules: list, waits: bool) -> None:
+    """The step loop: every rule once per step, until every flow is done or ``max_steps``."""
+    while s.t_step < s.max_steps:
+        s.t_us = s.t_step * s.dt_us
+        s.slot = s.t_step % s.D
+        for rule in rules:
+            rule(s)
+        if s.n_done == s.F:
             break
-        t_step += 1
-        # idle skip: nothing in the network and nobody may send now (TCP timeouts, later starts)
-        if tcp or start_last_us > t_us:
-            if add_reduce(q) <= 1e-9:
-                ring_rows[slot].fill(0.0)  # landed already
-            if add_reduce(q) <= 1e-9 and not np.count_nonzero(ring):
-                pending = np.isnan(finish)
-                wake = np.maximum(stall_until[pending], start_us[pending])
-                nxt = float(wake.min()) if wake.size else t_us
-                if nxt > t_us + dt_us:
-                    t_step = max(t_step, int(math.floor(nxt / dt_us)))
-    ring_rows[slot].fill(0.0)  # the last step's landing row had landed
-    sim_time_us = min(t_step, max_steps) * dt_us
-    store_forward_us = (lengths - 1) * pkt / cap_Bps[first_link] * 1e6
-    fct = finish - start_us + lat_path_us + store_forward_us
-    ideal = wire / bottleneck_Bps * 1e6 + 2 * lat_path_us + store_forward_us
+        s.t_step += 1
+        if (waits or s.start_last_us > s.t_us) and _add_reduce(s.q) <= 1e-9:
+            _skip_idle(s)
+
+
+def _inject(s: FluidState) -> None:
+    """Senders inject ``min(budget, remaining)``: flows with bytes left (lost bytes included) that
+    have started and, for a rule that ``waits``, are not held."""
+    remaining, sender, t_us = s.remaining, s.sender, s.t_us
+    np.add(s.wire, s.retransmit, out=remaining)
+    remaining -= s.injected
+    active = remaining > 1e-9
+    if s.start_last_us > t_us:
+        active &= s.start_us <= t_us
+    if sender.waits:
+        active &= s.wait_until <= t_us
+    s.active = active
+    budget = sender.budget(s)
+    inject = np.where(s.active, np.minimum(budget, remaining), 0.0)
+    np.maximum(inject, 0.0, out=inject)
+    s.injected += inject
+    s.q[s.first] += inject
+    s.inject = inject
+
+
+def _track(s: FluidState) -> None:
+    """Completions (delivered bytes only grow, so a flow's threshold goes to inf once it is met),
+    the smallest rate and queue seen."""
+    if s.min_rate > 0.0:  # inject >= 0: once the minimum is 0 it stays 0
+        s.min_rate = min(s.min_rate, float(_min_reduce(s.inject)))
+    reached = s.reached
+    np.greater_equal(s.delivered, s.pending_at, out=reached)
+    if np.count_nonzero(reached):
+        s.finish[reached] = s.t_us + s.dt_us
+        s.pending_at[reached] = np.inf
+        s.n_done += int(np.count_nonzero(reached))
+    qmin = float(_min_reduce(s.q))
+    if qmin < s.min_q:
+        s.min_q = qmin
+
+
+def _record(s: FluidState) -> None:
+    """The time series, every ``record_every`` steps: rates of the first 64 flows, queues, pauses."""
+    if s.t_step % s.cfg.record_every == 0:
+        timeline, dt, pkt = s.timeline, s.dt, s.pkt
+        timeline["t_us"].append(s.t_us)
+        timeline["rate_gbps"].append(s.inject[s.rec_flows] / dt / pkt * pkt * 8 / 1e9)
+        timeline["queue_kb"].append(s.qpost / 1e3)
+        timeline["paused_ports"].append(int(s.pause_gen.sum()))
+
+
+def _skip_idle(s: FluidState) -> None:
+    """Nothing queued (the caller checked) and, if nothing is in flight either, nobody may send now
+    (held flows, later starts): jump to the next wake. Called after ``t_step`` moved on; ``s.t_us``
+    and ``s.slot`` are still the step just run."""
+    s.ring_rows[s.slot].fill(0.0)  # landed already
+    if not np.count_nonzero(s.ring):
+        pending = np.isnan(s.finish)
+        wake = np.maximum(s.wait_until[pending], s.start_us[pending])
+        nxt = float(wake.min()) if wake.size else s.t_us
+        if nxt > s.t_us + s.dt_us:
+            s.t_step = max(s.t_step, int(math.floor(nxt / s.dt_us)))
+
+
+def _result(network: Network, flows: Flows, s: FluidState) -> FluidResult:
+    s.ring_rows[s.slot].fill(0.0)  # the last step's landing row had landed
+    sim_time_us = min(s.t_step, s.max_steps) * s.dt_us
+    store_forward_us = (s.lengths - 1) * s.pkt / s.cap_Bps[s.first_link] * 1e6
+    fct = s.finish - s.start_us + s.lat_path_us + store_forward_us
+    ideal = s.wire / s.bottleneck_Bps * 1e6 + 2 * s.lat_path_us + store_forward_us
+
     def full(values, fill=0.0):
-        out = np.full(Q_all, fill, dtype=float)
-        out[used_q] = values
+        out = np.full(s.Q_all, fill, dtype=float)
+        out[s.used_q] = values
         return out
 
-    pause_us, credit_wait, max_ingress, max_queue = (full(a) for a in (pause_us, credit_wait, max_ingress, max_queue))
-    ingress_limit_q = full(ingress_limit_q, np.inf)
+    timeline = s.timeline
     for key in ("rate_gbps", "queue_kb"):
         timeline[key] = np.array(timeline[key]) if timeline[key] else np.zeros((0, 0))
     return FluidResult(
-        network=network, flows=flows, config=cfg, finish_us=finish, fct_us=fct, ideal_fct_us=ideal, wire_bytes=wire,
-        delivered_bytes=delivered, injected_bytes=injected, dropped_bytes=dropped, ecn_marks=marks, cnps=cnps,
-        timeouts=timeouts, pause_us=pause_us, credit_wait_us=credit_wait, max_ingress_bytes=max_ingress,
-        ingress_limit_bytes=ingress_limit_q, max_queue_bytes=max_queue, queued_bytes_end=float(q.sum()),
-        in_flight_bytes_end=float(ring.sum()), min_queue_bytes=min_q,
-        min_rate_gbps=0.0 if not math.isfinite(min_rate) else min_rate, sim_time_us=sim_time_us, steps=t_step,
-        wall_s=time.perf_counter() - started, n_priorities=P, priority=prio, alpha_end=alpha.copy(),
-        rate_end_gbps=Rc * pkt * 8 / 1e9, timeline=timeline)
-
-
-def _kernel_available() -> bool:
-    from fabricplan.sim.fluid_tcp_kernel import available
-
-    return available()
-
-
-def _drop_tail(arrivals, e_q, over, rng) -> np.ndarray:
-    """Bytes dropped per entry when queues overflow by ``over`` bytes, drop-tail style: the step's
-    arrivals at an overflowing queue come in a random order (each entry's turn drawn with weight
-    its bytes, an exponential race) and the last ones to arrive find the buffer full, so the loss
-    falls whole on a few flows instead of a sliver on every flow. Spreading it evenly made every
-    TCP sender of an incast lose at once, time out together and restart together, so the fluid
-    incast never recovered (64-to-1: no flow done in 3 s); ns-3 and testbeds lose packets of some
-    flows only (docs/validation.md, "packet-level runs")."""
-    drop_e = np.zeros(len(arrivals))
-    hit = np.flatnonzero((over[e_q] > 1e-9) & (arrivals > 0))
-    if not hit.size:
-        return drop_e
-    key = rng.exponential(size=hit.size) / arrivals[hit]
-    order = hit[np.lexsort((key, e_q[hit]))]          # by queue, the first to be dropped first
-    qs = e_q[order]
-    arr = arrivals[order]
-    cum = np.cumsum(arr)
-    start = np.flatnonzero(qs[1:] != qs[:-1]) + 1
-    start = np.concatenate(((0,), start))
-    counts = np.diff(np.concatenate((start, (len(order),))))
-    before = cum - arr - np.repeat(cum[start] - arr[start], counts)
-    drop_e[order] = np.minimum(np.maximum(over[qs] - before, 0.0), arr)
-    return drop_e
-
-
-def _tcp_loss(drop_f, t_us, injected, delivered, dropped, cwnd, ssthresh, stall_until, recover_until, timeouts,
-              base_rtt_us, cfg: FluidConfig, pkt: float) -> None:
-    """TCP's reaction to this step's losses (in place): fast retransmit and halving once per round
-    trip, or a retransmission timeout when fewer than ``dupack`` packets remain in flight."""
-    lost = (drop_f > 1e-9) & (recover_until <= t_us) & (stall_until <= t_us)
-    if not lost.any():
-        return
-    in_flight = injected - delivered - dropped
-    timeout = lost & (in_flight < cfg.tcp_dupack_threshold * pkt)
-    fast = lost & ~timeout
-    half = np.maximum(cwnd / 2.0, 2.0 * pkt)
-    ssthresh[lost] = half[lost]
-    cwnd[fast] = half[fast]
-    recover_until[fast] = t_us + base_rtt_us[fast]
-    cwnd[timeout] = pkt
-    stall_until[timeout] = t_us + cfg.tcp_min_rto_us
-    recover_until[timeout] = t_us + cfg.tcp_min_rto_us
-    timeouts[timeout] += 1
+        network=network, flows=flows, config=s.cfg, finish_us=s.finish, fct_us=fct, ideal_fct_us=ideal,
+        wire_bytes=s.wire, delivered_bytes=s.delivered, injected_bytes=s.injected, dropped_bytes=s.dropped,
+        ecn_marks=s.marks, cnps=s.cnps, timeouts=s.timeouts, pause_us=full(s.pause_us),
+        credit_wait_us=full(s.credit_wait), max_ingress_bytes=full(s.max_ingress),
+        ingress_limit_bytes=full(s.ingress_limit_q, np.inf), max_queue_bytes=full(s.max_queue),
+        queued_bytes_end=float(s.q.sum()), in_flight_bytes_end=float(s.ring.sum()), min_queue_bytes=s.min_q,
+        min_rate_gbps=0.0 if not math.isfinite(s.min_rate) else s.min_rate, sim_time_us=sim_time_us,
+        steps=s.t_step, wall_s=time.perf_counter() - s.started, n_priorities=s.P, priority=s.prio,
+        alpha_end=s.alpha.copy(), rate_end_gbps=s.rate_pps * s.pkt * 8 / 1e9, timeline=timeline)

@@ -12,7 +12,7 @@ priority, one propagation delay everywhere), element by element in the same orde
 the numpy loop's bit for bit (tests/sim/test_fluid_kernel.py), except that the idle test sums the
 queues sequentially instead of pairwise (it only compares the sum with 1e-9 bytes).
 
-The drop-tail order of :func:`fabricplan.sim.fluid._drop_tail` draws from the run's generator:
+The drop-tail order of :func:`fabricplan.sim.fluid_switch.drop_tail` draws from the run's generator:
 the kernel takes the draws from a buffer the caller refills from the same generator (a generator's
 exponential draws in several calls equal one call of the total size), and returns ``NEED_DRAWS``
 at the start of a step when fewer than one per flow-hop remain.

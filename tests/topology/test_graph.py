@@ -32,6 +32,11 @@ CASES = [
     dict(nodes=300, nics_per_node=1, radix=8, style="fat_tree"),                # partial super-pod
     dict(nodes=170, nics_per_node=4, radix=10, style="rail_optimized", oversubscription=(1, 1.5)),
     dict(nodes=200, nics_per_node=3, radix=12, style="leaf_spine", oversubscription=(2, 3), tiers=4),
+    dict(nodes=4, nics_per_node=72, radix=64, style="rail_optimized"),          # GB200 NVL72: 8 rails per leaf
+    dict(nodes=28, nics_per_node=72, radix=64, style="rail_optimized"),         # SUs of 8 racks, 4 rails per leaf
+    dict(nodes=341, nics_per_node=6, radix=64, style="rail_optimized"),         # SUs of 16, 2 rails per leaf
+    dict(nodes=9, nics_per_node=72, radix=64, style="leaf_spine", nics_per_host=4),  # ToR per 8 trays
+    dict(nodes=5, nics_per_node=144, radix=32, style="rail_optimized", tiers=3),
 ]
 
 
@@ -81,6 +86,20 @@ def test_rail_optimized_nic_i_goes_to_rail_i():
         for nic in range(8):
             (leaf,) = list(g.neighbors(("nic", server, nic)))
             assert leaf[1] % 8 == nic and leaf[1] // 8 == server // 32
+
+
+def test_rail_blocks_sit_whole_on_one_leaf_and_leaves_say_their_rails():
+    """Rails packed onto leaves (28 GB200 racks at radix 64): NIC i of the servers of one SU share a leaf,
+    and each leaf carries 4 rails of one SU (``rails``)."""
+    f = size_fabric(nodes=28, nics_per_node=72, radix=64, style="rail_optimized")
+    g = build_graph(f)
+    for su in range(f.scalable_units):
+        for rail in range(72):
+            servers = range(su * f.servers_per_leaf, min((su + 1) * f.servers_per_leaf, f.nodes))
+            assert len({next(iter(g.neighbors(("nic", s, rail)))) for s in servers}) == 1
+    rails = [d["rails"] for n, d in g.nodes(data=True) if d["tier"] == "leaf"]
+    assert len(rails) == 63 and all(len(r) == 4 for r in rails[:54])  # the last SU (4 racks): 8 a leaf
+    assert all(len(r) == 8 for r in rails[54:])
 
 
 def test_graph_size_limit():

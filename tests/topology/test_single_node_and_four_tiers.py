@@ -124,11 +124,18 @@ def test_four_tier_with_oversubscribed_spine():
     assert f.spine_core_links == f.leaf_spine_links // 3 == f.core_super_core_links
 
 
-def test_rail_optimized_four_tier_pods_are_whole_scalable_units():
-    # 6 rails at k=64: pod = 5 SUs = 30 leaves; super-pod = 32 pods; capacity k · 32 · 5 SU · 32 servers · 6
-    f = size_fabric(nodes=32 * 5 * 64 + 1, nics_per_node=6, radix=64, style="rail_optimized")
-    assert f.tiers == 4 and f.leaves_per_pod == 30
-    assert f.max_endpoints == 64 * 32 * 5 * 32 * 6
+def test_rail_optimized_goes_to_four_tiers_exactly_where_a_fat_tree_does():
+    # 6 rails at k=64: 3 tiers hold 65,536 ports (k³/4), 10,922 whole nodes (65,532 NICs); one node more
+    # needs a 4th tier. Pods are 32 leaves, super-pods 32 pods; capacity 2 · 32⁴ ports in whole nodes.
+    three = size_fabric(nodes=10_922, nics_per_node=6, radix=64, style="rail_optimized")
+    assert three.tiers == 3 and three.leaf_switches == 2_048 == 65_536 // 32
+    four = size_fabric(nodes=10_923, nics_per_node=6, radix=64, style="rail_optimized")
+    assert four.tiers == 4 and four.leaves_per_pod == 32
+    assert four.max_endpoints == (2 * 32**4 // 6) * 6 == 2_097_150
+    # 3 tiers: 10,922 nodes in 32-server SUs would need 342 x 6 = 2,052 rail leaves, more than the
+    # 2,048 a 3-tier radix-64 Clos holds, so the rails are packed two to a leaf (SUs of 16 servers)
+    assert (three.servers_per_leaf, three.rails_per_leaf) == (16, 2)
+    assert (four.servers_per_leaf, four.rails_per_leaf, four.leaf_switches) == (32, 1, 342 * 6)
 
 
 def test_three_tier_results_unchanged_by_the_four_tier_plan():

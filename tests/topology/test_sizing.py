@@ -100,11 +100,16 @@ def test_tor_too_small_for_one_server():
     assert size_fabric(nodes=1, nics_per_node=40, radix=64, style="leaf_spine", tiers=1).tiers == 1
 
 
-def test_rail_pods_are_whole_scalable_units():
-    # 6 rails at k=64: pod = floor(32/6) = 5 SUs = 30 leaves (not 32)
+def test_rail_pods_hold_da_leaves_and_sus_straddle_them():
+    # 6 rails at k=64: 2 tiers hold a fat tree's 2,048 ports in whole nodes, 341 x 6 = 2,046, so 11 SUs
+    # (352 nodes) need 3 tiers. Pods are 32 leaves, the spines' down ports (Al-Fares), as for a fat
+    # tree: an SU's 6 rail leaves straddle pods (32 is not a multiple of 6); whole-SU pods of 30 leaves
+    # would cap 3 tiers at 64 x 30 x 32 = 61,440 ports, below the fat tree's 65,536.
     f = size_fabric(nodes=32 * 11, nics_per_node=6, radix=64, style="rail_optimized")
-    assert f.tiers == 3 and f.leaves_per_pod == 30 and f.pods == 3
-    assert f.max_endpoints == 64 * 30 * 32
+    assert f.tiers == 3 and f.leaves_per_pod == 32 and f.pods == 3
+    assert (f.leaf_switches, f.spine_switches, f.core_switches) == (66, 66, 33)
+    assert f.max_endpoints == (64 * 32 * 32 // 6) * 6 == 65_532
+    assert any("SUs straddle pods" in n for n in f.notes)
 
 
 def test_oversubscribed_leaf_uplinks_sized_for_used_ports():

@@ -26,22 +26,31 @@ GpuLike = Gpu | GpuInline
 
 #: Where a sizing error's argument comes from in the spec.
 SIZING_FIELDS = {"nodes": "cluster.gpus", "nics_per_node": "cluster.nics_per_node", "tiers": "topology.tiers",
+                 "nics_per_host": "cluster.nics_per_node",
                  "oversubscription": "topology.oversubscription", "style": "topology.style",
                  "reserved_leaf_ports": "topology.reserved_leaf_ports", "radix": "fabrics"}
 
 
 @lru_cache(maxsize=4096)
 def _sized(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
-           oversubscription: tuple[float, ...], reserved_leaf_ports: int) -> FabricSize:
+           oversubscription: tuple[float, ...], reserved_leaf_ports: int, nics_per_host: int) -> FabricSize:
     """``topology.size_fabric`` once per distinct design (FabricSize is immutable, so it is shared)."""
     return topology.size_fabric(nodes=nodes, nics_per_node=nics_per_node, radix=radix, style=style, tiers=tiers,
-                                oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports)
+                                oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports,
+                                nics_per_host=nics_per_host)
 
 
-def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopology) -> FabricSize:
-    """Size ``nodes`` servers on radix-``radix`` switches as ``layout`` asks (memoised)."""
+def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopology,
+                nics_per_host: int | None = None) -> FabricSize:
+    """Size ``nodes`` nodes on radix-``radix`` switches as ``layout`` asks (memoised).
+
+    A node is one NCCL node: on a multi-host NVLink domain (GB200 NVL72) the whole domain, with
+    ``nics_per_node`` its hosts' NICs together (72) and ``nics_per_host`` one host's (4; default: the
+    node is one host). Rail-optimised and fat-tree sizing count the domain's NICs as rails / ports;
+    a ToR (``leaf_spine``) holds whole hosts, so each host of a domain takes its own ToR ports.
+    """
     return _sized(nodes, nics_per_node, radix, layout.style, layout.tiers, tuple(layout.oversubscription),
-                  layout.reserved_leaf_ports)
+                  layout.reserved_leaf_ports, nics_per_host or nics_per_node)
 
 
 def clear_cache() -> None:
@@ -141,7 +150,7 @@ def _growth_layout(spec: ClusterSpec, radix: int, layout: FabricTopology) -> tup
     target_nodes = grow // cluster.domain_gpus
     tiers = topology.tiers_needed(nodes=target_nodes, nics_per_node=cluster.domain_nics, radix=radix,
                                   style=layout.style, oversubscription=tuple(layout.oversubscription),
-                                  reserved_leaf_ports=layout.reserved_leaf_ports)
+                                  reserved_leaf_ports=layout.reserved_leaf_ports, nics_per_host=cluster.nics_per_node)
     now = layout.tiers
     if now is None:
         layout = replace(layout, tiers=max(tiers, 1))
@@ -179,7 +188,7 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
     cluster = spec.cluster
     try:
         layout, growth_note = _growth_layout(spec, hardware.radix, layout)
-        size = size_design(cluster.domains, cluster.domain_nics, hardware.radix, layout)
+        size = size_design(cluster.domains, cluster.domain_nics, hardware.radix, layout, cluster.nics_per_node)
         if growth_note:
             size = replace(size, notes=size.notes + (growth_note,))
     except InputError as exc:  # the sizing's argument names -> the spec's field paths
@@ -221,7 +230,9 @@ def bare_network(catalog: Catalog, fabric: str | FabricProfile, gpu: GpuLike, *,
                          location=f"fabrics[{profile.id}].switch")
     nodes = max(gpus // max(gpus_per_node, 1), 1)
     cluster_nodes = max(layout.cluster_nodes or nodes, nodes)
-    size = size_design(cluster_nodes, nics_per_node, radix, layout)
+    hosts = gpus_per_node // gpus_per_host if gpus_per_host and gpus_per_node % gpus_per_host == 0 else 1
+    size = size_design(cluster_nodes, nics_per_node, radix, layout,
+                       nics_per_node // hosts if nics_per_node % hosts == 0 else None)
     return NetworkView(profile=profile, switch=switch, gpu=gpu, gpus=cluster_nodes * gpus_per_node,
                        gpus_per_node=gpus_per_node, scale_up_domain=scale_up_domain or gpus_per_node,
                        nics_per_node=nics_per_node, size=size, layout=layout,

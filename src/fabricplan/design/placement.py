@@ -10,7 +10,9 @@ per design); it never sizes a fabric itself. For a communicator of ``n`` nodes p
 * ``nodes_per_leaf``: nodes whose NICs of one rail share a leaf (rail-optimised: a scalable unit;
   rail-only: the servers of one rail leaf, so with 2-3 tiers nodes under different rail leaves cross
   their rail's spines (and cores), never another rail; ToR ``leaf_spine``: a rack; ``fat_tree``:
-  host ports of a leaf // NICs per node).
+  host ports of a leaf // NICs per node). A node that is a multi-host NVLink domain under ToRs spans
+  several ToRs (each host has its own ToR ports); it counts as one node per leaf group, with all its
+  NICs under it (``nics_per_leaf``), so traffic between domains crosses the spines.
 * ``nodes_per_pod``: nodes under one pod's spines of a 3+ tier fabric (0 otherwise).
 * ``oversubscription``: the realised down:up ratio per tier with uplinks
   (``FabricSize.oversubscription_effective``), ``leaf_uplinks`` and ``nics_per_leaf`` (1 on rails,
@@ -104,7 +106,8 @@ def place(n_nodes: int, whole: FabricSize, *, aligned: bool = True) -> NetworkPl
         return NetworkPlacement(aligned=aligned)
     nics = whole.nics_per_node
     tiers = tiers_needed(nodes=n_nodes, nics_per_node=nics, radix=whole.radix, style=whole.style,
-                         oversubscription=whole.oversubscription, reserved_leaf_ports=whole.reserved_leaf_ports)
+                         oversubscription=whole.oversubscription, reserved_leaf_ports=whole.reserved_leaf_ports,
+                         nics_per_host=whole.nics_per_host or None)
     nics_per_leaf = 1 if whole.style in ("rail_optimized", "rail_only") else nics
     per_leaf = nodes_per_leaf(whole, nics) if whole.tiers >= 2 else n_nodes
     if tiers == 1 and n_nodes > per_leaf:  # fits one switch alone, but spans the cluster's leaves

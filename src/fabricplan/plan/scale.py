@@ -123,5 +123,5 @@ def tier_capacities_gpus(spec: ClusterSpec, radix: int, style: str) -> dict[int,
     cluster = spec.cluster
     nodes = tier_capacities(nics_per_node=cluster.domain_nics, radix=radix, style=style,
                             oversubscription=tuple(spec.topology.oversubscription),
-                            reserved_leaf_ports=spec.topology.reserved_leaf_ports)
+                            reserved_leaf_ports=spec.topology.reserved_leaf_ports, nics_per_host=cluster.nics_per_node)
     return {tiers: count * cluster.domain_gpus for tiers, count in nodes.items()}

@@ -1,7 +1,8 @@
 """Explicit wiring of a sized fabric as a networkx MultiGraph (small fabrics only, for simulators/checks).
 
 Nodes: ``("nic", server, i)`` endpoints and ``("leaf"|"spine"|"core"|"super_core", index)`` switches,
-each with a ``tier`` attribute (rail leaves also carry ``rail``; with 3+ tiers leaves and spines carry
+each with a ``tier`` attribute (rail-optimised leaves also carry ``rails``, the rails they hold, and
+``rail`` when that is one; with 3+ tiers leaves and spines carry
 ``pod``, and with 4 tiers cores carry ``super_pod``). One edge per cable, so parallel links appear as
 parallel edges. The wiring follows :func:`size_fabric` exactly, block by block: in each pod (and
 super-pod) the j-th top switch of every sub-block joins position group j and spreads its uplinks
@@ -19,7 +20,7 @@ import networkx as nx
 
 from fabricplan.errors import InputError
 from fabricplan.topology.ports import TIER_NAMES, tier_ratios, upper_tier_switches, uplinks_needed
-from fabricplan.topology.sizing import FabricSize, _plan, _Plan
+from fabricplan.topology.sizing import FabricSize, _plan, _Plan, leaf_layout_of
 
 #: Refuse to materialise graphs bigger than this many nodes (switches + NIC ports).
 MAX_GRAPH_NODES = 50_000
@@ -43,14 +44,22 @@ def build_graph(size: FabricSize) -> nx.MultiGraph:
     if size.style == "rail_only" and size.tiers >= 2:
         return _rail_only_graph(size)
     g = nx.MultiGraph(style=size.style, tiers=size.tiers, radix=size.radix)
-    rails = size.style == "rail_optimized" and size.tiers >= 2 and not _folded(size)
     for leaf in range(size.leaf_switches):
-        g.add_node(("leaf", leaf), tier="leaf", **({"rail": leaf % size.nics_per_node} if rails else {}))
+        g.add_node(("leaf", leaf), tier="leaf")
+    leaf_of = _leaf_of(size)
+    rails: dict[int, set[int]] = {}
     for server in range(size.nodes):
         for nic in range(size.nics_per_node):
             g.add_node(("nic", server, nic), tier="nic")
             if size.tiers:
-                g.add_edge(("nic", server, nic), ("leaf", _leaf_of(size, server, nic)))
+                leaf = leaf_of(server, nic)
+                rails.setdefault(leaf, set()).add(nic)
+                g.add_edge(("nic", server, nic), ("leaf", leaf))
+    if size.style == "rail_optimized" and size.tiers >= 2:  # the rails each leaf carries
+        for leaf, on in rails.items():
+            g.nodes[("leaf", leaf)]["rails"] = tuple(sorted(on))
+            if len(on) == 1:
+                g.nodes[("leaf", leaf)]["rail"] = next(iter(on))
     if size.tiers >= 2:
         _wire_upper_tiers(g, size)
     return g
@@ -77,23 +86,15 @@ def _rail_only_graph(size: FabricSize) -> nx.MultiGraph:
     return g
 
 
-def _folded(size: FabricSize) -> bool:
-    """One partly filled rail SU with several rails per leaf (topology.layout's rail folding)."""
-    return size.style == "rail_optimized" and size.scalable_units == 1 and size.leaf_switches < size.nics_per_node
-
-
-def _leaf_of(size: FabricSize, server: int, nic: int) -> int:
+def _leaf_of(size: FabricSize):
+    """``(server, nic) -> leaf``: one switch (1 tier), rail groups on switches (rail-only), else the leaf
+    layout :func:`size_fabric` built (:func:`fabricplan.topology.sizing.leaf_layout_of`)."""
     if size.style == "rail_only":  # rails 0..r-1 on switch 0, the next r on switch 1, ...
-        return nic // -(-size.nics_per_node // max(size.leaf_switches, 1))
-    if size.tiers == 1:
-        return 0
-    if _folded(size):  # rails 0..r-1 on leaf 0, the next r on leaf 1, ...
-        return nic // -(-size.nics_per_node // size.leaf_switches)
-    if size.style == "rail_optimized":  # SU = server // servers_per_su, rail = nic
-        return (server // size.servers_per_leaf) * size.nics_per_node + nic
-    if size.style == "leaf_spine":
-        return server // size.servers_per_leaf
-    return (server * size.nics_per_node + nic) // size.leaf_host_ports_max
+        per_switch = -(-size.nics_per_node // max(size.leaf_switches, 1))
+        return lambda server, nic: nic // per_switch
+    if size.tiers <= 1:  # one switch (or none: a single node's NICs are not cabled)
+        return lambda server, nic: 0
+    return leaf_layout_of(size).leaf_of
 
 
 def _wire_upper_tiers(g: nx.MultiGraph, size: FabricSize) -> None:

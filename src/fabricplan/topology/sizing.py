@@ -13,7 +13,10 @@ Pure integer arithmetic (no graph), so it is instant from 1 to millions of GPUs.
 Design rules (see :func:`size_fabric` for the details):
 
 * One node needs no scale-out fabric (0 tiers): NVLink carries all its GPU traffic.
-* Leaves come from the style's attachment rule (:mod:`fabricplan.topology.layout`).
+* Pack, then count tiers: the style's attachment (:func:`fabricplan.topology.layout.attach`) gives the
+  most nodes t tiers' leaves hold (the tier capacities) and the layout within the chosen tier count,
+  from the same packing; rail-optimised rails share leaves where one rail per leaf would cost a tier
+  (docs/reference/topology.md §1.3.1). Pods are ``da`` leaves for every style.
 * Blocks, recursively: a level-0 block is one leaf; a level-i block joins up to ``g_i`` level-(i−1)
   blocks with tier-i switches (``g_1`` = leaves per pod ≤ ``da``: a *pod*; ``g_2 = dc``: a *super-pod*).
   As in Al-Fares' fat tree, the j-th top switch of every sub-block is in position group j, and each
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from fabricplan.errors import InputError
-from fabricplan.topology.layout import STYLES, LeafLayout, Style, leaf_layout
+from fabricplan.topology.layout import STYLES, Attachment, LeafLayout, Style, attach
 from fabricplan.topology.ports import (
     MAX_GIVEN_RATIOS, MAX_SUPPORTED_TIERS, TIER_NAMES, check_count, check_radix, down_ports_per_tier,
     leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
@@ -91,6 +94,8 @@ class FabricSize:
     notes: tuple[str, ...]
     super_core_switches: int = 0           # top tier of a 4-tier fabric
     core_super_core_links: int = 0
+    nics_per_host: int = 0                 # NICs of one host of a node (the ToR unit); 0 = not given
+    rails_per_leaf: int = 0                # rail_optimized: rails of one SU on a leaf (0 otherwise)
 
     @property
     def switches_by_tier(self) -> dict[str, int]:
@@ -101,7 +106,7 @@ class FabricSize:
 
 def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tiers: int | None = None,
                 oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
-                max_tiers: int = MAX_SUPPORTED_TIERS) -> FabricSize:
+                max_tiers: int = MAX_SUPPORTED_TIERS, nics_per_host: int | None = None) -> FabricSize:
     """Size the fabric for ``nodes`` servers with ``nics_per_node`` NIC ports each on radix-k switches.
 
     * ``tiers=None`` picks the smallest tier count (≤ ``max_tiers``) whose capacity holds all
@@ -123,31 +128,43 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
       sized like a pod's spines (``dc`` down ports per core); super-cores =
       ``ceil(total core uplinks / k)``. Full size: k super-pods, k⁴/8 endpoints at 1:1.
 
+    * Leaves: the style's packing (:func:`fabricplan.topology.layout.attach`) comes before the tier
+      count. The capacity of t tiers is the most nodes the packing fits in the leaves t tiers hold
+      (k at 2 tiers; k · da, k · da · dc at 3 and 4), and the layout is that packing within them. A
+      rail-optimised design packs several rails of an SU on a leaf when one rail per leaf would need
+      more tiers than the endpoints do, so it never needs more tiers than a fat tree of the same
+      endpoints (72-NIC GB200 NVL72 racks at radix 64: 2 tiers up to 28 racks, 2,016 of the k²/2 =
+      2,048 ports); a ToR (``leaf_spine``) holds whole hosts of ``nics_per_host`` NICs (default
+      ``nics_per_node``; a multi-host NVLink domain's hosts each take their own ToR ports).
+
     Raises :class:`fabricplan.errors.InputError` for invalid inputs, for a ``tiers`` too small for
     the endpoints, and when even ``max_tiers`` tiers cannot hold them.
     """
-    _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers)
+    _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers, nics_per_host)
     ratios = tier_ratios(oversubscription)
+    host_nics = nics_per_host or nics_per_node
     if style == "rail_only":
-        return _rail_only(nodes, nics_per_node, radix, reserved_leaf_ports, tiers, ratios)
-    layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
+        return _rail_only(nodes, nics_per_node, radix, reserved_leaf_ports, tiers, ratios, host_nics)
+    fit, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports, host_nics)
     endpoints = nodes * nics_per_node
     common = dict(style=style, radix=radix, nodes=nodes, nics_per_node=nics_per_node, endpoints=endpoints,
                   oversubscription=(float(ratios[0]), float(ratios[1])), reserved_leaf_ports=reserved_leaf_ports,
-                  host_links_in_rack=layout.host_links_in_rack)
+                  host_links_in_rack=style == "leaf_spine", nics_per_host=host_nics)
     if nodes == 1 and tiers is None:
         return _no_fabric(common, capacity[1])
     chosen, why = _choose_tiers(endpoints, nodes, nics_per_node, radix, style, tiers, max_tiers, capacity,
-                                layout, ratios, reserved_leaf_ports)
+                                fit, ratios, reserved_leaf_ports)
     common.update(tiers=chosen, max_endpoints=capacity[chosen], notes=(why,))
     if chosen == 1:
         return _one_tier(common, endpoints, radix, reserved_leaf_ports)
+    down = down_ports_per_tier(radix, ratios)
+    layout = fit.arrange(max_leaves(radix, chosen, fit.spine_down_ports, down))
     return _clos(common, layout, _plan(radix, chosen, ratios, layout.leaves_per_pod), reserved_leaf_ports)
 
 
 def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
                  oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
-                 max_tiers: int = MAX_SUPPORTED_TIERS) -> int:
+                 max_tiers: int = MAX_SUPPORTED_TIERS, nics_per_host: int | None = None) -> int:
     """The tier count :func:`size_fabric` chooses for ``nodes`` (``tiers=None``), without sizing.
 
     0 for one node; else the smallest ``t`` whose capacity (the style's leaf layout at radix k and
@@ -156,29 +173,34 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     :class:`FabricSize` can ask how many tiers a subset of its nodes spans. InputError as
     :func:`size_fabric` when nothing fits.
     """
-    _validate(nodes, nics_per_node, radix, style, None, reserved_leaf_ports, max_tiers)
+    _validate(nodes, nics_per_node, radix, style, None, reserved_leaf_ports, max_tiers, nics_per_host)
     if nodes == 1:
         return 0
     if style == "rail_only":
         return _rail_size(nodes, radix, tier_ratios(oversubscription), reserved_leaf_ports, None).tiers
     ratios = tier_ratios(oversubscription)
-    layout, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports)
+    fit, capacity = _layout_and_capacity(style, nodes, nics_per_node, radix, ratios, reserved_leaf_ports,
+                                         nics_per_host or nics_per_node)
     chosen, _why = _choose_tiers(nodes * nics_per_node, nodes, nics_per_node, radix, style, None, max_tiers,
-                                 capacity, layout, ratios, reserved_leaf_ports)
+                                 capacity, fit, ratios, reserved_leaf_ports)
     return chosen
 
 
 def tier_capacities(*, nics_per_node: int, radix: int, style: Style, oversubscription: tuple[float, ...] = (1.0, 1.0),
-                    reserved_leaf_ports: int = 0) -> dict[int, int]:
+                    reserved_leaf_ports: int = 0, nics_per_host: int | None = None) -> dict[int, int]:
     """Most nodes 1..4 tiers of this design can hold (the tier boundaries: a non-blocking radix-64
     fat tree holds 64, 2,048 and 65,536 NIC ports in 1, 2 and 3 tiers, Al-Fares et al. 2008).
-    Capacities are of full scalable units/racks, so they do not depend on the cluster's size."""
+    The capacity is the style's packing of nodes onto the leaves t tiers hold (the same
+    :class:`fabricplan.topology.layout.Attachment` the sizing lays out), so it does not depend on the
+    cluster's size: rail-optimised and fat-tree designs hold whole nodes of a fat tree's NIC ports, a ToR
+    design whole hosts per ToR."""
     if style == "rail_only":  # servers per rail: k, k²/2, k³/4 non-blocking; no 4th tier
-        _layout, capacity = _layout_and_capacity("fat_tree", 1, 1, radix, tier_ratios(oversubscription),
-                                                 reserved_leaf_ports)
+        _fit, capacity = _layout_and_capacity("fat_tree", 1, 1, radix, tier_ratios(oversubscription),
+                                              reserved_leaf_ports, 1)
         return {t: capacity[min(t, RAIL_ONLY_MAX_TIERS)] for t in range(1, MAX_SUPPORTED_TIERS + 1)}
     ratios = tier_ratios(oversubscription)
-    _layout, capacity = _layout_and_capacity(style, 1, nics_per_node, radix, ratios, reserved_leaf_ports)
+    _fit, capacity = _layout_and_capacity(style, 1, nics_per_node, radix, ratios, reserved_leaf_ports,
+                                          nics_per_host or nics_per_node)
     return {t: c // nics_per_node for t, c in capacity.items()}
 
 
@@ -205,7 +227,8 @@ def _rail_text(text: str, nodes: int) -> str:
     return text.replace(f"{nodes:,} endpoints ({nodes:,} nodes × 1 NICs)", f"{nodes:,} servers")
 
 
-def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | None, ratios) -> FabricSize:
+def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | None, ratios,
+               host_nics: int) -> FabricSize:
     """Rail-only (Wang, Ghobadi et al., "Rail-only: A Low-Cost High-Performance Network for Training
     LLMs with Trillion Parameters", arXiv:2307.12169, 2023): NIC i of every server on rail i, and no
     spine joins the rails; traffic between rails crosses NVLink inside a node first (NCCL PXN).
@@ -222,7 +245,7 @@ def _rail_only(nodes: int, nics: int, radix: int, reserved: int, tiers: int | No
     endpoints = nodes * nics
     common = dict(style="rail_only", radix=radix, nodes=nodes, nics_per_node=nics, endpoints=endpoints,
                   oversubscription=(float(ratios[0]), float(ratios[1])), reserved_leaf_ports=reserved,
-                  host_links_in_rack=False)
+                  host_links_in_rack=False, nics_per_host=host_nics)
     if nodes == 1 and tiers is None:
         return _no_fabric(common, radix - reserved)
     rail = _rail_size(nodes, radix, ratios, reserved, tiers)
@@ -270,20 +293,41 @@ def _rail_only_one_tier(common: dict, nodes: int, nics: int, radix: int, reserve
                       reserved_ports_total=reserved * switches, notes=notes)
 
 
-def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved) -> tuple[LeafLayout, dict[int, int]]:
-    """The style's leaf layout at radix k and the NIC ports 1..MAX_SUPPORTED_TIERS tiers can hold."""
+def _layout_and_capacity(style, nodes, nics, radix, ratios, reserved, host_nics) -> tuple[Attachment, dict[int, int]]:
+    """The style's attachment at radix k and the NIC ports 1..MAX_SUPPORTED_TIERS tiers can hold: 1 tier,
+    one switch's ports; t >= 2, the whole nodes the attachment packs onto the leaves t tiers hold."""
     down = down_ports_per_tier(radix, ratios)
-    layout = leaf_layout(style, nodes=nodes, nics_per_node=nics, leaf_down_ports=down[0],
-                         reserved_leaf_ports=reserved, spine_down_ports=down[1])
+    fit = _attachment(style, nodes, nics, radix, ratios, reserved, host_nics)
     capacity = {1: max(radix - reserved, 0)}
     for t in range(2, MAX_SUPPORTED_TIERS + 1):
-        capacity[t] = layout.max_endpoints_for(max_leaves(radix, t, layout.leaves_per_pod, down))
-    return layout, capacity
+        capacity[t] = fit.max_nodes(max_leaves(radix, t, fit.spine_down_ports, down)) * nics
+    return fit, capacity
 
 
-def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers) -> None:
+def _attachment(style, nodes, nics, radix, ratios, reserved, host_nics) -> Attachment:
+    down = down_ports_per_tier(radix, ratios)
+    return attach(style, nodes=nodes, nics_per_node=nics, leaf_down_ports=down[0], reserved_leaf_ports=reserved,
+                  spine_down_ports=down[1], nics_per_host=host_nics)
+
+
+def leaf_layout_of(size: FabricSize) -> LeafLayout:
+    """The leaf layout a sized 2- to 4-tier ``size`` was built with: the same attachment and leaf budget
+    as :func:`size_fabric` (for the wiring in :mod:`fabricplan.topology.graph`)."""
+    ratios = tier_ratios(size.oversubscription)
+    fit = _attachment(size.style, size.nodes, size.nics_per_node, size.radix, ratios, size.reserved_leaf_ports,
+                      size.nics_per_host or size.nics_per_node)
+    return fit.arrange(max_leaves(size.radix, size.tiers, fit.spine_down_ports,
+                                  down_ports_per_tier(size.radix, ratios)))
+
+
+def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers, nics_per_host=None) -> None:
     check_count(nodes, "nodes")
     check_count(nics_per_node, "nics_per_node")
+    if nics_per_host is not None:
+        check_count(nics_per_host, "nics_per_host")
+        if nics_per_node % nics_per_host:
+            raise InputError(f"must divide nics_per_node ({nics_per_node}): a node is whole hosts, got "
+                             f"{nics_per_host}", "nics_per_host")
     check_radix(radix)
     if style not in STYLES:
         raise InputError(f"must be one of {', '.join(STYLES)}, got {style!r}", "style")
@@ -326,9 +370,10 @@ def _too_big_message(what, radix, style, max_tiers, capacity, layout, ratios, re
     ratio_text = ":1, ".join(f"{float(r):g}" for r in ratios[:MAX_GIVEN_RATIOS]) + ":1"
     msg = (f"{what} exceed the {max_tiers}-tier maximum of {capacity[max_tiers]:,} for style {style} at "
            f"radix {radix} (oversubscription {ratio_text})")
-    if layout.host_ports_per_leaf == 0 and max_tiers > 1:
+    if layout.units_per_leaf == 0 and max_tiers > 1:
+        unit = "host" if layout.units_per_node > 1 else "server"
         msg += (f"; a leaf has {max(leaf_ports(radix, ratios[0])[0] - reserved, 0)} host ports, too few "
-                f"for one server's {layout.nics_per_node} NICs under this style")
+                f"for one {unit}'s {layout.unit_nics} NICs under this style")
     bigger = _smallest_fitting_radix(layout, radix, ratios, reserved, max_tiers)
     if bigger:
         msg += f"; radix {bigger} would fit"
@@ -339,13 +384,13 @@ def _too_big_message(what, radix, style, max_tiers, capacity, layout, ratios, re
     return msg + "; or split the cluster into several fabrics"
 
 
-def _smallest_fitting_radix(layout: LeafLayout, radix, ratios, reserved, max_tiers) -> int | None:
+def _smallest_fitting_radix(layout: Attachment, radix, ratios, reserved, max_tiers) -> int | None:
     """First doubling of the radix (up to 8× and ≤ 1,024 ports) whose capacity holds the endpoints."""
     endpoints = layout.nodes * layout.nics_per_node
     k = radix * 2
     while k <= min(radix * 8, 1024):
         if endpoints <= _layout_and_capacity(layout.style, layout.nodes, layout.nics_per_node, k, ratios,
-                                             reserved)[1][max_tiers]:
+                                             reserved, layout.unit_nics)[1][max_tiers]:
             return k
         k *= 2
     return None
@@ -551,6 +596,21 @@ def _structure_note(leaves: int, plan: _Plan, fabric: _Block) -> tuple[str, ...]
                    f"= {fabric.switches[-1]:,}",)
 
 
+def _straddle_note(layout: LeafLayout, plan: _Plan) -> tuple[str, ...]:
+    """Rail SUs whose leaves do not fill pods exactly straddle them (3+ tiers: pods of ``da`` leaves)."""
+    if plan.tiers < 3 or layout.packing is None:
+        return ()
+    per_su = -(-layout.nics_per_node // max(layout.rails_per_leaf, 1))
+    per_pod = plan.block_leaves[1]
+    if per_su > per_pod:
+        return (f"an SU's {per_su} leaves exceed a pod's {per_pod}: SUs straddle pods (same-rail traffic inside "
+                "an SU still stays on its leaf)",)
+    if layout.scalable_units < 2 or per_pod % per_su == 0:
+        return ()
+    return (f"an SU's {per_su} leaves do not divide a pod's {per_pod}: SUs straddle pods (same-rail traffic "
+            "inside an SU still stays on its leaf)",)
+
+
 def _clos(common: dict, layout: LeafLayout, plan: _Plan, reserved: int) -> FabricSize:
     """FabricSize of a 2- to 4-tier folded Clos from the recursive block counts."""
     leaves, endpoints = layout.leaves, common["endpoints"]
@@ -559,7 +619,7 @@ def _clos(common: dict, layout: LeafLayout, plan: _Plan, reserved: int) -> Fabri
     links = f.links + (0,) * (len(TIER_NAMES) - len(f.links))
     used = (endpoints + leaves * reserved + links[0],) + tuple(links[t - 1] + links[t] for t in range(1, plan.tiers))
     ratio = math.prod(f.ratios, start=Fraction(1))
-    notes = common.pop("notes") + layout.notes + _structure_note(leaves, plan, f) + f.notes
+    notes = common.pop("notes") + layout.notes + _structure_note(leaves, plan, f) + _straddle_note(layout, plan) + f.notes
     return FabricSize(**common, leaf_switches=sw[0], spine_switches=sw[1], core_switches=sw[2],
                       super_core_switches=sw[3], total_switches=sum(sw), host_links=endpoints,
                       leaf_spine_links=links[0], spine_core_links=links[1], core_super_core_links=links[2],
@@ -571,4 +631,4 @@ def _clos(common: dict, layout: LeafLayout, plan: _Plan, reserved: int) -> Fabri
                       spine_uplinks=f.uplinks[1] if plan.tiers >= 3 else 0,
                       oversubscription_effective=tuple(float(r) for r in f.ratios),
                       bisection_ratio=float(min(1, 1 / ratio)), reserved_ports_total=leaves * reserved,
-                      notes=tuple(dict.fromkeys(notes)))
+                      rails_per_leaf=layout.rails_per_leaf, notes=tuple(dict.fromkeys(notes)))

@@ -181,6 +181,7 @@ def test_cached_performance_keeps_each_catalog_it_answered_for_alive():
         switch = CATALOG.switch("sw_eth_th5")
         size = object()
         layout = "layout"
+        socket_bandwidth_scale = 1.0
 
     class Design:
         network = Network()

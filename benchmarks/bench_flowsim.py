@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from fabricplan.catalog import default_catalog
 from fabricplan.sim import traffic
 from fabricplan.sim.maxmin import completion_times, max_min_rates
 from fabricplan.sim.network import fat_tree
@@ -28,7 +29,7 @@ def main() -> None:
     print("| hosts (k) | routing | route s | max-min s | completion times s | mean rate / line |")
     print("|---|---|---|---|---|---|")
     for k in (8, 12, 16, 20):
-        network = fat_tree(k, 3)
+        network = fat_tree(k, 3, catalog=default_catalog())
         src, dst = traffic.permutation(network.n_hosts, seed=1)
         n = len(src)
         for routing in ("ecmp", "adaptive", "spray"):

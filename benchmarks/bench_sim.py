@@ -22,7 +22,10 @@ import argparse
 import time
 from pathlib import Path
 
+from fabricplan.catalog import load_catalog
 from fabricplan.sim.scenarios import run_scenarios
+
+CATALOG = load_catalog()  # the bundled numbers: the benchmark times the simulator on them
 
 
 def _run(label: str, repeats: int = 3, **kwargs) -> dict:
@@ -30,7 +33,7 @@ def _run(label: str, repeats: int = 3, **kwargs) -> dict:
     best = None
     for _ in range(repeats):
         start = time.perf_counter()
-        result = run_scenarios(**kwargs)
+        result = run_scenarios(catalog=CATALOG, **kwargs)
         wall = time.perf_counter() - start
         if best is None or result.fluid.wall_s < best[0].fluid.wall_s:
             best = (result, wall)

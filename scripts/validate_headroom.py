@@ -59,14 +59,14 @@ class SkuResult:
         return out
 
 
-def evaluate(path: Path) -> SkuResult:
-    """Model vs one vendor table."""
+def evaluate(path: Path, catalog) -> SkuResult:
+    """Model vs one vendor table, with the constants of ``catalog``."""
     from fabricplan.ops import headroom
 
     from fabricplan.ops import defaults
 
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    doc["rows"] = defaults.value(f"headroom.vendor_pg_profiles.{doc['sku']}")["rows"]
+    doc["rows"] = defaults.value(f"headroom.vendor_pg_profiles.{doc['sku']}", catalog)["rows"]
     inputs = doc["inputs"]
     eight = set(doc.get("eight_lane_speeds_mbps", []))
     xoff_err, size_err, exact = [], [], 0
@@ -75,7 +75,7 @@ def evaluate(path: Path) -> SkuResult:
             speed, cable, inputs["port_mtu"], inputs["lossless_mtu"], doc["asic"],
             inputs["small_packet_percentage"], eight_lanes=speed in eight,
             shared_headroom_pool=inputs["shared_headroom_pool"], sku=doc["sku"],
-            algorithm=inputs.get("algorithm", "current"))
+            algorithm=inputs.get("algorithm", "current"), catalog=catalog)
         xoff_err.append((result.xoff_bytes / xoff - 1) * 100)
         size_err.append((result.size_bytes / size - 1) * 100)
         exact += (result.size_bytes, result.xon_bytes, result.xoff_bytes) == (size, xon, xoff)
@@ -120,7 +120,7 @@ class BroadcomResult:
         return out
 
 
-def evaluate_broadcom() -> list[BroadcomResult]:
+def evaluate_broadcom(catalog) -> list[BroadcomResult]:
     """The Broadcom model against every bundled Broadcom table (``headroom.broadcom.tables``).
 
     * exact: the model as lint runs it (the SKU's own table, ``--sku``) at every row of the table;
@@ -132,16 +132,16 @@ def evaluate_broadcom() -> list[BroadcomResult]:
     from fabricplan.ops import defaults, headroom
 
     out = []
-    for name, entry in defaults.group("headroom.broadcom.tables").items():
+    for name, entry in defaults.group("headroom.broadcom.tables", catalog).items():
         value = entry["value"]
         asic, sku = value["asic"], value["skus"][0]
-        cell = defaults.value(f"headroom.broadcom.asic.{asic}")["cell_size_bytes"]
+        cell = defaults.value(f"headroom.broadcom.asic.{asic}", catalog)["cell_size_bytes"]
         exact, held, ref, missing = 0, [], [], 0
         for speed, cable, size, xon, xoff, *_ in value["rows"]:
-            own = headroom.broadcom_headroom(speed, cable, asic, sku=sku)
+            own = headroom.broadcom_headroom(speed, cable, asic, sku=sku, catalog=catalog)
             exact += (own.size_bytes, own.xon_bytes, own.xoff_bytes) == (size, xon, xoff)
             try:
-                ref.append((headroom.broadcom_headroom(speed, cable, asic).xoff_bytes / xoff - 1) * 100)
+                ref.append((headroom.broadcom_headroom(speed, cable, asic, catalog=catalog).xoff_bytes / xoff - 1) * 100)
             except InputError:
                 missing += 1
         for speed in sorted({r[0] for r in value["rows"]}):
@@ -204,8 +204,7 @@ def _range(errors: list[float]) -> str:
     return f"{min(errors):+.1f} .. {max(errors):+.1f} %"
 
 
-def render(results: list[SkuResult], broadcom: list[BroadcomResult] | None = None) -> str:
-    broadcom = evaluate_broadcom() if broadcom is None else broadcom
+def render(results: list[SkuResult], broadcom: list[BroadcomResult]) -> str:
     lines = [
         BEGIN,
         "## PFC headroom: `sonic` model vs the vendors' lossless PG tables",
@@ -272,9 +271,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=str(ROOT / "docs" / "validation.md"))
     parser.add_argument("--check", action="store_true", help="compare and print only; do not write")
     args = parser.parse_args(argv)
-    results = [evaluate(p) for p in sorted(TABLES.glob("*.yaml"))]
+    from fabricplan.catalog import load_catalog
+
+    catalog = load_catalog()  # the bundled constants: this script validates them
+    results = [evaluate(p, catalog) for p in sorted(TABLES.glob("*.yaml"))]
     results.sort(key=lambda r: (r.asic, r.sku))
-    broadcom = evaluate_broadcom()
+    broadcom = evaluate_broadcom(catalog)
     section = render(results, broadcom)
     if args.check:
         print(section)

@@ -37,9 +37,11 @@ def _table(rows, results) -> list[str]:
 
 def render() -> tuple[str, int]:
     from validation.nvlink import AZURE, COREWEAVE, ROWS, check
+    from fabricplan.catalog import load_catalog
     from fabricplan.perf.params import perf_parameter
 
-    results = [check(row) for row in ROWS]
+    catalog = load_catalog()  # the bundled data: this script checks it against the published rows
+    results = [check(row, catalog) for row in ROWS]
     calibrated = [(r, x) for r, x in zip(ROWS, results) if r.calibrated]
     checked = [(r, x) for r, x in zip(ROWS, results) if not r.calibrated]
     lines = [BEGIN, "## NVLink domains: GB200 NVL72 all-reduce in one rack and across racks", "",
@@ -47,7 +49,7 @@ def render() -> tuple[str, int]:
              "400G NICs per rack; `cluster.nvlink_domain_gpus`), NCCL 2.30.7 tuner constants, the InfiniBand NDR "
              "profile without CollNet/SHARP (the runs did not enable it). In one domain NVLS runs at NCCL's "
              "Blackwell nvlsEfficiency times `mnnvl_nvls_data_path_efficiency` "
-             f"({perf_parameter('mnnvl_nvls_data_path_efficiency'):.3f}); across domains NCCL's channel limits "
+             f"({perf_parameter('mnnvl_nvls_data_path_efficiency', catalog):.3f}); across domains NCCL's channel limits "
              "decide how many of a rack's 72 NICs carry traffic (NVLS/NVLSTree: 32 head NICs; Ring/Tree: the "
              "search stops at nChannels x NIC >= the GPU's NVLink, 16 NICs on NDR), and every algorithm's busbw "
              "is capped at the one-domain NVLS busbw.", "",

@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from fabricplan.catalog import default_catalog
 from fabricplan.io import write_text_atomic
 from fabricplan.perf.latency import point_to_point_latency
-from fabricplan.perf.collectives import default_catalog
 from fabricplan.perf.step import slowest_gpu_slowdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def _latency_table() -> list[str]:
     for fabric_id, claim in claims.items():
         fabric = catalog.fabric(fabric_id)
         switch_ns = catalog.switch(fabric.hardware.switch).port_to_port_latency_ns
-        values = [point_to_point_latency(fabric, switch_ns, hop).total_us
+        values = [point_to_point_latency(fabric, switch_ns, hop, catalog=catalog).total_us
                   for hop in ("same_leaf", "same_pod", "cross_core")]
         lines.append(f"| {fabric_id} | {claim} | " + " | ".join(f"{v:.2f} µs" for v in values) + " |")
     return lines

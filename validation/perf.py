@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricplan.catalog import default_catalog
 from fabricplan.catalog.files import load_data_file
 from fabricplan.design import bare_network
-from fabricplan.perf.collectives import collective_time, default_catalog
+from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.step import ClusterShape, step_time
 

@@ -17,6 +17,14 @@ import numpy as np
 FLOW_BYTES = 1e6
 
 
+def _catalog():
+    """The bundled catalog: these rows check the simulator on the bundled numbers (link rate,
+    latency, buffers) against the published figures."""
+    from fabricplan.catalog import default_catalog
+
+    return default_catalog()
+
+
 @dataclass(frozen=True)
 class Row:
     """One comparison: ``run()`` gives the simulated value; it must lie in ``[low, high]``."""
@@ -36,7 +44,7 @@ def _permutation(k: int, routing: str, *, seeds: int = 4, measure: str = "mean",
     from fabricplan.sim.flowsim import simulate
     from fabricplan.sim.network import fat_tree
 
-    network = fat_tree(k, 3)
+    network = fat_tree(k, 3, catalog=_catalog())
     values = []
     for seed in range(seeds):
         src, dst = traffic.permutation(network.n_hosts, seed)
@@ -52,7 +60,7 @@ def _incast_ratio() -> float:
     from fabricplan.sim.flowsim import simulate
     from fabricplan.sim.network import fat_tree
 
-    network = fat_tree(16, 3)
+    network = fat_tree(16, 3, catalog=_catalog())
     src, dst = traffic.incast(np.arange(8, 8 + 32))
     ecmp = simulate(network, src, dst, FLOW_BYTES, pattern="incast", routing="ecmp")
     adaptive = simulate(network, src, dst, FLOW_BYTES, pattern="incast", routing="adaptive")
@@ -70,7 +78,7 @@ def _uplink_collisions(flows: int = 32, uplinks: int = 32, seeds: int = 200) -> 
     # leaf 0's hosts each send one flow to a distinct host on leaves 1..: only leaf 0's uplinks can
     # collide (every destination leaf receives from leaf 0 over distinct spines' down links only once
     # per spine chosen; the down links see at most the same collisions as the up links)
-    network = clos_network(flows * 2, flows, uplinks)
+    network = clos_network(flows * 2, flows, uplinks, catalog=_catalog())
     src = np.arange(flows)
     dst = flows + np.arange(flows)
     values = [simulate(network, src, dst, FLOW_BYTES, pattern="ring", routing="ecmp", seed=seed).efficiency
@@ -84,7 +92,7 @@ def _alltoall_ecmp() -> float:
     from fabricplan.sim.fabric import clos_network, job_nodes, node_hosts
     from fabricplan.sim.flowsim import simulate
 
-    network = clos_network(256, 32, 32)
+    network = clos_network(256, 32, 32, catalog=_catalog())
     values = []
     for seed in range(3):
         ranks = node_hosts(job_nodes(256, 256, aligned=True), 1)

@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 # name -> module that defines it ("cost" and "design" are packages that are also callable).
 _EXPORTS = {
-    "load_spec": "fabricplan.spec", "ClusterSpec": "fabricplan.spec", "FabricChoice": "fabricplan.spec",
+    "load_spec": "fabricplan.api", "ClusterSpec": "fabricplan.spec", "FabricChoice": "fabricplan.spec",
     "JobSpec": "fabricplan.spec",
     "Catalog": "fabricplan.catalog", "load_catalog": "fabricplan.catalog",
     "FabricplanError": "fabricplan.errors", "InputError": "fabricplan.errors", "CatalogError": "fabricplan.errors",

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricplan.catalog import Catalog, load_catalog
-from fabricplan.spec import ClusterSpec, FabricChoice, check_references, load_spec
+from fabricplan.spec import ClusterSpec, FabricChoice, check_references, read_spec
+from fabricplan.spec import load_spec as load_checked_spec
 
 if TYPE_CHECKING:  # heavy modules load when a function runs, not at `import fabricplan`
     from fabricplan.catalog import FabricProfile, Gpu
@@ -39,17 +40,29 @@ __all__ = ["calibrate", "check_measured", "collective_time", "compare", "cost", 
 
 
 def _catalog(catalog: Catalog | Sequence[str | Path] | None) -> Catalog:
-    """A catalog object as given, or the bundled one with these overlay files (None: bundled)."""
+    """A catalog object as given, or the bundled one with these overlay files (None: bundled).
+
+    Every function here resolves its ``catalog`` argument once, with this, and passes the result
+    down: the models below take the catalog as a required argument and never load one themselves."""
     if isinstance(catalog, Catalog):
         return catalog
     return load_catalog(list(catalog or []))
+
+
+def load_spec(path: str | Path, catalog: Catalog | Sequence[str | Path] | None = None) -> ClusterSpec:
+    """Read a cluster spec file, validated against the schema; with a ``catalog`` (a Catalog or overlay
+    files) also checked against it (ids, hardware fit, jobs). Without one no catalog is consulted:
+    every function here checks the spec against the catalog it is given. Errors name file and field."""
+    if catalog is None:
+        return read_spec(path)
+    return load_checked_spec(path, _catalog(catalog))
 
 
 def _spec(spec: SpecLike, catalog: Catalog) -> ClusterSpec:
     if isinstance(spec, ClusterSpec):
         check_references(spec, catalog)
         return spec
-    return load_spec(spec, catalog)
+    return load_checked_spec(spec, catalog)
 
 
 def _plan(plan: Plan | None, efficiency_model: str | EfficiencyModel | None) -> Plan:

@@ -15,6 +15,8 @@ from fabricplan.perf.nccl_tuner import (
     nvlink_bw_per_link_gbytes_per_s, tuner_constants, tuner_versions,
 )
 
+CATALOG = load_catalog()
+
 SOURCE = {"source": "test overlay: a made-up value for the test", "date": "2026-06"}
 
 
@@ -65,15 +67,15 @@ def test_every_item_of_the_new_sections_has_source_and_date():
 
 
 def test_accessors_default_to_the_bundled_catalog():
-    assert perf_parameter("host_link_length_m") == 3.0
-    assert perf_table("nvlink_gbytes_per_link_bidirectional")[100] == 100.0
-    assert tuner_constants()["version"] == "2.30.7"
-    assert tuner_constants("2.17.1")["intra_ll_latency_multiplier_multinode"] == 1.8
-    assert set(tuner_versions()) == {"2.30.7", "2.19.3", "2.17.1", "2.7.5"}
-    assert nvlink_bw_per_link_gbytes_per_s(90) == 20.6
-    assert model_dims("llama3-8b").ffn_hidden == 14336
-    assert defaults.source("lint.roce_pcp").startswith("NVIDIA Cumulus")
-    assert defaults.group("headroom.sonic.asic")["spectrum-2"]["value"]["cell_size_bytes"] == 144
+    assert perf_parameter("host_link_length_m", catalog=CATALOG) == 3.0
+    assert perf_table("nvlink_gbytes_per_link_bidirectional", catalog=CATALOG)[100] == 100.0
+    assert tuner_constants(catalog=CATALOG)["version"] == "2.30.7"
+    assert tuner_constants("2.17.1", catalog=CATALOG)["intra_ll_latency_multiplier_multinode"] == 1.8
+    assert set(tuner_versions(catalog=CATALOG)) == {"2.30.7", "2.19.3", "2.17.1", "2.7.5"}
+    assert nvlink_bw_per_link_gbytes_per_s(90, catalog=CATALOG) == 20.6
+    assert model_dims("llama3-8b", catalog=CATALOG).ffn_hidden == 14336
+    assert defaults.source("lint.roce_pcp", catalog=CATALOG).startswith("NVIDIA Cumulus")
+    assert defaults.group("headroom.sonic.asic", catalog=CATALOG)["spectrum-2"]["value"]["cell_size_bytes"] == 144
 
 
 def test_overlay_moves_tuner_constants_perf_defaults_models_and_ops(tmp_path):
@@ -91,18 +93,18 @@ def test_overlay_moves_tuner_constants_perf_defaults_models_and_ops(tmp_path):
     bundled = load_catalog()
     # accessors
     assert perf_parameter("tp_overlap_efficiency", catalog) == 0.5
-    assert perf_parameter("tp_overlap_efficiency") == 0.0 == perf_parameter("tp_overlap_efficiency", bundled)
+    assert perf_parameter("tp_overlap_efficiency", catalog=CATALOG) == 0.0 == perf_parameter("tp_overlap_efficiency", bundled)
     constants = tuner_constants(catalog=catalog)
     assert constants["base_latency_us"]["ring"] == [6.6, 14.0, 18.4]
     assert constants["base_latency_us"]["tree"] == [6.8, 14.0, 8.4]  # merged field by field
-    assert constants["tree_algbw_ratio"] == 0.25 and tuner_constants()["tree_algbw_ratio"] == 0.5
-    assert tuner_constants("2.19.3", catalog)["tree_algbw_ratio"] == 0.5
+    assert constants["tree_algbw_ratio"] == 0.25 and tuner_constants(catalog=CATALOG)["tree_algbw_ratio"] == 0.5
+    assert tuner_constants("2.19.3", catalog=catalog)["tree_algbw_ratio"] == 0.5
     assert nvlink_bw_per_link_gbytes_per_s(90, catalog) == 25.0
     assert nvlink_bw_per_link_gbytes_per_s(80, catalog) == 20.0
-    assert model_dims("llama3-70b", catalog).layers == 40 and model_dims("llama3-70b").layers == 80
-    assert defaults.value("lint.roce_dscp", catalog) == 24 and defaults.value("lint.roce_dscp") == 26
+    assert model_dims("llama3-70b", catalog).layers == 40 and model_dims("llama3-70b", catalog=CATALOG).layers == 80
+    assert defaults.value("lint.roce_dscp", catalog) == 24 and defaults.value("lint.roce_dscp", catalog=CATALOG) == 26
     # the NCCL model itself, given the overlaid constants
-    base = tuner_constants()
+    base = tuner_constants(catalog=CATALOG)
     two = comm(2)
     assert algorithm_latency_us(constants, two, "all_reduce", "ring", "simple") == pytest.approx(
         algorithm_latency_us(base, two, "all_reduce", "ring", "simple") + 10.0)  # Simple base latency 8.4 -> 18.4

@@ -9,6 +9,9 @@ import yaml
 from fabricplan.spec import ClusterSpec, load_spec
 
 from project_paths import EXAMPLES
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def test_schema_is_the_spec_schema(cli):
@@ -25,7 +28,7 @@ def test_init_writes_a_valid_commented_spec(cli, tmp_path):
     result = cli("init", path)
     assert result.code == 0 and path.exists()
     assert path.read_text().count("#") > 10  # commented
-    spec = load_spec(path)
+    spec = load_spec(path, catalog=CATALOG)
     assert spec.cluster.gpus == 128
     again = cli("init", path)
     assert again.code == 2 and "--force" in again.err

@@ -286,7 +286,7 @@ def test_scale_search_keeps_a_dp_sized_job_at_its_share_of_the_cluster():
     spec = parse_spec({"cluster": {"gpu": "h100-sxm", "gpus": 1024},
                        "jobs": [{"name": "half", "model": "llama3-70b", "tp": 8, "pp": 4, "dp": 16,
                                  "global_batch_sequences": 256, "seq_len_tokens": 8192}]})
-    job = scaled_spec(spec, 4096).jobs[0]
+    job = scaled_spec(spec, 4096, CATALOG).jobs[0]
     # 16 replicas of 32 GPUs = half of 1,024; at 4,096 GPUs it keeps half: 64 replicas, same per-replica batch.
     assert job.dp == 64 and job.global_batch_sequences == 64 * 16
     assert jobs_left_out(spec, 16) == ["half"]  # tp x pp = 32 GPUs cannot fit on 16

@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 
 from fabricplan.errors import InputError
 from fabricplan.ops.readers.prom_text import read_exposition
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 GOOD_HEAD = "# time=1796112000 host=h\n"
 
@@ -173,7 +176,7 @@ def test_exposition_reader_raises_only_input_errors(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("p") / "x.prom"
     path.write_text(text)
     try:
-        read_exposition(path)
+        read_exposition(path, catalog=CATALOG)
     except InputError:
         pass
 

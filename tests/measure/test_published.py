@@ -5,10 +5,13 @@ from __future__ import annotations
 import statistics
 
 from fabricplan.measure.published import azure_splits
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def test_fit_on_every_other_size_predicts_the_rest_better_than_the_bundled_model():
-    split = next(s for s in azure_splits() if s.name == "every other size")
+    split = next(s for s in azure_splits(catalog=CATALOG) if s.name == "every other size")
     calibrated = [abs(h.calibrated_error) for h in split.held_out]
     bundled = [abs(h.bundled_error) for h in split.held_out]
     assert len(split.held_out) == 15

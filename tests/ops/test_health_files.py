@@ -14,6 +14,9 @@ import pytest
 from fabricplan.ops.readers.prom_text import read_exposition
 from fabricplan.ops.readers.telemetry import read_ethtool, read_perfquery, read_rtt_csv, read_sysfs_counters
 from fabricplan.ops.telemetry import Series, increases
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "health"
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,13 +39,13 @@ def test_ethtool_reader_moves_the_priority_to_a_label_and_names_the_rdma_port():
 
 
 def test_sysfs_reader_reads_grep_dump_lines():
-    port = read_sysfs_counters(FIX / "hw_counters_node01.txt").ports()[0]
+    port = read_sysfs_counters(FIX / "hw_counters_node01.txt", catalog=CATALOG).ports()[0]
     assert port.name == "node01:mlx5_0/1"
     assert port.get("packet_seq_err").values.tolist() == [0, 10, 20, 2020, 2030]
 
 
 def test_perfquery_non_extended_counters_carry_their_iba_width_and_extended_do_not():
-    ports = {p.name: p for p in read_perfquery(FIX / "perfquery.txt").ports()}
+    ports = {p.name: p for p in read_perfquery(FIX / "perfquery.txt", catalog=CATALOG).ports()}
     assert ports["sw1:lid3/1"].get("symbol_error").width_bits == 16
     assert ports["sw1:lid3/1"].get("port_xmit_wait").width_bits == 32
     assert ports["node09:lid1719/1"].get("port_xmit_wait").width_bits is None
@@ -50,13 +53,13 @@ def test_perfquery_non_extended_counters_carry_their_iba_width_and_extended_do_n
 
 
 def test_exposition_reader_maps_node_exporter_and_infiniband_exporter_names():
-    gpu = {p.name: p for p in read_exposition(FIX / "node_exporter.prom").ports()}
+    gpu = {p.name: p for p in read_exposition(FIX / "node_exporter.prom", catalog=CATALOG).ports()}
     ib = gpu["gpu02:mlx5_1/1"]
     assert ib.get("link_downed").values.tolist() == [3, 3, 4]
     assert ib.get("packet_seq_err").values.tolist() == [0, 100, 200]
     assert ib.get("np_cnp_sent") is not None and ib.get("rp_cnp_handled") is not None
     assert gpu["gpu02:eth0"].get("rx_discards_phy") is not None  # node_ethtool_received_discards_phy
-    leaf = read_exposition(FIX / "infiniband_exporter.prom").ports()[0]
+    leaf = read_exposition(FIX / "infiniband_exporter.prom", catalog=CATALOG).ports()[0]
     assert leaf.name == "leaf01:0x7cfe9003009ce5b0/7"
     assert leaf.get("port_xmit_discards").t_s.tolist() == [1796112000.0, 1796112060.0]  # sample timestamps (ms)
 
@@ -271,7 +274,7 @@ def test_docs_list_every_check_with_its_default():
         assert f"| {check.SEVERITY} |" in rows[check.ID], check.ID
         for path in check.OPTIONS.values():
             name = path.split(".")[-1]
-            if not isinstance(defaults.value(path), list):
+            if not isinstance(defaults.value(path, catalog=CATALOG), list):
                 assert f"`{name}`" in rows[check.ID], (check.ID, name)
 
 

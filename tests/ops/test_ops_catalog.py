@@ -9,6 +9,9 @@ import pytest
 
 import fabricplan as fp
 from ops_fixtures import setup_args
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def _overlay(tmp_path: Path, body: str, name: str = "overlay.yaml") -> str:

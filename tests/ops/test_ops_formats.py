@@ -10,6 +10,9 @@ from ops_fixtures import DB_REL, GOOD, OPS_FIXTURES, setup_args
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import parse_mlnx_qos, read_config_db
 from fabricplan.ops.readers.mlnx_qos import LAYOUTS
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 SAMPLES = OPS_FIXTURES / "mlnx_qos"
 
@@ -83,8 +86,8 @@ def test_flat_config_db_reads_like_nested(tmp_path, wrap):
     nested = json.loads((GOOD / DB_REL).read_text())
     path = tmp_path / "config_db.json"
     path.write_text(json.dumps(_flat(nested, wrap)))
-    flat_ports = {p.port: p for p in read_config_db(path)}
-    nested_ports = {p.port: p for p in read_config_db(GOOD / DB_REL)}
+    flat_ports = {p.port: p for p in read_config_db(path, catalog=CATALOG)}
+    nested_ports = {p.port: p for p in read_config_db(GOOD / DB_REL, catalog=CATALOG)}
     assert flat_ports.keys() == nested_ports.keys() and len(flat_ports) == 3
     for name, port in nested_ports.items():
         other = flat_ports[name]
@@ -107,7 +110,7 @@ def test_flat_list_fields_lose_the_at_sign(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"PORT|Ethernet0": {"speed": "100000", "mtu": "9100"},
                                 "PORT_QOS_MAP|Ethernet0": {"pfc_enable@": "3,4"}}))
-    (port,) = read_config_db(path)
+    (port,) = read_config_db(path, catalog=CATALOG)
     assert port.pfc_enable == {3, 4}
 
 

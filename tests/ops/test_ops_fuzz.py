@@ -17,6 +17,9 @@ from ops_fixtures import DB_REL, GOOD
 from fabricplan.cli.app import run
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import parse_mlnx_qos, parse_sysfs_dump, read_cabling, read_config_db
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -134,7 +137,7 @@ def test_config_db_mutations_never_crash(edits):
         path = Path(tmp) / "config_db.json"
         path.write_text(json.dumps(db))
         try:
-            read_config_db(path)
+            read_config_db(path, catalog=CATALOG)
         except InputError as exc:
             assert exc.location and exc.location.startswith(str(path))
         _check_cli(*_lint_args(Path(tmp), db_text=json.dumps(db)))

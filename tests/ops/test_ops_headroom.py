@@ -8,6 +8,9 @@ import pytest
 
 from fabricplan.errors import InputError
 from fabricplan.ops import headroom
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 # The sonic model is SONiC's current buffer_headroom_mellanox.lua (sonic-swss 422271e7). The old
 # golden values (18 KB pipeline latency, cable term /1024, 2021 occupancy) were wrong: the
@@ -27,7 +30,7 @@ VENDOR_ROWS = [
 
 @pytest.mark.parametrize(("asic", "pmtu", "lmtu", "small", "shp", "eight", "speed", "cable", "expected"), VENDOR_ROWS)
 def test_sonic_reproduces_vendor_rows(asic, pmtu, lmtu, small, shp, eight, speed, cable, expected):
-    result = headroom.sonic_headroom(speed, cable, pmtu, lmtu, asic, small, eight_lanes=eight, shared_headroom_pool=shp)
+    result = headroom.sonic_headroom(speed, cable, pmtu, lmtu, asic, small, eight_lanes=eight, shared_headroom_pool=shp, catalog=CATALOG)
     assert (result.size_bytes, result.xon_bytes, result.xoff_bytes) == expected
 
 
@@ -47,24 +50,24 @@ DEFAULTS_100G_5M = [
 
 @pytest.mark.parametrize(("asic", "xon", "xoff", "size"), DEFAULTS_100G_5M)
 def test_sonic_defaults_by_asic(asic, xon, xoff, size):
-    result = headroom.sonic_headroom(100000, 5, 9100, None, asic)
+    result = headroom.sonic_headroom(100000, 5, 9100, None, asic, catalog=CATALOG)
     assert (result.xon_bytes, result.xoff_bytes, result.size_bytes) == (xon, xoff, size)
     assert result.inputs["small_packet_percentage"] == 50
 
 
 def test_sonic_all_small_packets_has_no_compensation():
     # 100 %: occupancy = wcf = 3 -> ceil_1K(1024 + 3 * 35766.5) = 108544, no 2 KB compensation
-    result = headroom.sonic_headroom(100000, 5, 9100, 1024, "spectrum-2", 100)
+    result = headroom.sonic_headroom(100000, 5, 9100, 1024, "spectrum-2", 100, catalog=CATALOG)
     assert (result.xoff_bytes, result.size_bytes) == (108544, 128000)
 
 
 def test_sonic_shared_headroom_pool_size_is_xon():
-    result = headroom.sonic_headroom(100000, 300, 9100, 1024, "spectrum-2", shared_headroom_pool=True)
+    result = headroom.sonic_headroom(100000, 300, 9100, 1024, "spectrum-2", shared_headroom_pool=True, catalog=CATALOG)
     assert (result.xoff_bytes, result.size_bytes) == (92160, 19456)
 
 
 def test_sonic_eight_lane_port_doubles_pipeline_latency():
-    result = headroom.sonic_headroom(400000, 5, 9100, 1024, "spectrum-3", eight_lanes=True)
+    result = headroom.sonic_headroom(400000, 5, 9100, 1024, "spectrum-3", eight_lanes=True, catalog=CATALOG)
     assert result.xon_bytes == 19456 * 2
     assert result.size_bytes == result.xoff_bytes + result.xon_bytes + 9216  # 9100 rounded up to 1 KB
 
@@ -72,17 +75,17 @@ def test_sonic_eight_lane_port_doubles_pipeline_latency():
 def test_sonic_needs_a_known_asic():
     with pytest.raises(InputError, match="supported: spectrum, spectrum-2, spectrum-3, spectrum-4, spectrum-5, spectrum-6, "
                                          "tomahawk, tomahawk2, tomahawk3, tomahawk5, trident2, trident3"):
-        headroom.sonic_headroom(100000, 5, 9100, 1024, "jericho2")
+        headroom.sonic_headroom(100000, 5, 9100, 1024, "jericho2", catalog=CATALOG)
     with pytest.raises(InputError, match="needs an ASIC"):
-        headroom.sonic_headroom(100000, 5, 9100, 1024)
+        headroom.sonic_headroom(100000, 5, 9100, 1024, catalog=CATALOG)
 
 
 def test_asic_from_sku_and_platform():
-    assert headroom.asic_for(sku="ACS-SN5600") == "spectrum-4"
-    assert headroom.asic_for(sku="Mellanox-SN2700-D48C8") == "spectrum"
-    assert headroom.asic_for(platform="x86_64-nvidia_sn6600_ld-r0") == "spectrum-6"
+    assert headroom.asic_for(sku="ACS-SN5600", catalog=CATALOG) == "spectrum-4"
+    assert headroom.asic_for(sku="Mellanox-SN2700-D48C8", catalog=CATALOG) == "spectrum"
+    assert headroom.asic_for(platform="x86_64-nvidia_sn6600_ld-r0", catalog=CATALOG) == "spectrum-6"
     with pytest.raises(InputError, match="unknown SKU 'Force10-Z9264-X'"):
-        headroom.asic_for(sku="Force10-Z9264-X")
+        headroom.asic_for(sku="Force10-Z9264-X", catalog=CATALOG)
 
 
 # reference/pfc_headroom.md §1.1 table: MTU 9216 both sides, 5 ns/m, no D-Intf.
@@ -95,12 +98,12 @@ GENERIC_GOLDEN = {
 
 @pytest.mark.parametrize("speed", sorted(GENERIC_GOLDEN))
 def test_generic_table(speed):
-    got = tuple(headroom.generic_headroom(speed, cable, 9216).xoff_bytes for cable in (3, 30, 100, 500))
+    got = tuple(headroom.generic_headroom(speed, cable, 9216, catalog=CATALOG).xoff_bytes for cable in (3, 30, 100, 500))
     assert got == GENERIC_GOLDEN[speed]
 
 
 def test_generic_terms_add_up():
-    result = headroom.generic_headroom(400000, 30, 9216)
+    result = headroom.generic_headroom(400000, 30, 9216, catalog=CATALOG)
     assert {t.name: t.bytes for t in result.terms} == {
         "local_frame_in_flight": 9216, "peer_frame_in_flight": 9216, "pfc_frame": 84,
         "cable_round_trip": 15000, "peer_response": 905 * 64}
@@ -119,11 +122,11 @@ MLX5_GOLDEN = {
 
 @pytest.mark.parametrize("speed", sorted(MLX5_GOLDEN))
 def test_mlx5_integer_rows(speed):
-    assert tuple(headroom.mlx5_xoff(speed, 7, mtu) for mtu in (1500, 4200, 9000)) == MLX5_GOLDEN[speed]
+    assert tuple(headroom.mlx5_xoff(speed, 7, mtu, catalog=CATALOG) for mtu in (1500, 4200, 9000)) == MLX5_GOLDEN[speed]
 
 
 def test_mlx5_minimum_buffer_and_terms():
-    result = headroom.mlx5_headroom(100000, 7, 9000)
+    result = headroom.mlx5_headroom(100000, 7, 9000, catalog=CATALOG)
     assert result.xoff_bytes == 56080
     assert result.size_bytes == 56080 + 9216 + 128
     assert sum(t.bytes for t in result.terms) == 56080
@@ -131,11 +134,11 @@ def test_mlx5_minimum_buffer_and_terms():
 
 def test_generic_unknown_speed_is_input_error():
     with pytest.raises(InputError, match="pause-quanta"):
-        headroom.generic_headroom(123000, 5, 9216)
+        headroom.generic_headroom(123000, 5, 9216, catalog=CATALOG)
 
 
 def test_sonic_unknown_speed_falls_back_to_asic_peer_response():
-    result = headroom.sonic_headroom(123000, 5, 9100, 1024, "spectrum-2")
+    result = headroom.sonic_headroom(123000, 5, 9100, 1024, "spectrum-2", catalog=CATALOG)
     assert any(t.name == "peer_response" and t.bytes == pytest.approx(3.8 * 1024) for t in result.terms)
 
 
@@ -211,7 +214,7 @@ def test_validation_script_within_tolerance():
 
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
-    results = {r.sku: r for r in (module.evaluate(p) for p in sorted(module.TABLES.glob("*.yaml")))}
+    results = {r.sku: r for r in (module.evaluate(p, CATALOG) for p in sorted(module.TABLES.glob("*.yaml")))}
     assert {r.asic for r in results.values()} >= {"spectrum", "spectrum-2", "spectrum-3", "spectrum-4",
                                                   "spectrum-5", "spectrum-6"}
     gated = [r for r in results.values() if r.gated]
@@ -224,7 +227,7 @@ def test_validation_script_within_tolerance():
     for r in gated:
         assert not r.failures, (r.sku, r.failures)
     assert results["Mellanox-SN5640-C512X2"].exact == 42
-    broadcom = {r.table: r for r in module.evaluate_broadcom()}
+    broadcom = {r.table: r for r in module.evaluate_broadcom(CATALOG)}
     assert {r.asic for r in broadcom.values()} == {"trident2", "trident3", "tomahawk", "tomahawk2", "tomahawk3", "tomahawk5"}
     for r in broadcom.values():
         assert r.exact == r.rows and not r.failures, (r.table, r.failures)
@@ -237,40 +240,40 @@ def test_validation_script_within_tolerance():
 
 def test_broadcom_rows_are_the_vendor_rows():
     # th/gen 100G 40m: size 1248 (6 cells, guaranteed minimum), xon 2288, xoff 177632, dynamic_th 0, xon_offset 2288
-    r = headroom.sonic_headroom(100000, 40, 9100, asic="tomahawk")
+    r = headroom.sonic_headroom(100000, 40, 9100, asic="tomahawk", catalog=CATALOG)
     assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (1248, 2288, 177632)
     assert r.inputs["dynamic_th"] == 0 and r.inputs["xon_offset_bytes"] == 2288 and r.inputs["table"] == "th-gen"
     assert any("guaranteed minimum" in n for n in r.notes)
     # Trident3 (DellEMC-S5232f): negative dynamic_th, 256 B cells
-    r = headroom.sonic_headroom(25000, 300, 9100, asic="trident3")
+    r = headroom.sonic_headroom(25000, 300, 9100, asic="trident3", catalog=CATALOG)
     assert (r.size_bytes, r.xon_bytes, r.xoff_bytes, r.inputs["dynamic_th"]) == (1024, 2048, 92672, -3)
 
 
 def test_broadcom_cable_interpolation_and_cells():
     # Tomahawk3 (Z9332f) 400G: 300 m 373888, 1000 m 836676 -> 500 m = 373888 + 200/700 * 462788 = 506113.1
-    r = headroom.broadcom_headroom(400000, 500, "tomahawk3")
+    r = headroom.broadcom_headroom(400000, 500, "tomahawk3", catalog=CATALOG)
     assert r.xoff_bytes == 1993 * 254 and r.xoff_bytes % 254 == 0
     assert sum(t.bytes for t in r.terms) == pytest.approx(r.xoff_bytes)
     # below the shortest row: the shortest row; beyond the longest: the last slope
-    assert headroom.broadcom_headroom(100000, 1, "tomahawk").xoff_bytes == 165568
-    far = headroom.broadcom_headroom(100000, 560, "tomahawk").xoff_bytes
+    assert headroom.broadcom_headroom(100000, 1, "tomahawk", catalog=CATALOG).xoff_bytes == 165568
+    far = headroom.broadcom_headroom(100000, 560, "tomahawk", catalog=CATALOG).xoff_bytes
     assert far == math.ceil((268736 + 260 * (268736 - 177632) / 260) / 208) * 208
     # monotone in cable length
-    xs = [headroom.broadcom_headroom(50000, c, "tomahawk2").xoff_bytes for c in (5, 20, 40, 100, 300, 400)]
+    xs = [headroom.broadcom_headroom(50000, c, "tomahawk2", catalog=CATALOG).xoff_bytes for c in (5, 20, 40, 100, 300, 400)]
     assert xs == sorted(xs)
 
 
 def test_broadcom_sku_uses_its_own_table():
     # Force10-S6100 (th/6100) differs from th/gen at 50G 5m: 79872 against 90272
-    assert headroom.sonic_headroom(50000, 5, asic="tomahawk", sku="Force10-S6100").xoff_bytes == 79872
-    assert headroom.sonic_headroom(50000, 5, asic="tomahawk").xoff_bytes == 90272
-    assert headroom.asic_for(sku="Arista-7260CX3-D108C8") == "tomahawk2"
-    assert headroom.asic_for(platform="x86_64-dell_s6000_s1220-r0") == "trident2"
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk", sku="Force10-S6100", catalog=CATALOG).xoff_bytes == 79872
+    assert headroom.sonic_headroom(50000, 5, asic="tomahawk", catalog=CATALOG).xoff_bytes == 90272
+    assert headroom.asic_for(sku="Arista-7260CX3-D108C8", catalog=CATALOG) == "tomahawk2"
+    assert headroom.asic_for(platform="x86_64-dell_s6000_s1220-r0", catalog=CATALOG) == "trident2"
 
 
 def test_broadcom_speed_without_row_is_an_input_error():
     with pytest.raises(InputError, match="no lossless profile for 400000 Mb/s") as info:
-        headroom.broadcom_headroom(400000, 5, "tomahawk")
+        headroom.broadcom_headroom(400000, 5, "tomahawk", catalog=CATALOG)
     assert "has 10000, 25000, 40000, 50000, 100000" in info.value.message and info.value.location == "speed"
 
 
@@ -289,32 +292,32 @@ def test_cli_headroom_broadcom(cli):
 
 def test_algorithm_2020_reproduces_nvidia_static_tables():
     # ACS-MSN2700 100G 300m: size 123904, xon 19456, xoff 104448 (port MTU 9216, 100 % small packets)
-    r = headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", algorithm="2020")
+    r = headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", algorithm="2020", catalog=CATALOG)
     assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (123904, 19456, 104448)
     assert r.inputs["small_packet_percentage"] == 100  # the 2020 default share
     # the current Lua asks for less on the same inputs (quanta peer response, rounded factor, byte share)
-    assert headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", 100).xoff_bytes != 104448
+    assert headroom.sonic_headroom(100000, 300, 9216, 1024, "spectrum", 100, catalog=CATALOG).xoff_bytes != 104448
     # ACS-MSN4700 400G 5m is an 8-lane port: xon = 2 x 19 KB - 1 KB, size = xoff + xon + port MTU
-    r = headroom.sonic_headroom(400000, 5, 9216, 1024, "spectrum-3", algorithm="2020", eight_lanes=True)
+    r = headroom.sonic_headroom(400000, 5, 9216, 1024, "spectrum-3", algorithm="2020", eight_lanes=True, catalog=CATALOG)
     assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (86016, 37888, 38912)
 
 
 def test_sn3800_gearbox_from_the_sku():
     # ACS-MSN3800 100G 5m: 56320 with the platform's 400 gearbox delay, 33792 (as ACS-MSN3700) without
-    r = headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800")
+    r = headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800", catalog=CATALOG)
     assert (r.size_bytes, r.xon_bytes, r.xoff_bytes) == (75776, 19456, 56320)
-    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020").xoff_bytes == 33792
+    assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", catalog=CATALOG).xoff_bytes == 33792
     assert headroom.sonic_headroom(100000, 5, 9216, 1024, "spectrum-2", algorithm="2020", sku="ACS-MSN3800",
-                                   gearbox_delay=0).xoff_bytes == 33792
+                                   gearbox_delay=0, catalog=CATALOG).xoff_bytes == 33792
 
 
 def test_algorithm_2024_has_no_2026_compensations():
-    cur = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50)
-    old = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50, algorithm="2024")
+    cur = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50, catalog=CATALOG)
+    old = headroom.sonic_headroom(400000, 40, 9216, 4096, "spectrum-6", 50, algorithm="2024", catalog=CATALOG)
     assert old.xoff_bytes == 101376  # ACS-SN6600_LD's 400G 40m row
     assert cur.xoff_bytes - old.xoff_bytes in (18432, 18432 + 2048)
     with pytest.raises(InputError, match="applies to Spectrum"):
-        headroom.sonic_headroom(100000, 5, asic="tomahawk", algorithm="2020")
+        headroom.sonic_headroom(100000, 5, asic="tomahawk", algorithm="2020", catalog=CATALOG)
 
 
 def test_cli_algorithm_flag(cli):

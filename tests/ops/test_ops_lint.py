@@ -7,8 +7,11 @@ import json
 import pytest
 
 from ops_fixtures import GOOD, setup_args, variant_expectation, variant_names
+from fabricplan.catalog import load_catalog
 from fabricplan.ops.lint.finding import SEVERITIES
 from fabricplan.ops.lint.rules import RULES, RULES_BY_ID
+
+CATALOG = load_catalog()
 
 
 def test_good_setup_has_zero_findings(cli, good_args):
@@ -42,7 +45,7 @@ def test_every_rule_has_a_broken_variant():
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.ID)
 def test_rule_module_contract(rule):
     assert rule.SEVERITY in SEVERITIES and rule.SCOPE in ("link", "fabric")
-    assert isinstance(rule.defaults(), dict) and rule.TITLE
+    assert isinstance(rule.defaults(CATALOG), dict) and rule.TITLE
     doc = rule.__doc__ or ""
     assert doc.startswith(rule.ID) and "Passing" in doc and "Failing" in doc
     assert callable(rule.check)

@@ -18,6 +18,9 @@ from fabricplan.ops.readers import (
     read_nics,
     read_sysfs_tree,
 )
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 QOS_TEXT = (GOOD / "nics/gpu01_eth2/mlnx_qos.txt").read_text()
 
@@ -128,7 +131,7 @@ def test_nic_dir_and_dump_forms():
 
 
 def test_config_db_resolves_both_reference_forms():
-    ports = {p.port: p for p in read_config_db(GOOD / DB_REL)}
+    ports = {p.port: p for p in read_config_db(GOOD / DB_REL, catalog=CATALOG)}
     assert set(ports) == {"Ethernet0", "Ethernet4", "Ethernet8"}
     bracket, bare = ports["Ethernet0"], ports["Ethernet8"]
     assert bracket.switch == "leaf01" and bracket.speed_mbps == 100000 and bracket.mtu == 9100
@@ -155,7 +158,7 @@ def test_config_db_port_lists_and_ranges(tmp_path):
         db["BUFFER_PG"] = {"Ethernet0,Ethernet4|3-4": {"profile": "pg_lossless_100000_5m_profile"}}
         db["PORT_QOS_MAP"]["Ethernet0,Ethernet4"] = db["PORT_QOS_MAP"].pop("Ethernet0")
         del db["PORT_QOS_MAP"]["Ethernet4"]
-    ports = {p.port: p for p in read_config_db(_write_db(tmp_path, change))}
+    ports = {p.port: p for p in read_config_db(_write_db(tmp_path, change), catalog=CATALOG)}
     assert set(ports["Ethernet4"].buffer_pg) == {3, 4} and ports["Ethernet0"].buffer_pg[4].xoff_bytes == 81920
     assert ports["Ethernet4"].pfc_enable == {3} and ports["Ethernet8"].buffer_pg == {}
 
@@ -176,7 +179,7 @@ def test_config_db_port_lists_and_ranges(tmp_path):
 def test_config_db_errors_have_json_path(tmp_path, change, location, message):
     path = _write_db(tmp_path, change)
     with pytest.raises(InputError, match=message) as info:
-        read_config_db(path)
+        read_config_db(path, catalog=CATALOG)
     assert info.value.location == f"{path}:{location}"
 
 
@@ -184,7 +187,7 @@ def test_config_db_invalid_json_has_line(tmp_path):
     path = tmp_path / "config_db.json"
     path.write_text('{\n  "PORT": {\n    "Ethernet0": {"mtu": "9100",}\n  }\n}\n')
     with pytest.raises(InputError, match="invalid JSON") as info:
-        read_config_db(path)
+        read_config_db(path, catalog=CATALOG)
     assert info.value.location == f"{path}:3:33"  # line and column of the trailing comma's close
 
 
@@ -192,7 +195,7 @@ def test_config_db_not_utf8(tmp_path):
     path = tmp_path / "config_db.json"
     path.write_bytes(b'{"PORT": {}}\n\xff\xfe')
     with pytest.raises(InputError, match="UTF-8") as info:
-        read_config_db(path)
+        read_config_db(path, catalog=CATALOG)
     assert info.value.location == f"{path}:2"
 
 

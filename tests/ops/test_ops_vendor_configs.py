@@ -12,6 +12,9 @@ import yaml
 from ops_fixtures import OPS_FIXTURES
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import read_config_db
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 CFGGEN = OPS_FIXTURES / "cfggen"
 SANE = ["nvidia-sn4600c-t0", "nvidia-sn4600c-running", "arista-7260-dualtor", "dell-s6100-t0"]
@@ -137,7 +140,7 @@ def test_platform_picks_the_asic_and_lanes_are_read(tmp_path):
     db["PORT"]["Ethernet0"]["lanes"] = "0,1,2,3,4,5,6,7"
     path = tmp_path / "c.json"
     path.write_text(json.dumps(db))
-    ports = {p.port: p for p in read_config_db(path)}
+    ports = {p.port: p for p in read_config_db(path, catalog=CATALOG)}
     assert ports["Ethernet0"].lanes == 8 and ports["Ethernet4"].lanes == 4
     assert ports["Ethernet0"].platform == "x86_64-mlnx_msn4600c-r0" and ports["Ethernet0"].hwsku == "ACS-MSN4600C"
 
@@ -166,10 +169,10 @@ def test_map_ranges_follow_sonic_yang(tmp_path, table, key, value, ok):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(db))
     if ok:
-        assert read_config_db(path)
+        assert read_config_db(path, catalog=CATALOG)
     else:
         with pytest.raises(InputError, match=f"{table} value must be in") as info:
-            read_config_db(path)
+            read_config_db(path, catalog=CATALOG)
         assert info.value.location.endswith(f"$.{table}.AZURE['{key}']")
 
 

@@ -4,9 +4,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis_budget import examples
 
+from fabricplan.catalog import default_catalog
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
-    collective_time, default_catalog, nvlink_bus_bandwidth_gbytes_per_s, sweep_sizes,
+    collective_time, nvlink_bus_bandwidth_gbytes_per_s, sweep_sizes,
 )
 from fabricplan.units import parse_bytes
 
@@ -18,8 +19,8 @@ A100 = CATALOG.gpu("a100-sxm-80gb")
 def test_nvlink_bus_bandwidth_matches_nccl():
     # NCCL topo.h per-link bandwidth x links: A100 12 x 20 = 240, H100 18 x 20.6 = 370.8 GB/s,
     # the "~370 GB/s effective NVLink" of NVIDIA/nccl-tests#212.
-    assert nvlink_bus_bandwidth_gbytes_per_s(A100) == pytest.approx(240.0)
-    assert nvlink_bus_bandwidth_gbytes_per_s(H100) == pytest.approx(370.8)
+    assert nvlink_bus_bandwidth_gbytes_per_s(A100, catalog=CATALOG) == pytest.approx(240.0)
+    assert nvlink_bus_bandwidth_gbytes_per_s(H100, catalog=CATALOG) == pytest.approx(370.8)
 
 
 @settings(max_examples=examples(25), deadline=None)
@@ -125,8 +126,8 @@ def test_reported_routing_efficiency_is_the_one_the_graph_used():
     profile = CATALOG.fabric("infiniband-ndr")
     radix = CATALOG.switch(profile.hardware.switch).radix_at(400)
     placement = place(128, size_fabric(nodes=128, nics_per_node=8, radix=radix, style="rail_optimized"))
-    ring = routing_efficiency(profile, placement, "ring", 128)
-    tree = routing_efficiency(profile, placement, "tree", 128)
+    ring = routing_efficiency(profile, placement, "ring", 128, catalog=CATALOG)
+    tree = routing_efficiency(profile, placement, "tree", 128, catalog=CATALOG)
     # adaptive routing keeps 12.5 % of the ECMP collision loss (perf_defaults, NVIDIA's 95 % vs 60 %):
     # ring 2 flows, tree 32 flows on the leaf's 32 uplinks
     from fabricplan.perf.ecmp import ecmp_efficiency
@@ -184,7 +185,7 @@ def test_nothing_available_says_so_without_a_forced_choice():
     comm = nccl_tuner.Communicator(n_ranks=16, n_nodes=2, compute_capability=90,
                                    graphs={"ring": dead, "tree": dead, "nvls": dead, "collnet": dead})
     with pytest.raises(InputError, match=r"^no algorithm/protocol is available for all_reduce .*available: none"):
-        nccl_tuner.select_algorithm(nccl_tuner.tuner_constants(), comm, "all_reduce", 1024)
+        nccl_tuner.select_algorithm(nccl_tuner.tuner_constants(catalog=CATALOG), comm, "all_reduce", 1024)
 
 
 def test_nvlink_link_count_and_architecture_fallback_come_from_data_files():
@@ -196,16 +197,16 @@ def test_nvlink_link_count_and_architecture_fallback_come_from_data_files():
 
     entry = load_data_file("perf_defaults.yaml")["parameters"]["nvlink_gbytes_per_link_bidirectional"]
     assert entry["source"] and entry["date"]
-    assert {cc: nvlink_gbytes_per_link_bidirectional(cc) for cc in (60, 70, 80, 86, 90, 100, 103)} == {
+    assert {cc: nvlink_gbytes_per_link_bidirectional(cc, catalog=CATALOG) for cc in (60, 70, 80, 86, 90, 100, 103)} == {
         60: 50.0, 70: 50.0, 80: 50.0, 86: 50.0, 90: 50.0, 100: 100.0, 103: 100.0}
     base = dict(peak_dense_tflops={"bf16": 2250}, hbm_gbytes=180, power_w=1000)
     b200 = GpuInline(architecture="blackwell", nvlink_bandwidth_gbytes_per_s=1800, **base)
-    assert gpu_compute_capability(b200) == 100
+    assert gpu_compute_capability(b200, catalog=CATALOG) == 100
     # 1800 / 100 = 18 links x NCCL's 40.1 GB/s (SM100_NVLINK_BW).
-    assert nvlink_bus_bandwidth_gbytes_per_s(b200) == pytest.approx(18 * 40.1)
+    assert nvlink_bus_bandwidth_gbytes_per_s(b200, catalog=CATALOG) == pytest.approx(18 * 40.1)
     ampere = GpuInline(architecture="ampere", nvlink_bandwidth_gbytes_per_s=600, **base)
-    assert gpu_compute_capability(ampere) == 80
-    assert nvlink_bus_bandwidth_gbytes_per_s(ampere) == pytest.approx(12 * 20.0)
+    assert gpu_compute_capability(ampere, catalog=CATALOG) == 80
+    assert nvlink_bus_bandwidth_gbytes_per_s(ampere, catalog=CATALOG) == pytest.approx(12 * 20.0)
 
 
 def test_pat_reduce_scatter_one_gpu_per_node_runs():

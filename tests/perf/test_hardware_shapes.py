@@ -73,7 +73,7 @@ def test_nics_per_gpu_counted_by_bandwidth_as_nccl_does():
 
 def test_channels_are_capped_at_maxchannels_per_release():
     for version, cap in (("2.30.7", 64), ("2.19.3", 32), ("2.17.1", 32), ("2.7.5", 32)):
-        assert nccl_tuner.tuner_constants(version, CATALOG)["max_channels"] == cap
+        assert nccl_tuner.tuner_constants(version, catalog=CATALOG)["max_channels"] == cap
         result = collective_time("all_reduce", GiB, 144, 72, "infiniband-ndr", B200, nccl_version=version,
                                  algorithm="ring", catalog=CATALOG)
         assert result.channels == cap
@@ -100,7 +100,7 @@ def test_tree_reads_its_nvlink_share_per_channel_across_racks():
     comm = build_communicator(1440, 72, B200, NDR, nics_per_node=72, max_channels=64, catalog=CATALOG)
     tree = comm.graphs["tree"]
     assert tree.bw_intra_gbytes_per_s == pytest.approx(18 * 40.1 / 64, rel=1e-12)
-    constants = nccl_tuner.tuner_constants("2.30.7", CATALOG)
+    constants = nccl_tuner.tuner_constants("2.30.7", catalog=CATALOG)
     bw = nccl_tuner.algorithm_bandwidth_gbytes_per_s(constants, comm, "all_reduce", "tree", "simple")
     # min(busBw x 0.92, nCh x perChMaxTreeBw) on min(bwInter, bwIntra), x 0.5 to algbw
     assert bw == pytest.approx(min(18 * 40.1 * 0.92, 64 * 36.0) * 0.5, rel=1e-12)

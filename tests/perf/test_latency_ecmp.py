@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricplan.perf.collectives import default_catalog
+from fabricplan.catalog import default_catalog
 from fabricplan.perf.ecmp import EXACT_FLOW_LIMIT, ecmp_efficiency, expected_max_load, routed_efficiency
 from fabricplan.perf.latency import point_to_point_latency
 
@@ -15,7 +15,7 @@ CATALOG = default_catalog()
 
 def _latency(fabric_id, hop):
     fabric = CATALOG.fabric(fabric_id)
-    return point_to_point_latency(fabric, CATALOG.switch(fabric.hardware.switch).port_to_port_latency_ns, hop)
+    return point_to_point_latency(fabric, CATALOG.switch(fabric.hardware.switch).port_to_port_latency_ns, hop, catalog=CATALOG)
 
 
 def test_latency_parts_add_up_and_order():
@@ -43,7 +43,7 @@ def test_serialization_at_line_rate():
     assert serialization_us(2**20, 400) == pytest.approx(20.97152)
     roce = CATALOG.fabric("roce-v2")
     switch_ns = CATALOG.switch(roce.hardware.switch).port_to_port_latency_ns
-    large = point_to_point_latency(roce, switch_ns, "same_leaf", message_bytes=2**20)
+    large = point_to_point_latency(roce, switch_ns, "same_leaf", message_bytes=2**20, catalog=CATALOG)
     assert large.serialization_us == pytest.approx(20.97152)
     assert large.total_us - large.serialization_us == pytest.approx(_latency("roce-v2", "same_leaf").total_us, abs=1e-3)
 
@@ -51,7 +51,7 @@ def test_serialization_at_line_rate():
 def test_bandwidth_bound_regime():
     big = _latency("infiniband-ndr", "same_leaf")
     fabric = CATALOG.fabric("infiniband-ndr")
-    large = point_to_point_latency(fabric, 130, "same_leaf", message_bytes=2**30)
+    large = point_to_point_latency(fabric, 130, "same_leaf", message_bytes=2**30, catalog=CATALOG)
     assert large.bandwidth_bound_us == pytest.approx(big.total_us + 2**30 / 47e3, rel=0.01)
 
 
@@ -77,18 +77,18 @@ def test_host_links_are_copper_only_in_rack():
     fabric = CATALOG.fabric("infiniband-ndr")
     assert fabric.hardware.host_dac is not None
     switch_ns = CATALOG.switch(fabric.hardware.switch).port_to_port_latency_ns
-    default = point_to_point_latency(fabric, switch_ns, "same_leaf")
-    rack = point_to_point_latency(fabric, switch_ns, "same_leaf", host_links_in_rack=True)
+    default = point_to_point_latency(fabric, switch_ns, "same_leaf", catalog=CATALOG)
+    rack = point_to_point_latency(fabric, switch_ns, "same_leaf", host_links_in_rack=True, catalog=CATALOG)
     assert default.propagation_us == pytest.approx(2 * 3 * 4.9e-3)
     assert rack.propagation_us == pytest.approx(2 * 3 * 4.3e-3)
     # Across the core: 4 switch-to-switch runs of 30 m fibre either way.
-    core = point_to_point_latency(fabric, switch_ns, "cross_core", host_links_in_rack=True)
+    core = point_to_point_latency(fabric, switch_ns, "cross_core", host_links_in_rack=True, catalog=CATALOG)
     assert core.propagation_us == pytest.approx((2 * 3 * 4.3 + 4 * 30 * 4.9) * 1e-3)
     # A fabric without a host DAC stays on fibre even in the rack.
     xdr = CATALOG.fabric("infiniband-xdr")
     assert xdr.hardware.host_dac is None
     xdr_ns = CATALOG.switch(xdr.hardware.switch).port_to_port_latency_ns
-    assert point_to_point_latency(xdr, xdr_ns, "same_leaf", host_links_in_rack=True).propagation_us == (
+    assert point_to_point_latency(xdr, xdr_ns, "same_leaf", host_links_in_rack=True, catalog=CATALOG).propagation_us == (
         pytest.approx(2 * 3 * 4.9e-3))
 
 
@@ -108,9 +108,9 @@ def test_decision_latency_follows_the_topology_style(style, in_rack):
     fabric = catalog.fabric("infiniband-ndr")
     switch_ns = catalog.switch(outcome.cost.switch_id).port_to_port_latency_ns
     hops = switches_across(outcome.cost.topology.tiers)
-    expected = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=in_rack).total_us
+    expected = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=in_rack, catalog=CATALOG).total_us
     assert outcome.small_message_latency_us == pytest.approx(expected, rel=1e-12)
-    other = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=not in_rack).total_us
+    other = point_to_point_latency(fabric, switch_ns, hops, host_links_in_rack=not in_rack, catalog=CATALOG).total_us
     assert outcome.small_message_latency_us != pytest.approx(other, rel=1e-12)
 
 

@@ -49,7 +49,7 @@ def test_megatron_row_counts_fp32_gradients_and_distributed_optimizer():
                  if e["id"] == "megatron_pr482_7b_dp8")
     estimate, model_gib = memory_row_estimate(entry)
     parts = estimate.breakdown_bytes
-    psi = model_dims(entry["model"]).parameters()
+    psi = model_dims(entry["model"], catalog=CATALOG).parameters()
     assert parts["weights"] + parts["gradients"] + parts["optimizer_states"] == pytest.approx(psi * (6 + 12 / 8))
     assert model_gib == pytest.approx((estimate.total_bytes - parts["reserved"]) / GIB)
     # 2-byte gradients take 2 psi (12.3 GiB) off the row

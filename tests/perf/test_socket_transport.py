@@ -78,8 +78,8 @@ def test_socket_message_latency_and_per_peer_cost():
     assert st.socket_message_latency_us(20.1, 1.12, 8, 0) == pytest.approx(20.1 + 4.48)
     assert st.socket_per_peer_latency_us(1.12) == pytest.approx(2.24)
     tcp = CATALOG.fabric("ethernet-tcp")
-    assert st.socket_inline_bytes(tcp, "2.17.1", CATALOG) == 0
-    assert st.socket_inline_bytes(tcp, "2.30.7", CATALOG) == 128
+    assert st.socket_inline_bytes(tcp, "2.17.1", catalog=CATALOG) == 0
+    assert st.socket_inline_bytes(tcp, "2.30.7", catalog=CATALOG) == 128
 
 
 def test_ethernet_tcp_per_nic_bandwidth_and_its_limit():

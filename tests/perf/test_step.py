@@ -3,7 +3,7 @@
 import pytest
 
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import default_catalog
+from fabricplan.catalog import default_catalog
 from fabricplan.perf.flops import model_dims, training_flops_per_token
 from fabricplan.perf.compute import layer_compute, logits_compute
 from fabricplan.perf.step import ClusterShape, _per_operation_compute, data_parallel_exposed_s, step_time
@@ -21,9 +21,9 @@ def job(**kw):
 
 def test_narayanan_flops_formula():
     # 96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 for GPT-3 at B=1536 (docs/reference/training.md).
-    _, hardware = training_flops_per_token(model_dims("gpt3-175b"), 2048, "full")
+    _, hardware = training_flops_per_token(model_dims("gpt3-175b", catalog=CATALOG), 2048, "full")
     assert hardware * 1536 * 2048 == pytest.approx(4.511e18, rel=1e-3)
-    model, _ = training_flops_per_token(model_dims("gpt3-175b"), 2048, "none")
+    model, _ = training_flops_per_token(model_dims("gpt3-175b", catalog=CATALOG), 2048, "none")
     assert model / hardware == pytest.approx(0.75, rel=0.01)  # 72 vs 96 leading factor
 
 
@@ -55,7 +55,7 @@ def test_dp_overlap_hides_gradient_traffic():
     # Overlap window: dp_overlap_efficiency 0.9 x the last micro-batch's backward (per-operation
     # compute of the stage without recomputation: 2 x forward GEMMs, attention and memory-bound bwd).
     _, backward, _, _, _ = _per_operation_compute(job(pp=1, tp=8, dp_overlap=True, global_batch_sequences=128),
-                                              model_dims("llama3-70b"), CATALOG.gpu("h100-sxm").compute,
+                                              model_dims("llama3-70b", catalog=CATALOG), CATALOG.gpu("h100-sxm").compute,
                                               peak=989, tp=8, dp=hidden.dp, cp=1, ep=1, catalog=CATALOG,
                                                   stage_layers=[80])
     assert hidden.exposed_comm_s["dp"] == pytest.approx(hidden.total_comm_s["dp"] - 0.9 * backward, rel=1e-9)
@@ -110,7 +110,7 @@ def test_zero_stage_sets_how_often_gradients_move():
     # 1 / 4 of the model per stage. ZeRO 1 moves the gradients once per step; ZeRO 2 keeps only its
     # gradient shard, so it reduce-scatters after every micro-batch (DeepSpeed#2252) and gathers the
     # weights once; ZeRO 3 (FSDP) also gathers the weights before every forward and backward.
-    params = model_dims("llama3-70b").parameters() / (8 * 4)
+    params = model_dims("llama3-70b", catalog=CATALOG).parameters() / (8 * 4)
     rs = _collective_s("reduce_scatter", 4 * params, 32, 1)
     ag = _collective_s("all_gather", 2 * params, 32, 1)
     results = {stage: step_time(job(zero_stage=stage), H100, "roce-v2", catalog=CATALOG) for stage in (1, 2, 3)}
@@ -253,7 +253,7 @@ def test_context_parallel_hides_behind_one_layers_attention(seq, hidden):
     kv_bytes = 2 * 1 * seq / 2 * 8192 * 8 / 64 * 2 / 8  # K and V, GQA 8 of 64 heads, bf16, / tp
     per_layer = (2 * _collective_s("all_gather", 2 * kv_bytes, 2, 1)
                  + _collective_s("reduce_scatter", 2 * kv_bytes, 2, 1))
-    parts = layer_compute(model_dims("llama3-70b"), CATALOG.gpu("h100-sxm").compute, peak_tflops=989,
+    parts = layer_compute(model_dims("llama3-70b", catalog=CATALOG), CATALOG.gpu("h100-sxm").compute, peak_tflops=989,
                           precision="bf16", micro_batch=1, seq_tokens=seq, tp=8, cp=2, ep=1,
                           recompute="selective", sequence_parallel=True, catalog=CATALOG).parts["attention"]
     attention = parts.forward_s + parts.backward_s
@@ -268,7 +268,7 @@ def test_moe_gradients_shard_every_expert_over_ep():
     # (attention, embeddings) is replicated. DP traffic (ZeRO 1: reduce-scatter of the fp32 gradients and
     # all-gather of the bf16 weights): the dense part over the dp = 32 ranks, the expert part only over the
     # dp / ep = 4 expert-data-parallel ranks (the old model reduced both over all 32 ranks).
-    dims = model_dims("mixtral-8x7b")
+    dims = model_dims("mixtral-8x7b", catalog=CATALOG)
     experts = 8 * 32 * 3 * 4096 * 14336
     tp, pp, ep = 8, 4, 8
     result = step_time(job(model="mixtral-8x7b", tp=tp, pp=pp, ep=ep), H100, "roce-v2", catalog=CATALOG)
@@ -300,7 +300,7 @@ def test_moe_gradients_shard_every_expert_over_ep():
 def test_expert_data_parallel_group_inside_a_node():
     # tp 1, ep 8 on 8-GPU nodes: the 8 EP peers fill a node, so each expert-data-parallel group
     # (dp / ep = 16 ranks, 8 apart) has one rank per node; the dense group (128 ranks) has 8 per node.
-    dims = model_dims("mixtral-8x7b")
+    dims = model_dims("mixtral-8x7b", catalog=CATALOG)
     experts = 8 * 32 * 3 * 4096 * 14336
     cluster = ClusterShape(gpu=CATALOG.gpu("h100-sxm"), gpus=128, gpus_per_node=8, scale_up_domain=8,
                            nics_per_node=8)
@@ -319,7 +319,7 @@ GPT3_SELENE_STEP_S = 28.90
 def _stage_compute_s(model: str, fullest: int, last: int, seq: int = 8192) -> float:
     """Per-micro-batch compute of the slowest stage (tp 8, selective recompute, SP, H100 bf16):
     the fuller of ``fullest`` layers and ``last`` layers plus the output layer."""
-    dims, compute = model_dims(model), CATALOG.gpu("h100-sxm").compute
+    dims, compute = model_dims(model, catalog=CATALOG), CATALOG.gpu("h100-sxm").compute
     common = dict(peak_tflops=989, precision="bf16", micro_batch=1, seq_tokens=seq, tp=8, cp=1, catalog=CATALOG)
     layer = layer_compute(dims, compute, ep=1, recompute="selective", sequence_parallel=True, **common).total
     logits = logits_compute(dims, compute, **common).total
@@ -339,7 +339,7 @@ def test_uneven_stages_size_compute_and_communication_alike():
     assert uneven.total_comm_s["tp"] == pytest.approx(uneven.micro_batches * 14 * 4 * one, rel=1e-9)
     # DP gradients: the fullest stage's 14/80 of the parameters, / tp.
     dp = uneven.dp
-    params = model_dims("llama3-70b").parameters() * 14 / 80 / 8
+    params = model_dims("llama3-70b", catalog=CATALOG).parameters() * 14 / 80 / 8
     assert uneven.total_comm_s["dp"] == pytest.approx(_zero1_s(params, dp, 1), rel=1e-9)
     # Interleaving does not change the fullest stage: 126 layers on 16 stages -> 8 for v = 1 and v = 7
     # (7 chunks of 1-2 layers; not 7 x ceil(126/112) = 14).
@@ -406,10 +406,10 @@ def test_achievable_fraction_is_one_helper_for_step_and_decision():
     default = load_data_file("perf_defaults.yaml")["parameters"]["default_achievable_fraction_of_peak"]["value"]
     # Catalog GPUs carry per-operation compute data and no override: the flat value is the default.
     assert CATALOG.gpu("h100-sxm").compute is not None
-    assert achievable_fraction(CATALOG.gpu("h100-sxm")) == default
+    assert achievable_fraction(CATALOG.gpu("h100-sxm"), catalog=CATALOG) == default
     inline = GpuInline(peak_dense_tflops={"bf16": 989}, hbm_gbytes=80, nvlink_bandwidth_gbytes_per_s=900,
                        power_w=700)
-    assert achievable_fraction(inline) == default == 0.4
+    assert achievable_fraction(inline, catalog=CATALOG) == default == 0.4
     # The decision's efficiency lever scales the same value (inline GPU: the 0.4 default x 1.5).
     spec = parse_spec({"name": "t", "cluster": {"gpu": inline.model_dump(exclude_none=True), "gpus": 16,
                                                 "gpus_per_node": 8, "nics_per_node": 8},

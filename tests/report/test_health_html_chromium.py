@@ -13,15 +13,18 @@ from fabricplan.report.headless import CHROMIUM, render_page
 from fabricplan.report.health_html import health_html
 
 from .dom import subtree
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"headless Chromium not installed at {CHROMIUM}")
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "health"
 
 
 def test_every_finding_chart_draws_its_counters(tmp_path):
-    telemetry = read_input("ethtool", FIX / "ethtool_storm.txt")
-    telemetry.extend(read_input("hw_counters", FIX / "hw_counters_node01.txt"))
-    result = evaluate(telemetry)
+    telemetry = read_input("ethtool", FIX / "ethtool_storm.txt", catalog=CATALOG)
+    telemetry.extend(read_input("hw_counters", FIX / "hw_counters_node01.txt", catalog=CATALOG))
+    result = evaluate(telemetry, catalog=CATALOG)
     page = tmp_path / "health.html"
     page.write_text(health_html(result), encoding="utf-8")
     rendered = render_page(page, timeout_s=60)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import pytest
 
 from fabricplan.sim.dcqcn import analyse, convergence_bound, dcqcn_params, fixed_point, phase_margin
+from fabricplan.catalog import load_catalog
 
-DEFAULT = dcqcn_params()
+CATALOG = load_catalog()
+
+DEFAULT = dcqcn_params(catalog=CATALOG)
 
 # (link Gb/s, delay us, flows) -> published phase margin (deg); file name in the comment.
 PUBLISHED_PM = [
@@ -47,8 +50,8 @@ def test_stability_moves_as_the_paper_reports():
     curve = [phase_margin(40, n, 100, DEFAULT)[0] for n in (2, 8, 30, 64)]
     assert curve[1] < curve[0] and curve[1] < curve[2] < curve[3]
     # the paper's fluid runs: 85 us is unstable for 10 flows, 4 us is stable
-    assert not analyse(40, 10, 85).stable
-    assert analyse(40, 10, 4).stable
+    assert not analyse(40, 10, 85, catalog=CATALOG).stable
+    assert analyse(40, 10, 4, catalog=CATALOG).stable
 
 
 def test_100g_has_less_margin_than_40g():

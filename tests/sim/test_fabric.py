@@ -10,11 +10,14 @@ from fabricplan.errors import InputError
 from fabricplan.sim.fabric import clos_network, design_network, job_nodes, node_hosts, placement_network
 from fabricplan.sim.network import equal_cost_paths
 from fabricplan.topology import size_fabric
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def test_design_network_matches_the_sized_fabric():
     size = size_fabric(nodes=128, nics_per_node=8, radix=64, style="rail_optimized")
-    net = design_network(size, link_gbps=400)
+    net = design_network(size, link_gbps=400, catalog=CATALOG)
     assert net.n_hosts == size.endpoints == 1024
     switches = int((net.node_kind == 1).sum())
     assert switches == size.total_switches
@@ -32,7 +35,7 @@ def test_design_network_matches_the_sized_fabric():
 
 
 def test_clos_network_three_tiers():
-    net = clos_network(64, 8, 4, tiers=3, leaves_per_pod=2, spine_uplinks=2)
+    net = clos_network(64, 8, 4, tiers=3, leaves_per_pod=2, spine_uplinks=2, catalog=CATALOG)
     assert int((net.node_tier == 1).sum()) == 8
     assert int((net.node_tier == 2).sum()) == 16  # 4 pods x 4 spines
     assert int((net.node_tier == 3).sum()) == 8   # 4 core groups of 2
@@ -42,9 +45,9 @@ def test_clos_network_three_tiers():
 
 
 def test_placement_network_of_a_rail_and_a_tor_placement():
-    rail = placement_network(NetworkPlacement(2, 32, 32, 0, (1.0,), 1, True), 128, link_gbps=400)
+    rail = placement_network(NetworkPlacement(2, 32, 32, 0, (1.0,), 1, True), 128, link_gbps=400, catalog=CATALOG)
     assert rail.n_hosts == 128 and int((rail.node_tier == 1).sum()) == 4 and int((rail.node_tier == 2).sum()) == 32
-    tor = placement_network(NetworkPlacement(2, 4, 16, 0, (2.0,), 8, True), 16, link_gbps=400)
+    tor = placement_network(NetworkPlacement(2, 4, 16, 0, (2.0,), 8, True), 16, link_gbps=400, catalog=CATALOG)
     assert tor.n_hosts == 128 and int((tor.node_tier == 1).sum()) == 4 and int((tor.node_tier == 2).sum()) == 16
 
 
@@ -57,14 +60,14 @@ def test_job_nodes_packed_or_scattered():
     with pytest.raises(InputError):
         job_nodes(4, 5)
     with pytest.raises(InputError):
-        clos_network(0, 1, 1)
+        clos_network(0, 1, 1, catalog=CATALOG)
 
 
 def test_design_network_of_a_two_tier_rail_only_fabric_has_no_path_between_rails():
     """8 rails x (4 leaves + 2 spines), 128 servers: NIC 0 of server 0 reaches NIC 0 of server 32
     (another rail-0 leaf) over rail 0's spines; NIC 1 of any server only via NVLink (no network path)."""
     size = size_fabric(nodes=128, nics_per_node=8, radix=64, style="rail_only")
-    net = design_network(size, link_gbps=400)
+    net = design_network(size, link_gbps=400, catalog=CATALOG)
     assert net.n_hosts == 1024 and int((net.node_kind == 1).sum()) == size.total_switches == 48
     assert net.n_links == 2 * size.total_links
     same_rail = equal_cost_paths(net, 0, 32 * 8)

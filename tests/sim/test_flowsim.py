@@ -10,6 +10,9 @@ from fabricplan.sim import traffic
 from fabricplan.sim.fabric import clos_network, job_nodes, node_hosts
 from fabricplan.sim.flowsim import simulate
 from fabricplan.sim.network import fat_tree
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def test_traffic_patterns():
@@ -29,7 +32,7 @@ def test_traffic_patterns():
 
 
 def _collective(pattern, aligned, routing, seed=0):
-    net = clos_network(256, 32, 32)
+    net = clos_network(256, 32, 32, catalog=CATALOG)
     ranks = node_hosts(job_nodes(256, 256, aligned=aligned, seed=seed), 1)
     src, dst = {"ring": traffic.ring, "tree": traffic.tree}[pattern](ranks, 2)
     return simulate(net, src, dst, 1e6, pattern=pattern, routing=routing, seed=seed)
@@ -49,7 +52,7 @@ def test_topology_aware_scheduling_matters_under_ecmp(pattern):
 
 
 def test_permutation_results_and_tail():
-    net = fat_tree(8, 3)
+    net = fat_tree(8, 3, catalog=CATALOG)
     src, dst = traffic.permutation(net.n_hosts, seed=2)
     ecmp = simulate(net, src, dst, 1e6, pattern="permutation", routing="ecmp", seed=2)
     spray = simulate(net, src, dst, 1e6, pattern="permutation", routing="spray")
@@ -63,7 +66,7 @@ def test_permutation_results_and_tail():
 
 
 def test_incast_is_bottlenecked_at_the_receiver():
-    net = fat_tree(8, 3)
+    net = fat_tree(8, 3, catalog=CATALOG)
     src, dst = traffic.incast(np.arange(4, 20))
     for routing in ("ecmp", "adaptive", "spray"):
         result = simulate(net, src, dst, 1e6, pattern="incast", routing=routing)
@@ -72,7 +75,7 @@ def test_incast_is_bottlenecked_at_the_receiver():
 
 
 def test_all_to_all_drains_at_the_busiest_link():
-    net = clos_network(64, 8, 2)  # 4:1 oversubscribed leaves
+    net = clos_network(64, 8, 2, catalog=CATALOG)  # 4:1 oversubscribed leaves
     ranks = node_hosts(job_nodes(64, 64), 1)
     src, dst = traffic.all_to_all(ranks, 8)
     result = simulate(net, src, dst, 1e6, pattern="all_to_all", routing="spray")
@@ -84,4 +87,4 @@ def test_all_to_all_drains_at_the_busiest_link():
 
 def test_simulate_rejects_an_empty_pattern():
     with pytest.raises(InputError):
-        simulate(fat_tree(4), [1], [1], 1e6)
+        simulate(fat_tree(4, catalog=CATALOG), [1], [1], 1e6)

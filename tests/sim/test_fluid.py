@@ -13,6 +13,9 @@ from fabricplan.sim.dcqcn import dcqcn_params, fixed_point
 from fabricplan.sim.fluid import fluid_config, simulate_fluid
 from fabricplan.sim.network import Flows, equal_cost_paths, fat_tree
 from fabricplan.sim.scenarios import run_scenarios
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 LONG = 1e12  # bytes: flows that outlast the run
 
@@ -20,13 +23,13 @@ LONG = 1e12  # bytes: flows that outlast the run
 def _incast_run(n, link=40, delay_us=0.0, time_ms=12.0, step_us=2.0, k=8, starts=None, buffer_bytes=None,
                 record_us=10.0, tail=0.5, **dcqcn):
     """n long DCQCN flows from hosts k/2.. (other leaves) to host 0, each on its first equal-cost path."""
-    net = fat_tree(k, 2, link_gbps=link, buffer_bytes=buffer_bytes)
+    net = fat_tree(k, 2, link_gbps=link, buffer_bytes=buffer_bytes, catalog=CATALOG)
     src = list(range(k // 2, k // 2 + n))
     paths = [equal_cost_paths(net, s, 0)[0] for s in src]
     flows = Flows.from_paths(src, [0] * n, LONG, paths, start_us=starts)
     cfg = fluid_config(cc="dcqcn", pfc=False, step_us=step_us, max_time_us=time_ms * 1e3,
                        record_every=max(1, int(record_us / step_us)), extra_loop_delay_us=delay_us,
-                       dcqcn=dcqcn_params(**dcqcn))
+                       dcqcn=dcqcn_params(CATALOG, **dcqcn), catalog=CATALOG)
     result = simulate_fluid(net, flows, cfg)
     t = np.asarray(result.timeline["t_us"])
     queues = result.timeline["queue_kb"]
@@ -113,7 +116,7 @@ def incast():
     for name, kwargs in {"pfc": {"cc": "dcqcn", "pfc": "on"}, "none_pfc": {"cc": "none", "pfc": "on"},
                          "lossy": {"cc": "none", "pfc": "off"}, "ib": {"cc": "ib-credit"},
                          "ibcc": {"cc": "ib-cc"}}.items():
-        runs[name] = run_scenarios("incast", k=8, senders=16, flow_size="1MB", max_time_ms=20, **kwargs)
+        runs[name] = run_scenarios("incast", k=8, senders=16, flow_size="1MB", max_time_ms=20, catalog=CATALOG, **kwargs)
     return runs
 
 
@@ -168,8 +171,8 @@ def test_tcp_incast_collapses_past_the_buffer():
     # Synchronised incast (Vasudevan et al., SIGCOMM'09, figure 1): while N senders fit their windows
     # in the 375 KB buffer, goodput stays near line rate; past it, flows lose whole windows, wait the
     # 200 ms minimum RTO and goodput collapses by over 10x.
-    few = run_scenarios("incast", k=16, senders=4, cc="tcp", max_time_ms=600).document()
-    many = run_scenarios("incast", k=16, senders=64, cc="tcp", max_time_ms=600).document()
+    few = run_scenarios("incast", k=16, senders=4, cc="tcp", max_time_ms=600, catalog=CATALOG).document()
+    many = run_scenarios("incast", k=16, senders=64, cc="tcp", max_time_ms=600, catalog=CATALOG).document()
     assert few["goodput_gbps"] > 80 and few["tcp_timeouts"] == 0
     assert many["tcp_timeouts"] > 0 and many["drops_packets"] > 0
     assert many["goodput_gbps"] < few["goodput_gbps"] / 10
@@ -178,13 +181,13 @@ def test_tcp_incast_collapses_past_the_buffer():
 def test_ecmp_collisions_on_a_permutation_and_adaptive_routing():
     # ECMP hash collisions stretch a permutation's tail; adaptive routing and spraying recover most
     # of it; on an incast the receiver's link is the bottleneck, so adaptive routing cannot help.
-    perm = {r: run_scenarios("permutation", k=8, routing=r, cc="none", max_time_ms=5).document()
+    perm = {r: run_scenarios("permutation", k=8, routing=r, cc="none", max_time_ms=5, catalog=CATALOG).document()
             for r in ("ecmp", "adaptive", "spray")}
     ideal = perm["spray"]["fct_us"]["max"]
     assert perm["ecmp"]["fct_us"]["max"] > 1.5 * ideal
     assert perm["adaptive"]["fct_us"]["max"] < perm["ecmp"]["fct_us"]["max"]
     assert perm["spray"]["goodput_gbps"] > perm["ecmp"]["goodput_gbps"]
-    inc = {r: run_scenarios("incast", k=8, senders=8, routing=r, cc="none", max_time_ms=5).document()
+    inc = {r: run_scenarios("incast", k=8, senders=8, routing=r, cc="none", max_time_ms=5, catalog=CATALOG).document()
            for r in ("ecmp", "adaptive")}
     assert inc["adaptive"]["fct_us"]["max"] == pytest.approx(inc["ecmp"]["fct_us"]["max"], rel=0.05)
 
@@ -195,7 +198,7 @@ def test_ecmp_collisions_on_a_permutation_and_adaptive_routing():
                                                ("tcp", "off", 0.3), ("dcqcn", "off", 2.0), ("none", "on", 5.0)])
 def test_bytes_are_conserved_and_nothing_goes_negative(cc, pfc, stop_ms):
     run = run_scenarios("incast,permutation", k=8, senders=16, flow_size="256KB", cc=cc, pfc=pfc,
-                        max_time_ms=stop_ms)
+                        max_time_ms=stop_ms, catalog=CATALOG)
     fl = run.fluid
     sent = fl.injected_bytes.sum()
     accounted = fl.delivered_bytes.sum() + fl.queued_bytes_end + fl.in_flight_bytes_end + fl.dropped_bytes.sum()
@@ -209,9 +212,9 @@ def test_bytes_are_conserved_and_nothing_goes_negative(cc, pfc, stop_ms):
 
 
 def test_several_jobs_share_the_fabric():
-    doc = run_scenarios("incast,permutation", k=8, senders=8, flow_size="256KB", max_time_ms=10).document()
+    doc = run_scenarios("incast,permutation", k=8, senders=8, flow_size="256KB", max_time_ms=10, catalog=CATALOG).document()
     assert set(doc["jobs"]) == {"incast", "permutation"}
     assert doc["jobs"]["incast"]["flows"] == 8 and doc["jobs"]["permutation"]["flows"] == 32
-    alone = run_scenarios("permutation", k=8, flow_size="256KB", max_time_ms=10).document()
+    alone = run_scenarios("permutation", k=8, flow_size="256KB", max_time_ms=10, catalog=CATALOG).document()
     # sharing with an incast slows the permutation's tail
     assert doc["jobs"]["permutation"]["fct_us"]["max"] > alone["fct_us"]["max"]

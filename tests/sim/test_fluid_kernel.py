@@ -10,6 +10,9 @@ import pytest
 from fabricplan.sim import fluid_tcp_kernel
 from fabricplan.sim.fluid import simulate_fluid
 from fabricplan.sim.scenarios import run_scenarios
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 pytest.importorskip("numba")
 
@@ -19,7 +22,7 @@ SCALARS = ("steps", "sim_time_us", "queued_bytes_end", "in_flight_bytes_end", "m
 
 
 def _both(monkeypatch, **scenario):
-    base = run_scenarios(cc="tcp", pfc="off", **scenario).fluid
+    base = run_scenarios(cc="tcp", pfc="off", catalog=CATALOG, **scenario).fluid
     calls = []
     compiled = fluid_tcp_kernel.kernel()
 
@@ -63,7 +66,7 @@ def test_incast_with_timeouts_runs_through_the_compiled_loop(monkeypatch):
 
 
 def test_numpy_loop_when_numba_is_missing(monkeypatch):
-    base = run_scenarios(scenario="incast", k=8, tiers=2, senders=4, cc="tcp", pfc="off").fluid
+    base = run_scenarios(scenario="incast", k=8, tiers=2, senders=4, cc="tcp", pfc="off", catalog=CATALOG).fluid
     monkeypatch.setattr(fluid_tcp_kernel, "available", lambda: False)
     monkeypatch.setattr(fluid_tcp_kernel, "kernel", lambda: pytest.fail("compiled loop used"))
     result = simulate_fluid(base.network, base.flows, base.config, base.priority)

@@ -7,6 +7,9 @@ import pytest
 
 from fabricplan.errors import InputError
 from fabricplan.sim.network import Flows, Network, equal_cost_paths, fat_tree
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def _path_nodes(net: Network, path: np.ndarray) -> list[int]:
@@ -15,7 +18,7 @@ def _path_nodes(net: Network, path: np.ndarray) -> list[int]:
 
 @pytest.mark.parametrize("k, tiers, hosts, switches", [(4, 2, 8, 6), (8, 2, 32, 12), (4, 3, 16, 20), (8, 3, 128, 80)])
 def test_fat_tree_counts(k, tiers, hosts, switches):
-    net = fat_tree(k, tiers, link_gbps=100)
+    net = fat_tree(k, tiers, link_gbps=100, catalog=CATALOG)
     assert net.n_hosts == hosts
     assert int((net.node_kind == 1).sum()) == switches
     # every switch uses at most k ports, every host one; every cable is two directed links
@@ -29,27 +32,27 @@ def test_fat_tree_counts(k, tiers, hosts, switches):
 def test_fat_tree_defaults_come_from_catalog():
     from fabricplan.perf.params import perf_parameter
 
-    net = fat_tree(4)
-    assert net.capacity_gbps[0] == perf_parameter("sim_link_gbps")
-    assert net.latency_us[0] == perf_parameter("sim_link_latency_us") == 1.0
-    assert net.buffer_bytes[0] == perf_parameter("sim_switch_buffer_bytes_per_port")
+    net = fat_tree(4, catalog=CATALOG)
+    assert net.capacity_gbps[0] == perf_parameter("sim_link_gbps", catalog=CATALOG)
+    assert net.latency_us[0] == perf_parameter("sim_link_latency_us", catalog=CATALOG) == 1.0
+    assert net.buffer_bytes[0] == perf_parameter("sim_switch_buffer_bytes_per_port", catalog=CATALOG)
 
 
 def test_host_on_leaf_floor_h_over_half_k():
-    net = fat_tree(8, 3)
+    net = fat_tree(8, 3, catalog=CATALOG)
     leaves = net.leaf_of(np.arange(net.n_hosts))
     first_leaf = net.n_hosts
     assert (leaves - first_leaf).tolist() == (np.arange(net.n_hosts) // 4).tolist()
 
 
 def test_partial_hosts_keep_the_switch_fabric():
-    net = fat_tree(4, 2, hosts=3)
+    net = fat_tree(4, 2, hosts=3, catalog=CATALOG)
     assert net.n_hosts == 3 and int((net.node_kind == 1).sum()) == 6
     assert len(equal_cost_paths(net, 0, 2)) == 2
 
 
 def test_link_id_lookup():
-    net = fat_tree(4, 2)
+    net = fat_tree(4, 2, catalog=CATALOG)
     link = net.link_id(0, net.n_hosts)
     assert net.link_src[link] == 0 and net.link_dst[link] == net.n_hosts
     assert net.link_ids([0, 1], [5, 3]).tolist() == [-1, -1]
@@ -60,7 +63,7 @@ def test_link_id_lookup():
 @pytest.mark.parametrize("k, tiers, src, dst, n_paths, hops", [
     (8, 3, 0, 0, 1, 0), (8, 3, 0, 3, 1, 2), (8, 3, 0, 4, 4, 4), (8, 3, 0, 127, 16, 6), (8, 2, 0, 31, 4, 4)])
 def test_equal_cost_paths(k, tiers, src, dst, n_paths, hops):
-    net = fat_tree(k, tiers)
+    net = fat_tree(k, tiers, catalog=CATALOG)
     paths = equal_cost_paths(net, src, dst)
     assert len(paths) == n_paths
     assert {len(p) for p in paths} == {hops}
@@ -80,17 +83,17 @@ def test_equal_cost_paths(k, tiers, src, dst, n_paths, hops):
 
 def test_paths_reject_unknown_host():
     with pytest.raises(InputError):
-        equal_cost_paths(fat_tree(4), 0, 99)
+        equal_cost_paths(fat_tree(4, catalog=CATALOG), 0, 99)
 
 
 @pytest.mark.parametrize("k, tiers", [(3, 2), (4, 4), (0, 2)])
 def test_fat_tree_rejects_bad_shape(k, tiers):
     with pytest.raises(InputError):
-        fat_tree(k, tiers)
+        fat_tree(k, tiers, catalog=CATALOG)
 
 
 def test_flows_csr():
-    net = fat_tree(4, 2)
+    net = fat_tree(4, 2, catalog=CATALOG)
     paths = [equal_cost_paths(net, 0, 7)[1], equal_cost_paths(net, 2, 3)[0]]
     flows = Flows.from_paths([0, 2], [7, 3], 1e6, paths)
     assert flows.n_flows == 2

@@ -15,6 +15,9 @@ import pytest
 
 from fabricplan.sim.scenarios import run_scenarios
 from project_paths import ROOT
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 _spec = importlib.util.spec_from_file_location("validate_ns3", ROOT / "scripts" / "validate_ns3.py")
 validate_ns3 = importlib.util.module_from_spec(_spec)
@@ -28,7 +31,7 @@ CHEAP = [c for c in validate_ns3.CHECKS if c[4] and c[0] in RUNS and RUNS[c[0]][
 
 def _fabricplan_side(run: dict) -> dict:
     fp = run["fabricplan"]
-    res = run_scenarios(cc=fp["cc"], pfc=fp["pfc"], max_time_ms=run["max_time_ms"], **run["settings"])
+    res = run_scenarios(cc=fp["cc"], pfc=fp["pfc"], max_time_ms=run["max_time_ms"], catalog=CATALOG, **run["settings"])
     doc = res.document()
     main = ~np.concatenate([j.victim for j in res.jobs])
     cfg = res.fluid.config
@@ -62,7 +65,7 @@ def test_tcp_incast_collapses_and_every_flow_still_finishes():
     # once); the fluid model did not before its drop-tail loss order (docs/simulator.md, TCP)
     ns = RUNS["incast 64-to-1, 1 MB, k=16 2-tier, TCP"]["ns3"]
     assert ns["completed"] == 64
-    doc = run_scenarios("incast", k=16, senders=64, flow_size="1MB", cc="tcp", pfc="off", max_time_ms=3000).document()
+    doc = run_scenarios("incast", k=16, senders=64, flow_size="1MB", cc="tcp", pfc="off", max_time_ms=3000, catalog=CATALOG).document()
     assert doc["completed"] == 64 and doc["tcp_timeouts"] > 0
     assert doc["goodput_gbps"] < 0.05 * 100  # collapsed: under 5 % of the link, as ns-3
     assert ns["goodput_gbps"] < 0.05 * 100

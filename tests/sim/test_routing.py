@@ -9,6 +9,9 @@ from fabricplan.errors import InputError
 from fabricplan.sim.maxmin import max_min_rates
 from fabricplan.sim.network import Network, fat_tree
 from fabricplan.sim.routing import route
+from fabricplan.catalog import load_catalog
+
+CATALOG = load_catalog()
 
 
 def _per_link(routed, network):
@@ -22,7 +25,7 @@ def _weight_of(routed, flow, links):
 
 
 def test_every_mode_carries_each_connection_once_per_tier():
-    net = fat_tree(8, 3)
+    net = fat_tree(8, 3, catalog=CATALOG)
     src, dst = np.arange(16), (np.arange(16) + 64) % 128
     for routing in ("ecmp", "spray", "adaptive"):
         routed = route(net, src, dst, routing=routing, qps=4, seed=1)
@@ -32,7 +35,7 @@ def test_every_mode_carries_each_connection_once_per_tier():
 
 
 def test_spray_splits_evenly_over_the_leaf_uplinks():
-    net = fat_tree(8, 2)
+    net = fat_tree(8, 2, catalog=CATALOG)
     routed = route(net, [0], [31], routing="spray")
     leaf = net.n_hosts
     uplinks = [net.link_id(leaf, s) for s in range(net.n_hosts + 8, net.n_hosts + 12)]
@@ -40,7 +43,7 @@ def test_spray_splits_evenly_over_the_leaf_uplinks():
 
 
 def test_ecmp_qps_split_the_data_and_the_seed_fixes_the_draw():
-    net = fat_tree(8, 2)
+    net = fat_tree(8, 2, catalog=CATALOG)
     one = route(net, [0], [31], routing="ecmp", qps=1, seed=3)
     again = route(net, [0], [31], routing="ecmp", qps=1, seed=3)
     assert one.entry_link.tolist() == again.entry_link.tolist()
@@ -54,7 +57,7 @@ def test_ecmp_qps_split_the_data_and_the_seed_fixes_the_draw():
 
 def _degraded():
     # 2-tier k=8 tree whose leaf 0 -> spine 0 uplink runs at 25 G instead of 100 G
-    net = fat_tree(8, 2)
+    net = fat_tree(8, 2, catalog=CATALOG)
     capacity = net.capacity_gbps.copy()
     capacity[net.link_id(net.n_hosts, net.n_hosts + 8)] = 25.0
     return Network(net.link_src, net.link_dst, capacity, net.latency_us, net.buffer_bytes, net.node_kind,
@@ -79,7 +82,7 @@ def test_adaptive_routing_shifts_load_off_a_slow_path():
 
 
 def test_routing_rejects_bad_input():
-    net = fat_tree(4)
+    net = fat_tree(4, catalog=CATALOG)
     with pytest.raises(InputError):
         route(net, [0], [1], routing="valiant")
     with pytest.raises(InputError):

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from fabricplan.sim.network import fat_tree
+from fabricplan.catalog import load_catalog
 from fabricplan.sim.scenarios import build_job
+
+CATALOG = load_catalog()
 
 
 def test_simulate_json_keys_and_numbers(cli):
@@ -35,7 +38,7 @@ def test_one_flow_alone_takes_its_ideal_time(cli):
 
 
 def test_scenario_conventions():
-    net = fat_tree(8, 2, link_gbps=100)
+    net = fat_tree(8, 2, link_gbps=100, catalog=CATALOG)
     incast = build_job("incast", net, 8, 6, 1e6, 1)
     assert incast.src[:6].tolist() == [4, 5, 6, 7, 8, 9] and set(incast.dst[:6].tolist()) == {0}
     assert incast.victim.tolist() == [False] * 6 + [True] and (incast.src[-1], incast.dst[-1]) == (10, 1)

@@ -8,6 +8,7 @@ from fabricplan.catalog.catalog import (
     Catalog,
     default_catalog,
     load_catalog,
+    require_catalog,
 )
 from fabricplan.catalog.documents import NcclTuner, OpsDefaults, PerfDefaults, PerfParameter, TunerVersion
 from fabricplan.catalog.models import (
@@ -26,7 +27,7 @@ from fabricplan.catalog.models import (
 )
 
 __all__ = [
-    "ALL_SECTIONS", "DOCUMENTS", "SECTIONS", "SET_BY_PATH", "Catalog", "default_catalog", "load_catalog",
+    "ALL_SECTIONS", "DOCUMENTS", "SECTIONS", "SET_BY_PATH", "Catalog", "default_catalog", "load_catalog", "require_catalog",
     "FabricCosts", "FabricProfile", "Gpu", "LinkMedium", "ModelPreset", "NcclTuner", "Nic", "OpsDefaults", "Optic", "Parameter",
     "PerfDefaults", "PerfParameter", "PricePoint", "Range", "Server", "Switch", "TunerVersion",
 ]

@@ -653,5 +653,18 @@ class _RawDocuments(dict):
 
 @cache
 def default_catalog() -> Catalog:
-    """The bundled catalog without overlays, loaded once (what accessors use for ``catalog=None``)."""
+    """The bundled catalog without overlays, loaded once: what the public API (``fabricplan.api``)
+    and the CLI resolve ``catalog=None`` to, once, before passing it down."""
     return load_catalog()
+
+
+def require_catalog(catalog: Catalog | None, reader: str) -> Catalog:
+    """``catalog``, or a TypeError naming ``reader`` when it is None.
+
+    Below the public API and the CLI the catalog is always passed explicitly: a None there is a
+    caller that dropped the user's ``--catalog`` overlays, so it is an error, never "the bundled
+    catalog"."""
+    if catalog is None:
+        raise TypeError(f"{reader} needs the catalog: pass the Catalog the API or CLI loaded (with the "
+                        "user's --catalog overlays); None does not mean the bundled catalog")
+    return catalog

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
-from fabricplan.catalog import Catalog, PricePoint, Server, load_catalog
+from fabricplan.catalog import Catalog, PricePoint, Server
 from fabricplan.catalog.inputs import Inputs, Num, divide, is_array, maximum
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
@@ -305,7 +305,7 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
     )
 
 
-def cost(spec: ClusterSpec, catalog: Catalog | None = None, *,
+def cost(spec: ClusterSpec, catalog: Catalog, *,
          price_multipliers: dict[str, float] | None = None,
          energy_multiplier: float = 1.0,
          designs: Mapping[str, tuple[ClusterSpec, FabricChoice]] | None = None) -> CostReport:
@@ -313,7 +313,6 @@ def cost(spec: ClusterSpec, catalog: Catalog | None = None, *,
 
     ``designs``: per fabric profile, the (spec, choice) of the design to cost instead of the spec's
     own (the design ``compare`` chose, :func:`fabricplan.plan.chosen_designs`)."""
-    catalog = catalog or load_catalog()
     designs = designs or {}
     with located(spec):  # errors found by the models name the spec's file
         check_references(spec, catalog)

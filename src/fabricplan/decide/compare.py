@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricplan.catalog import Catalog, load_catalog
+from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import CompareReport
 from fabricplan.decide.whatif import (
@@ -20,7 +20,7 @@ from fabricplan.spec import ClusterSpec, check_references
 from fabricplan.spec.load import located
 
 
-def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Progress | None = None,
+def compare(spec: ClusterSpec, catalog: Catalog, *, progress: Progress | None = None,
             search_scale: bool = True, analyse_sensitivity: bool = True, plan: Plan = DEFAULT_PLAN,
             draws: int | None = None, seed: int | None = None) -> CompareReport:
     """Compare every fabric of the spec and recommend one, with what would change the answer.
@@ -28,7 +28,6 @@ def compare(spec: ClusterSpec, catalog: Catalog | None = None, *, progress: Prog
     ``plan`` is the model chain every evaluation runs (:class:`fabricplan.plan.Plan`: swap a step or
     the efficiency model there). ``draws`` Monte Carlo draws over the catalog's ranges (default:
     catalog ``uncertainty_draws``; 0 = none) with ``seed`` (default: catalog ``uncertainty_seed``)."""
-    catalog = catalog or load_catalog()
     if draws is None:
         draws = int(catalog.parameter("uncertainty_draws").value.at("default"))
     if seed is None:

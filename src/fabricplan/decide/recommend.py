@@ -30,15 +30,13 @@ def _relative(a: float, b: float) -> float:
 
 def rule_weight(catalog, rule_id: str) -> float:
     """Votes of a rule in a close call (catalog ``rule_weight_<ID>``, else ``rule_weight_default``)."""
-    if catalog is None:
-        return 1.0
     try:
         return catalog.parameter(f"rule_weight_{rule_id}").value.at("default")
     except Exception:  # noqa: BLE001 - a rule registered without its own weight
         return catalog.parameter("rule_weight_default").value.at("default")
 
 
-def _score(fabric: str, rules: list[RuleResult], catalog=None) -> float:
+def _score(fabric: str, rules: list[RuleResult], catalog) -> float:
     """Weighted votes: Σ weight of fired rules favouring ``fabric`` − Σ weight of those disfavouring it."""
     fired = [r for r in rules if r.fired and r.kind != "check"]
     return (sum(rule_weight(catalog, r.id) for r in fired if fabric in r.favours)
@@ -66,7 +64,7 @@ class Ranking:
 
 
 def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
-                 uncertainty=None, catalog=None) -> Ranking:
+                 uncertainty=None, *, catalog) -> Ranking:
     """Rank by the numbers, exclusions last; weighted rule votes decide only among contenders.
 
     With a Monte Carlo (``uncertainty``), the numbers' order is by probability of being best, and
@@ -306,7 +304,7 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
     """Rank, explain, and check the result; returns the recommendation and the check results."""
     outcomes = ctx.outcomes
     catalog = ctx.catalog
-    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog)
+    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog=catalog)
     ranking, excluded = ranked.order, ranked.excluded
     chosen = ranking[0]
     best = outcomes[chosen]

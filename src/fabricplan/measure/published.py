@@ -57,16 +57,14 @@ SPLITS = {
 }
 
 
-def azure_splits(catalog=None) -> list[PublishedSplit]:
+def azure_splits(catalog) -> list[PublishedSplit]:
     """Fit on part of the Azure table (each split of :data:`SPLITS`), predict the other sizes."""
     from dataclasses import replace
 
-    from fabricplan.catalog import load_catalog
     from fabricplan.catalog.files import load_data_file
     from fabricplan.measure.fit import calibrate
     from fabricplan.measure.read import parse_log
 
-    catalog = catalog or load_catalog()
     table = load_data_file("published_perf.yaml")["azure_ndv4_allreduce"]
     system = azure_system(table)
     log = parse_log(azure_log_text(table), "published_perf.yaml:azure_ndv4_allreduce")

@@ -1,7 +1,8 @@
 """Access to the dated, sourced default numbers of the catalog's ``ops_defaults`` section.
 
 The numbers live in ``catalog/data/ops_defaults.yaml`` (overlayable with ``--catalog``). Every
-accessor takes an optional ``catalog``; ``None`` means the bundled default catalog.
+accessor takes the ``catalog`` it reads (the API and the CLI load it once, with the user's overlays);
+``None`` is a TypeError, never the bundled catalog.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fabricplan.catalog.catalog import default_catalog
+from fabricplan.catalog.catalog import require_catalog
 from fabricplan.catalog.documents import OpsEntry, OpsGroup
 from fabricplan.errors import CatalogError
 
@@ -35,7 +36,7 @@ def _cached(section: Any, key: tuple[str, str], compute: Any) -> Any:
 
 
 def _node(path: str, catalog, what: str) -> Any:
-    section = (catalog or default_catalog()).ops_defaults
+    section = require_catalog(catalog, f"ops_defaults {path!r}").ops_defaults
     return _cached(section, ("node", path), lambda: _walk(section, path, what))
 
 
@@ -50,54 +51,53 @@ def _walk(node: Any, path: str, what: str) -> Any:
     return node
 
 
-def _entry(path: str, catalog=None) -> OpsEntry:
+def _entry(path: str, catalog) -> OpsEntry:
     node = _node(path, catalog, "default")
     if not isinstance(node, OpsEntry):
         raise CatalogError(f"{path!r} is not an entry with a value", location=DEFAULTS_FILE)
     return node
 
 
-def entry(path: str, catalog=None) -> dict[str, Any]:
+def entry(path: str, catalog) -> dict[str, Any]:
     """The whole entry (``value``, ``source``, ``date``…) at a dotted path such as ``"lint.roce_dscp"``."""
     return _entry(path, catalog).model_dump(exclude_none=True)
 
 
-def value(path: str, catalog=None) -> Any:
+def value(path: str, catalog) -> Any:
     """The ``value`` of the entry at a dotted path (treat containers as read-only)."""
     return _entry(path, catalog).value
 
 
-def source(path: str, catalog=None) -> str:
+def source(path: str, catalog) -> str:
     """The ``source`` of the entry at a dotted path."""
     return _entry(path, catalog).source
 
 
-def group(path: str, catalog=None) -> dict[str, dict[str, Any]]:
+def group(path: str, catalog) -> dict[str, dict[str, Any]]:
     """A group of entries (e.g. ``"headroom.sonic.asic"``): name -> entry (as plain mappings, dumped
     once per catalog and shared: treat as read-only)."""
     node = _node(path, catalog, "default group")
     if isinstance(node, OpsEntry):
         raise CatalogError(f"{path!r} is not a group of entries", location=DEFAULTS_FILE)
-    section = (catalog or default_catalog()).ops_defaults
+    section = catalog.ops_defaults  # not None: _node checked it
     dumped = _cached(section, ("group", path), lambda: {
         name: child.model_dump(exclude_none=True) if isinstance(child, OpsEntry) else child.model_dump()
         for name, child in node.root.items()})
     return dumped  # shared between callers: treat as read-only, as every caller does
 
 
-def where(path: str, catalog=None) -> str:
+def where(path: str, catalog) -> str:
     """Where the entry at a dotted path comes from, for error messages: the overlay file that set
     it (``lint.yaml: ops_defaults.lint.roce_dscp``) or the bundled ``ops_defaults.yaml``."""
-    origin = "bundled"
-    if catalog is not None:
-        try:
-            origin = catalog.origin(f"ops_defaults.{path}")
-        except Exception:  # noqa: BLE001 - an odd path only loses the overlay's name
-            origin = "bundled"
+    catalog = require_catalog(catalog, f"ops_defaults {path!r}")
+    try:
+        origin = catalog.origin(f"ops_defaults.{path}")
+    except Exception:  # noqa: BLE001 - an odd path only loses the overlay's name
+        origin = "bundled"
     return f"{DEFAULTS_FILE if origin == 'bundled' else origin}: ops_defaults.{path}.value"
 
 
-def number(path: str, catalog=None, lo: float | None = 0, hi: float | None = 1e12, integer: bool = False) -> Any:
+def number(path: str, catalog, lo: float | None = 0, hi: float | None = 1e12, integer: bool = False) -> Any:
     """The ``value`` at a dotted path, checked to be a finite number in ``lo..hi`` (an integer if
     ``integer``); a catalog overlay with anything else is a :class:`CatalogError` naming the file
     and path, never a crash or an infinite result further on."""

@@ -72,7 +72,7 @@ def _ceil(x: float, step: int = 1) -> int:
     return int(math.ceil(x / step - 1e-9)) * step
 
 
-def pause_quanta(speed_mbps: int, catalog: Catalog | None = None) -> int | None:
+def pause_quanta(speed_mbps: int, catalog: Catalog) -> int | None:
     """Peer response time in pause quanta for a port speed, or ``None`` if the table lacks it.
 
     Parameters
@@ -114,7 +114,7 @@ def generic_headroom(
     mtu_bytes: int,
     peer_mtu_bytes: int | None = None,
     ns_per_m: float | None = None,
-    catalog: Catalog | None = None,
+    *, catalog: Catalog,
 ) -> HeadroomResult:
     """Vendor-neutral lower bound of PFC headroom (IEEE 802.1Qbb accounting).
 
@@ -185,18 +185,18 @@ def generic_headroom(
     )
 
 
-def supported_asics(catalog: Catalog | None = None) -> list[str]:
+def supported_asics(catalog: Catalog) -> list[str]:
     """Names of the ASICs the ``sonic`` model has constants for: Spectrum (``headroom.sonic.asic``)
     and Broadcom Trident/Tomahawk (``headroom.broadcom.asic``)."""
     return sorted(defaults.group("headroom.sonic.asic", catalog)) + broadcom_asics(catalog)
 
 
-def broadcom_asics(catalog: Catalog | None = None) -> list[str]:
+def broadcom_asics(catalog: Catalog) -> list[str]:
     """Broadcom ASICs with a reference lossless table (``headroom.broadcom.asic``)."""
     return sorted(defaults.group("headroom.broadcom.asic", catalog))
 
 
-def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog: Catalog | None) -> str | None:
+def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog: Catalog) -> str | None:
     """The ASIC of a SKU or platform: NVIDIA's map (``spectrum_map`` in ops_defaults), else the
     Broadcom table that lists it (``broadcom_key``: ``{"sku": ...}`` or ``{"platform": ...}``)."""
     table = defaults.value(spectrum_map, catalog)
@@ -206,7 +206,7 @@ def _asic_of(name: str, spectrum_map: str, broadcom_key: dict[str, str], catalog
     return found[1]["value"]["asic"] if found else None
 
 
-def sku_model_inputs(sku: str | None, catalog: Catalog | None = None) -> dict[str, Any] | None:
+def sku_model_inputs(sku: str | None, catalog: Catalog) -> dict[str, Any] | None:
     """The LOSSLESS_TRAFFIC_PATTERN inputs and algorithm version under which the sonic model
     reproduces the SKU's own vendor table (``model_inputs`` of ``headroom.vendor_pg_profiles``:
     lossless_mtu, small_packet_percentage, shared_headroom_pool, algorithm), or None."""
@@ -226,7 +226,7 @@ SKU_INPUTS = {"lossless_mtu_bytes": ("lossless_mtu", "lossless MTU"),
 
 
 def sku_defaults(sku: str | None, given: dict[str, Any],
-                 catalog: Catalog | None = None) -> tuple[dict[str, Any], list[str]]:
+                 catalog: Catalog) -> tuple[dict[str, Any], list[str]]:
     """``given`` (compute() keywords of SKU_INPUTS; None, or False for the pool, = not given) with the
     ones not given taken from the inputs that reproduce the SKU's own vendor table
     (:func:`sku_model_inputs`), and the names of those taken. The CLI and the API both use it."""
@@ -241,7 +241,7 @@ def sku_defaults(sku: str | None, given: dict[str, Any],
 
 
 def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
-                     catalog: Catalog | None = None) -> tuple[str, list[int]] | None:
+                     catalog: Catalog) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the SKU's bundled lossless lookup table
     (NVIDIA ``headroom.vendor_pg_profiles`` or Broadcom ``headroom.broadcom.tables``) at exactly
     this speed and cable length; ``None`` when the SKU has no bundled table or no such row."""
@@ -257,7 +257,7 @@ def vendor_table_row(sku: str, speed_mbps: int, cable_m: float,
 
 
 def with_vendor_check(result: HeadroomResult, sku: str | None, speed_mbps: int, cable_m: float,
-                      catalog: Catalog | None = None, taken: list[str] | None = None) -> HeadroomResult:
+                      catalog: Catalog, taken: list[str] | None = None) -> HeadroomResult:
     """The result with the SKU's own vendor table row beside it, when one exists: a note, and a
     warning when the vendor asks for more XOFF than the model (configuring the model's value would
     leave the lossless class short of headroom; the vendor's table is the reference then). ``taken``
@@ -281,7 +281,7 @@ def with_vendor_check(result: HeadroomResult, sku: str | None, speed_mbps: int, 
 
 
 def broadcom_table(asic: str | None = None, sku: str | None = None, platform: str | None = None,
-                   catalog: Catalog | None = None) -> tuple[str, dict[str, Any]] | None:
+                   *, catalog: Catalog) -> tuple[str, dict[str, Any]] | None:
     """The bundled Broadcom ``pg_profile_lookup.ini`` for a SKU (its own), else for a platform, else
     the ASIC's reference table; ``None`` when none applies. Returns (table name, entry)."""
     tables = defaults.group("headroom.broadcom.tables", catalog)
@@ -300,7 +300,7 @@ def broadcom_table(asic: str | None = None, sku: str | None = None, platform: st
 
 
 def asic_for(asic: str | None = None, sku: str | None = None, platform: str | None = None,
-             location: str = "asic", catalog: Catalog | None = None) -> str:
+             location: str = "asic", *, catalog: Catalog) -> str:
     """Resolve the ASIC of the ``sonic`` model from an ASIC name, a SKU (``DEVICE_METADATA.hwsku``)
     or a platform (``DEVICE_METADATA.platform``), in that order.
 
@@ -336,7 +336,7 @@ def asic_for(asic: str | None = None, sku: str | None = None, platform: str | No
 def sonic_headroom(speed_mbps: int, cable_m: float, port_mtu_bytes: int | None = None,
                    lossless_mtu_bytes: int | None = None, asic: str | None = None,
                    small_packet_percentage: float | None = None, gearbox_delay: float | None = None,
-                   eight_lanes: bool = False, shared_headroom_pool: bool = False, catalog: Catalog | None = None,
+                   eight_lanes: bool = False, shared_headroom_pool: bool = False, *, catalog: Catalog,
                    sku: str | None = None, algorithm: str = "current") -> HeadroomResult:
     """SONiC's dynamic PFC headroom for NVIDIA Spectrum-1..6 (``buffer_headroom_mellanox.lua``, 2026-08).
 
@@ -416,7 +416,7 @@ def sonic_headroom(speed_mbps: int, cable_m: float, port_mtu_bytes: int | None =
     return _spectrum_headroom(port, spectrum, peer, cells, catalog)
 
 
-def _sonic_algorithm(algorithm: str, catalog: Catalog | None) -> dict[str, Any]:
+def _sonic_algorithm(algorithm: str, catalog: Catalog) -> dict[str, Any]:
     """The switches of one version of the Lua's accounting (``headroom.sonic.algorithm``)."""
     versions = defaults.group("headroom.sonic.algorithm", catalog)
     if algorithm not in versions:
@@ -441,7 +441,7 @@ class _SonicPort:
 
 def _sonic_port(speed_mbps: int, cable_m: float, port_mtu_bytes: int | None, lossless_mtu_bytes: int | None,
                 small_packet_percentage: float | None, algorithm: str, alg: dict[str, Any], *, eight_lanes: bool,
-                shared_headroom_pool: bool, catalog: Catalog | None) -> _SonicPort:
+                shared_headroom_pool: bool, catalog: Catalog) -> _SonicPort:
     """The port's inputs: PORT.mtu and the LOSSLESS_TRAFFIC_PATTERN (SONiC's defaults where not
     given; the 2020 and 2024 accountings have their own default small-packet share), checked."""
     port_mtu = defaults.number("headroom.sonic.default_port_mtu_bytes", catalog, lo=MTU_RANGE_BYTES[0], hi=MTU_RANGE_BYTES[1], integer=True) if port_mtu_bytes is None else port_mtu_bytes
@@ -480,7 +480,7 @@ class _Spectrum:
         return self.constants["cell_size_bytes"]
 
 
-def _spectrum(asic_name: str, alg: dict[str, Any], catalog: Catalog | None) -> _Spectrum:
+def _spectrum(asic_name: str, alg: dict[str, Any], catalog: Catalog) -> _Spectrum:
     """The ASIC's constants and the Lua's numbers (KB, rounding step, speed of light, minimal packet,
     bits per pause quantum, reduced-share compensation), each within its bounds."""
     entry = defaults.group("headroom.sonic.asic", catalog)[asic_name]
@@ -496,7 +496,7 @@ def _spectrum(asic_name: str, alg: dict[str, Any], catalog: Catalog | None) -> _
                                      integer=True))
 
 
-def _peer_response(speed_mbps: int, spectrum: _Spectrum, catalog: Catalog | None) -> HeadroomTerm:
+def _peer_response(speed_mbps: int, spectrum: _Spectrum, catalog: Catalog) -> HeadroomTerm:
     """The peer's response time: pause quanta(speed) x bits per quantum, or the ASIC's
     ``peer_response_time`` (speeds without a quanta entry, and the 2020 accounting)."""
     quanta = pause_quanta(speed_mbps, catalog) if spectrum.alg["peer_response"] == "quanta" else None
@@ -531,7 +531,7 @@ def _cell_occupancy(spectrum: _Spectrum, small_pct: float, lossless_mtu: int) ->
                           occupancy=(100 - small_by_byte + small_by_byte * worst_case_factor) / 100)
 
 
-def _sku_gearbox_delay(sku: str | None, catalog: Catalog | None) -> float:
+def _sku_gearbox_delay(sku: str | None, catalog: Catalog) -> float:
     """The SKU's platform gearbox delay (``headroom.sonic.sku_gearbox_delay``), else 0."""
     gearbox_delay = defaults.value("headroom.sonic.sku_gearbox_delay", catalog).get(sku, 0) if sku else 0
     defaults.check_number(gearbox_delay, defaults.where("headroom.sonic.sku_gearbox_delay", catalog) + f".{sku}", 0, 1e6)
@@ -600,7 +600,7 @@ def _pipeline_latency(port: _SonicPort, spectrum: _Spectrum) -> tuple[float, int
 
 
 def _spectrum_headroom(port: _SonicPort, spectrum: _Spectrum, peer: HeadroomTerm, cells: _CellOccupancy,
-                       catalog: Catalog | None) -> HeadroomResult:
+                       catalog: Catalog) -> HeadroomResult:
     """The sonic model's result: XOFF with every term, XON from the pipeline latency and the PG size
     (XON with a shared headroom pool, else XOFF + XON (+ port MTU on 8 lanes)), each rounded up."""
     alg, step = spectrum.alg, spectrum.step
@@ -638,7 +638,7 @@ def _spectrum_headroom(port: _SonicPort, spectrum: _Spectrum, peer: HeadroomTerm
 
 
 def broadcom_headroom(speed_mbps: int, cable_m: float, asic: str, sku: str | None = None,
-                      port_mtu_bytes: int | None = None, catalog: Catalog | None = None) -> HeadroomResult:
+                      port_mtu_bytes: int | None = None, *, catalog: Catalog) -> HeadroomResult:
     """Lossless PG of a Broadcom Trident/Tomahawk switch as SONiC configures it (cell-based accounting).
 
     SONiC computes no headroom for Broadcom: buffermgrd (traditional buffer model) takes the
@@ -745,7 +745,7 @@ _ASIC_FIELDS = {"cell_size_bytes": (1, 1e6, True), "pipeline_latency_kb": (0, 1e
 _ASIC_OPTIONAL = {"tile_bytes_per_gbps": (0, 1e6, False), "xoff_compensation_kb": (0, 1e6, False)}
 
 
-def _asic_constants(asic: str, constants: Any, catalog: Catalog | None) -> dict[str, Any]:
+def _asic_constants(asic: str, constants: Any, catalog: Catalog) -> dict[str, Any]:
     """The ASIC's constants, each checked (a catalog overlay may have changed them)."""
     where = defaults.where(f"headroom.sonic.asic.{asic}", catalog)
     if not isinstance(constants, dict):
@@ -759,7 +759,7 @@ def _asic_constants(asic: str, constants: Any, catalog: Catalog | None) -> dict[
     return constants
 
 
-def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int, catalog: Catalog | None = None) -> int:
+def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int, catalog: Catalog) -> int:
     """XOFF headroom of the ConnectX (mlx5) driver, integer arithmetic as in ``calculate_xoff()``.
 
     ``xoff = (301 + 216 * cable_len / 100) * max(speed, 40000) / 1000 + 272 * mtu / 100``.
@@ -794,7 +794,7 @@ def mlx5_xoff(speed_mbps: int, cable_len_m: int, mtu_bytes: int, catalog: Catalo
 
 def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
                   max_mtu_bytes: int | None = None, cell_size_bytes: int | None = None,
-                  catalog: Catalog | None = None) -> HeadroomResult:
+                  *, catalog: Catalog) -> HeadroomResult:
     """ConnectX NIC receive-buffer headroom: XOFF and the smallest lossless buffer the driver accepts.
 
     ``size_min = xoff + max_mtu + cell``; the driver then sets ``xoff_threshold = size - xoff`` and
@@ -848,10 +848,10 @@ def mlx5_headroom(speed_mbps: int, cable_len_m: int, mtu_bytes: int,
     )
 
 
-def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, catalog: Catalog | None = None,
+def compute(model: str, speed_mbps: int, cable_m: float, mtu_bytes: int, catalog: Catalog,
             **options: Any) -> HeadroomResult:
-    """Dispatch to one model by name (``generic``, ``sonic`` or ``mlx5``); ``catalog`` (default: the
-    bundled one) supplies every constant, so a ``--catalog`` overlay of ``ops_defaults.headroom`` moves the result."""
+    """Dispatch to one model by name (``generic``, ``sonic`` or ``mlx5``); ``catalog`` supplies every
+    constant, so a ``--catalog`` overlay of ``ops_defaults.headroom`` moves the result."""
     if model == "generic":
         return generic_headroom(speed_mbps, cable_m, mtu_bytes, catalog=catalog, **options)
     if model == "sonic":

@@ -44,7 +44,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fabricplan.catalog.catalog import default_catalog
 from fabricplan.design import FabricTopology, NetworkPlacement, NetworkView, bare_network
 from fabricplan.errors import InputError
 from fabricplan.perf import nccl_tuner
@@ -68,7 +67,7 @@ def bus_bandwidth_factor(operation: str, n_ranks: int) -> float:
     return 1.0
 
 
-def gpu_compute_capability(gpu, catalog=None) -> int:
+def gpu_compute_capability(gpu, catalog) -> int:
     """Compute capability x10 from the catalog field, else from the architecture name
     (``architecture_compute_capability`` in ``nccl_tuner.yaml``)."""
     value = getattr(gpu, "compute_capability", None)
@@ -83,7 +82,7 @@ def gpu_compute_capability(gpu, catalog=None) -> int:
                          location="gpu.architecture") from None
 
 
-def nvlink_gbytes_per_link_bidirectional(compute_capability: int, catalog=None) -> float:
+def nvlink_gbytes_per_link_bidirectional(compute_capability: int, catalog) -> float:
     """Hardware NVLink bandwidth per link, both directions [GB/s] (``perf_defaults.yaml``).
 
     The entry for the highest listed capability <= ``compute_capability`` (the lowest listed one
@@ -94,7 +93,7 @@ def nvlink_gbytes_per_link_bidirectional(compute_capability: int, catalog=None) 
     return table[max(eligible)] if eligible else table[min(table)]
 
 
-def nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
+def nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog) -> float:
     """NCCL's intra-node bus bandwidth per GPU [GB/s]: NVLink links x NCCL's per-link bandwidth."""
     cc = gpu_compute_capability(gpu, catalog)
     links = getattr(gpu, "nvlink_links", None)
@@ -104,7 +103,7 @@ def nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
     return links * nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)
 
 
-def _intra_node_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
+def _intra_node_bandwidth_gbytes_per_s(gpu, catalog) -> float:
     """NVLink bus bandwidth [GB/s] for ranks sharing a node; InputError for a GPU without NVLink."""
     nvlink = nvlink_bus_bandwidth_gbytes_per_s(gpu, catalog)
     if nvlink <= 0:
@@ -115,7 +114,7 @@ def _intra_node_bandwidth_gbytes_per_s(gpu, catalog=None) -> float:
 
 
 def latency_inter_us(fabric, reference_fabric, switch_ns: float, reference_switch_ns: float, switches: int,
-                     catalog=None, nccl_version: str | None = None) -> float:
+                     catalog, nccl_version: str | None = None) -> float:
     """Extra one-way latency of ``fabric`` over the reference (InfiniBand) fabric [us], >= 0.
 
     ``nccl_version`` matters on the socket transport only (inline payloads from 2.27)."""
@@ -138,7 +137,7 @@ def collnet_available(fabric) -> bool:
     return bool(fabric.in_network_reduction) and getattr(fabric, "socket", None) is None
 
 
-def socket_message_bytes(operation: str, size_bytes: int, n_gpus: int, connections: int, catalog=None) -> float:
+def socket_message_bytes(operation: str, size_bytes: int, n_gpus: int, connections: int, catalog) -> float:
     """Bytes in flight on one network connection of a collective (the message the socket transport splits).
 
     All-to-all: the per-peer share ``size / n``; others: the buffer over the connections
@@ -149,7 +148,7 @@ def socket_message_bytes(operation: str, size_bytes: int, n_gpus: int, connectio
 
 
 def per_nic_bandwidth(profile, operation: str, size_bytes: int, n_gpus: int, ranks_per_node: int, nics_per_node: int,
-                      gpu, catalog=None, socket_scale: float = 1.0) -> float:
+                      gpu, catalog, socket_scale: float = 1.0) -> float:
     """The per-NIC bandwidth [GB/s] the collective model uses on ``profile``.
 
     RDMA profiles: the profile's ``effective_bandwidth_gbytes_per_s`` (a measured ceiling). Socket
@@ -175,16 +174,16 @@ def _full_bandwidth(_pattern: str) -> Efficiency:
     return Efficiency(1.0, 1.0, "none")
 
 
-def nvls_data_path_efficiency(compute_capability: int, catalog=None) -> float:
+def nvls_data_path_efficiency(compute_capability: int, catalog) -> float:
     """NVLS data-path efficiency of the GPU's NVSwitch generation: the newest bundled NCCL release's
     ``nvlsEfficiency`` (tuning.cc, 2.30.7: Hopper 0.85), a property of the hardware that older releases'
     tuners did not model, so every release's achieved NVLS time uses it; 1.0 if no release has one."""
-    tuner = (catalog or default_catalog()).nccl_tuner
+    tuner = catalog.nccl_tuner
     table = tuner.versions[tuner.default_version].nvls_efficiency or {}
     return float(table.get(nccl_tuner.architecture(compute_capability), 1.0) or 1.0)
 
 
-def gpu_pcie_gbytes_per_s(compute_capability: int, catalog=None) -> float:
+def gpu_pcie_gbytes_per_s(compute_capability: int, catalog) -> float:
     """The GPU's x16 PCIe link as NCCL models it [GB/s per direction] (``perf_defaults``
     ``pcie_x16_gbytes_per_s``: Gen4 24 for A100, Gen5 48 for H100)."""
     table = {int(k): float(v) for k, v in perf_table("pcie_x16_gbytes_per_s", catalog).items()}
@@ -193,7 +192,7 @@ def gpu_pcie_gbytes_per_s(compute_capability: int, catalog=None) -> float:
 
 
 def nics_per_gpu_by_bandwidth(nics_per_gpu: int, link_rate_gbps: float, compute_capability: int,
-                              catalog=None) -> int:
+                              catalog) -> int:
     """NICs one GPU uses: its share of the node's NICs, but no more than NCCL counts by bandwidth.
 
     NCCL adds the GPU's local NICs one by one until their bandwidth reaches the GPU's own link
@@ -224,7 +223,7 @@ def communicator_nics(nics_per_node: int, ranks_per_node: int, nics_per_gpu: int
     return min(nics_per_node, ranks_per_node * max(nics_per_gpu, 1))
 
 
-def nvls_channels(compute_capability: int, *, multi_domain: bool, catalog=None) -> int:
+def nvls_channels(compute_capability: int, *, multi_domain: bool, catalog) -> int:
     """NVLS channels NCCL opens (``nvlsChannels``, src/transport/nvls.cc ``ncclNvlsInit``): Hopper 16;
     Blackwell 24 inside one NVLink domain, 32 when the communicator spans several (``perf_defaults``
     ``nvls_channels_*``)."""
@@ -236,7 +235,7 @@ def nvls_channels(compute_capability: int, *, multi_domain: bool, catalog=None) 
 
 
 def mnnvl_channels(nics: int, nvlink_gbytes_per_s: float, nic_gbytes_per_s: float, compute_capability: int,
-                   max_channels: int | None, catalog=None) -> dict[str, tuple[int, int]]:
+                   max_channels: int | None, catalog) -> dict[str, tuple[int, int]]:
     """``graph -> (channels, NICs carrying traffic)`` of a communicator whose nodes are multi-host NVLink
     domains (NCCL MNNVL: one node per NVLink clique, e.g. 72 GPUs and 72 NICs per GB200 NVL72 rack).
 
@@ -266,7 +265,7 @@ def mnnvl_channels(nics: int, nvlink_gbytes_per_s: float, nic_gbytes_per_s: floa
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
-                       cpu_vendor: str = "intel", catalog=None, nics_per_gpu: int = 1,
+                       cpu_vendor: str = "intel", catalog, nics_per_gpu: int = 1,
                        max_channels: int | None = None, gpus_per_host: int | None = None) -> Communicator:
     """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
 
@@ -404,9 +403,8 @@ def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, 
                          location="gpus")
 
 
-def load_reference_fabric_id(catalog=None) -> str:
-    """The fabric NCCL's latency constants are taken to describe (``perf_defaults``;
-    ``catalog=None``: the bundled default catalog)."""
+def load_reference_fabric_id(catalog) -> str:
+    """The fabric NCCL's latency constants are taken to describe (``perf_defaults`` of ``catalog``)."""
     from fabricplan.perf.latency import perf_value
 
     return str(perf_value("nccl_latency_reference_fabric", catalog))
@@ -441,7 +439,7 @@ def _pattern_efficiency(model: EfficiencyModel, network: NetworkView, placement:
 
 def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, fabric=None, gpu=None, *,
                     nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
-                    nccl_version: str | None = None, cpu_vendor: str = "intel", catalog=None,
+                    nccl_version: str | None = None, cpu_vendor: str = "intel", catalog,
                     per_nic_bandwidth_gbytes_per_s: float | None = None,
                     placement: NetworkPlacement | None = None,
                     topology: FabricTopology | None = None, network: NetworkView | None = None,
@@ -473,7 +471,6 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     if gpus_per_host is not None and (gpus_per_host < 1 or gpus_per_node % gpus_per_host):
         raise InputError(f"GPUs per node ({gpus_per_node}, the NVLink domain) must be a multiple of GPUs per host "
                          f"({gpus_per_host})", location="gpus-per-host")
-    catalog = catalog or default_catalog()
     ranks_per_node = min(gpus_per_node, n_gpus)
     bare = network is None
     if network is None:
@@ -492,7 +489,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     placement = placement or network.placement(n_nodes)
     model = resolve_efficiency_model(efficiency_model)
     efficiency = _pattern_efficiency(model, network, placement, n_nodes, catalog)
-    constants = nccl_tuner.tuner_constants(nccl_version, catalog)
+    constants = nccl_tuner.tuner_constants(nccl_version, catalog=catalog)
     extra = network_latency_inter_us(network, placement, catalog, constants["version"])
     nic = per_nic_bandwidth_gbytes_per_s or per_nic_bandwidth(profile, operation, size_bytes, n_gpus, ranks_per_node,
                                                               nics, gpu, catalog, network.socket_bandwidth_scale)

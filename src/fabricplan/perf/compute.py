@@ -307,17 +307,15 @@ def gemm_points(gpu_compute, precision: str):
 def _parameter_reader(catalog):
     """``name -> float`` over the catalog's ``perf_defaults`` parameters, resolved once per call
     (the same values as ``perf_parameter``; one catalog look-up instead of one per name)."""
-    if catalog is None:
-        from fabricplan.catalog.catalog import default_catalog
+    from fabricplan.catalog.catalog import require_catalog
 
-        catalog = default_catalog()
-    parameters = catalog.perf_defaults.parameters
+    parameters = require_catalog(catalog, "perf.compute").perf_defaults.parameters
     return lambda name: float(parameters[name].value) if name in parameters else perf_parameter(name, catalog)
 
 
 def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                   seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
-                  attention_kernel: str = "flash", catalog=None, tp_overlap: bool = False) -> LayerCompute:
+                  attention_kernel: str = "flash", catalog, tp_overlap: bool = False) -> LayerCompute:
     """One transformer layer's compute for one micro-batch on one GPU (module docstring).
 
     ``tp_overlap`` (Transformer Engine userbuffers, tp > 1): the GEMMs overlapped with a ring
@@ -406,7 +404,7 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
 
 
 def logits_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
-                   seq_tokens: int, tp: int, cp: int, catalog=None,
+                   seq_tokens: int, tp: int, cp: int, catalog,
                    output_peak_tflops: float | None = None) -> LayerCompute:
     """The output layer for one micro-batch on one GPU: its GEMM (forward + 2 x backward) in
     ``output_layer_precision(precision)`` at ``output_peak_tflops`` (that precision's peak; default

@@ -37,13 +37,14 @@ PATTERNS = ("ring", "tree", "all_to_all")
 @dataclass(frozen=True)
 class TrafficCase:
     """One question to an efficiency model: ``pattern`` over ``n_nodes`` nodes at ``placement`` on
-    ``profile`` (a catalog FabricProfile as built: routing, flow/congestion control)."""
+    ``profile`` (a catalog FabricProfile as built: routing, flow/congestion control), the numbers
+    from ``catalog`` (the one the API or CLI loaded, overlays included)."""
 
     pattern: str
     n_nodes: int
     placement: NetworkPlacement
     profile: object
-    catalog: object = None
+    catalog: object
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def ecmp_flows(placement: NetworkPlacement, pattern: str, n_nodes: int, channels
     return per_pattern[pattern] * qps_per_connection * max(placement.nics_per_leaf, 1)
 
 
-def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int, catalog=None) -> float:
+def routing_efficiency(fabric, placement: NetworkPlacement, pattern: str, n_nodes: int, catalog) -> float:
     """Share of the per-NIC bandwidth left after ECMP collisions and oversubscribed uplinks [0-1].
 
     ``ecmp(flows, leaf uplinks) x oversubscription_factor``, flows from :func:`ecmp_flows` with

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.catalog.catalog import default_catalog
 from fabricplan.catalog.models import plain
 from fabricplan.errors import InputError
 
@@ -66,13 +65,11 @@ class TransformerDims:
         return float(self.layers * (attention + ffn) + self.vocab * h)
 
 
-def model_dims(model, catalog=None) -> TransformerDims:
-    """A preset id (catalog section ``models``) or a ``ModelDims``-like object -> :class:`TransformerDims`.
-
-    ``catalog=None`` looks presets up in the bundled default catalog.
-    """
+def model_dims(model, catalog) -> TransformerDims:
+    """A preset id (catalog section ``models`` of ``catalog``) or a ``ModelDims``-like object ->
+    :class:`TransformerDims`."""
     if isinstance(model, str):
-        entry = plain((catalog or default_catalog()).model_preset(model, field="model"))
+        entry = plain(catalog.model_preset(model, field="model"))
         name = entry["id"]
     else:
         entry = model.model_dump() if hasattr(model, "model_dump") else dict(model)

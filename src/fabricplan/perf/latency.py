@@ -58,7 +58,7 @@ def serialization_us(message_bytes: int, link_rate_gbps: float) -> float:
     return message_bytes * 8.0 / (link_rate_gbps * 1000.0)
 
 
-def host_stack_us(fabric, message_bytes: int = 8, *, nccl_version: str | None = None, catalog=None) -> float:
+def host_stack_us(fabric, message_bytes: int = 8, *, nccl_version: str | None = None, catalog) -> float:
     """End-host pair cost of one message on ``fabric`` [us].
 
     RDMA profiles: ``host_stack_latency_us`` (perftest). Socket-transport profiles (``socket``
@@ -69,12 +69,12 @@ def host_stack_us(fabric, message_bytes: int = 8, *, nccl_version: str | None = 
     if getattr(fabric, "socket", None) is None:
         return fabric.host_stack_latency_us
     return socket_message_latency_us(fabric.host_stack_latency_us, perf_parameter("socket_syscall_us", catalog),
-                                     message_bytes, socket_inline_bytes(fabric, nccl_version, catalog))
+                                     message_bytes, socket_inline_bytes(fabric, nccl_version, catalog=catalog))
 
 
 def point_to_point_latency(fabric, switch_port_to_port_ns: float, hop_class: HopClass | int = "same_leaf",
                            message_bytes: int = 8, *, host_links_in_rack: bool = False,
-                           catalog=None, nccl_version: str | None = None) -> LatencyBreakdown:
+                           catalog, nccl_version: str | None = None) -> LatencyBreakdown:
     """One-way latency between two NICs on ``fabric`` (a catalog FabricProfile) [us].
 
     ``hop_class`` is "same_leaf", "same_pod", "cross_core" or a number of switches.

@@ -99,7 +99,7 @@ def activation_bytes_per_layer(dims: TransformerDims, seq_tokens: float, micro_b
 
 
 def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int, cp: int, ep: int,
-                   micro_batches: int, virtual_stages: int = 1, catalog=None) -> MemoryEstimate:
+                   micro_batches: int, virtual_stages: int = 1, catalog) -> MemoryEstimate:
     """Memory per GPU of ``job`` (a JobSpec) laid out as given (formulas in the module docstring)."""
     layers_per_stage = max(pipeline_stage_layers(job, dims.layers, pp))
     stage_share = layers_per_stage / dims.layers
@@ -108,7 +108,7 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     dense_local = (dims.parameters() - expert_params) * stage_share / tp
     expert_local = expert_params * stage_share / (tp * ep)
     weight = perf_parameter("weight_bytes_per_parameter", catalog)
-    grad = gradient_bytes_per_parameter(job.precision, job.gradient_dtype, catalog)
+    grad = gradient_bytes_per_parameter(job.precision, job.gradient_dtype, catalog=catalog)
     optim = perf_parameter("optimizer_state_bytes_per_parameter", catalog)
     stage = job.zero_stage
 
@@ -138,7 +138,7 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     return MemoryEstimate(breakdown_bytes=breakdown, capacity_bytes=capacity)
 
 
-def least_memory(job, dims: TransformerDims, gpu, *, gpus: int, catalog=None) -> MemoryEstimate:
+def least_memory(job, dims: TransformerDims, gpu, *, gpus: int, catalog) -> MemoryEstimate:
     """The least memory per GPU ``job`` can run in on ``gpus`` GPUs with its parallel layout: its
     own ZeRO stage and layout with full activation recomputation (no recompute setting stores
     fewer activations). Over the GPU's memory, no setting of this layout can run."""

@@ -6,7 +6,7 @@ CollNet, NVLS, NVLSTree, PAT), the protocol (LL, LL128, Simple), the node count 
 graph NCCL searched (channels and per-channel bandwidths). It then picks the fastest enabled
 (algorithm, protocol). This module re-implements that model for several NCCL releases with the
 constants of the catalog's ``nccl_tuner`` section (``catalog/data/nccl_tuner.yaml`` plus overlays;
-the loaders take a ``catalog``, ``None`` = the bundled default). It does not know about fabrics (see
+the loaders take the ``catalog``, always passed). It does not know about fabrics (see
 :mod:`fabricplan.perf.collectives` for how a fabric profile becomes a :class:`Communicator`).
 
 Only one operation per launch is modelled (``numPipeOps = 1``, so ``latCount = 1``), and NCCL's
@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from fabricplan.catalog.catalog import default_catalog
+from fabricplan.catalog.catalog import require_catalog
 from fabricplan.catalog.models import plain
 from fabricplan.errors import InputError
 
@@ -41,17 +41,17 @@ _PROTOCOL_INDEX = {name: index for index, name in enumerate(PROTOCOLS)}
 GRAPH_OF_ALGORITHM = {"collnet_direct": "collnet", "collnet_chain": "collnet", "nvls_tree": "nvls", "pat": "ring"}
 
 
-def _tuner(catalog=None):
-    """The catalog's typed ``nccl_tuner`` section (``None``: the bundled default catalog)."""
-    return (catalog or default_catalog()).nccl_tuner
+def _tuner(catalog):
+    """The catalog's typed ``nccl_tuner`` section (``None``: TypeError, never the bundled catalog)."""
+    return require_catalog(catalog, "nccl_tuner").nccl_tuner
 
 
-def tuner_versions(catalog=None) -> tuple[str, ...]:
+def tuner_versions(catalog) -> tuple[str, ...]:
     """NCCL releases whose tuner constants are in the catalog."""
     return tuple(_tuner(catalog).versions)
 
 
-def tuner_constants(version: str | None = None, catalog=None) -> dict[str, Any]:
+def tuner_constants(version: str | None = None, *, catalog) -> dict[str, Any]:
     """The constants of one NCCL release (default: the catalog's ``default_version``) as a mapping.
 
     The mapping has the version's keys as in ``nccl_tuner.yaml`` plus ``version`` and
@@ -70,19 +70,19 @@ def tuner_constants(version: str | None = None, catalog=None) -> dict[str, Any]:
     return dict(dumped[version])
 
 
-def network_steps(catalog=None) -> dict[str, Any]:
+def network_steps(catalog) -> dict[str, Any]:
     """The ``network_steps`` constants (LL/LL128 step sizes and chunk rules) as a mapping."""
     return plain(_tuner(catalog).network_steps)
 
 
-def nvlink_bw_per_link_gbytes_per_s(compute_capability: int, catalog=None) -> float:
+def nvlink_bw_per_link_gbytes_per_s(compute_capability: int, catalog) -> float:
     """NCCL's assumed NVLink bandwidth per link [GB/s] for a compute capability (x10)."""
     table = _tuner(catalog).nvlink_bw_per_link_gbytes_per_s
     eligible = [cc for cc in table if cc <= compute_capability]
     return float(table[max(eligible)] if eligible else table[min(table)])
 
 
-def architecture_compute_capabilities(catalog=None) -> dict[str, int]:
+def architecture_compute_capabilities(catalog) -> dict[str, int]:
     """Compute capability (x10) of each architecture name (``nccl_tuner``, CUDA guide)."""
     return dict(_tuner(catalog).architecture_compute_capability)
 
@@ -511,8 +511,7 @@ def launch_shape(constants: dict, comm: Communicator, algorithm: str, protocol: 
     return nc, nt, nc_max, nt_max
 
 
-def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict | None = None,
-                           catalog=None) -> int:
+def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, steps: dict) -> int:
     """Data bytes per Tree/LL128 chunk: NCCL halves the 614,400 B step until the pipeline is deep
     enough for the tree (``computeColl``, enqueue.cc; constants ``network_steps`` in
     ``nccl_tuner.yaml``)::
@@ -522,13 +521,13 @@ def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, s
         while bytes // (nc x chunk) < nsteps x 16 / ppn and chunk > 32768:  chunk /= 2
 
     and the kernel moves ``chunk x 15/16`` data bytes (LL128 lines carry 15 data words of 16).
-    ``steps``: the ``network_steps`` mapping (default: the ``catalog``'s, ``None`` = bundled).
+    ``steps``: the catalog's ``network_steps`` mapping (:func:`network_steps`, or
+    ``constants["network_steps"]`` of :func:`tuner_constants`).
 
     References
     ----------
     .. [1] NVIDIA/nccl v2.17.1-1 src/enqueue.cc L1342-1349.
     """
-    steps = steps or network_steps(catalog)
     data_ratio = 1.0 / float(steps["wire_bytes_per_data_byte"]["ll128"])
     chunk = int(round(int(steps["step_data_bytes"]["ll128"]) / data_ratio))  # the buffer step, flags included
     ppn = comm.n_ranks / comm.n_nodes
@@ -542,7 +541,7 @@ def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, s
 
 
 def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
-                          channels: int, threads: int, constants: dict | None = None) -> float:
+                          channels: int, threads: int, constants: dict) -> float:
     """Store-and-forward delay of LL/LL128 steps at the network hops [us]; 0 where it does not apply.
 
     NCCL's net proxy hands a step to the NIC only once the GPU has written all of it
@@ -577,8 +576,7 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
         return 0.0
     if algorithm == "tree" and collective != "all_reduce":
         return 0.0
-    constants = constants or tuner_constants()
-    steps = constants.get("network_steps") or network_steps()
+    steps = constants["network_steps"]
     step = int(steps["step_data_bytes"][protocol])
     channels = max(channels, 1)
     divisor = int(steps[f"{algorithm}_min_chunk_divisor"][protocol])

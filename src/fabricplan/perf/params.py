@@ -1,32 +1,32 @@
 """The numbers of ``perf_defaults`` (catalog/data/perf_defaults.yaml) as the performance models read them.
 
-Each accessor takes the catalog it reads (overlays apply); ``None`` means the bundled default
-catalog. Units and sources sit beside each value in the data file.
+Each accessor takes the catalog it reads (overlays apply), always passed: ``None`` is a TypeError,
+never the bundled catalog (the public API and the CLI resolve the catalog once). Units and sources
+sit beside each value in the data file.
 """
 
 from __future__ import annotations
 
-from fabricplan.catalog.catalog import default_catalog
+from fabricplan.catalog.catalog import require_catalog
 
 
-def perf_value(name: str, catalog=None) -> float | dict | str:
+def perf_value(name: str, catalog) -> float | dict | str:
     """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id):
-    :meth:`fabricplan.catalog.Catalog.perf_value` of ``catalog`` (overlays apply; ``None`` means the
-    bundled default catalog)."""
-    return (catalog or default_catalog()).perf_value(name)
+    :meth:`fabricplan.catalog.Catalog.perf_value` of ``catalog`` (overlays apply; ``None``: TypeError)."""
+    return require_catalog(catalog, f"perf_value({name!r})").perf_value(name)
 
 
-def perf_parameter(name: str, catalog=None) -> float:
-    """A number from ``perf_defaults`` (``catalog=None``: the bundled default catalog)."""
+def perf_parameter(name: str, catalog) -> float:
+    """A number from ``perf_defaults`` of ``catalog``."""
     return float(perf_value(name, catalog))  # type: ignore[arg-type]
 
 
-def perf_table(name: str, catalog=None) -> dict:
-    """A mapping-valued ``perf_defaults`` entry, as a new dict (``catalog=None``: bundled default)."""
+def perf_table(name: str, catalog) -> dict:
+    """A mapping-valued ``perf_defaults`` entry of ``catalog``, as a new dict."""
     return dict(perf_value(name, catalog))  # type: ignore[arg-type]
 
 
-def gradient_bytes_per_parameter(precision: str, gradient_dtype: str | None = None, catalog=None) -> float:
+def gradient_bytes_per_parameter(precision: str, gradient_dtype: str | None = None, *, catalog) -> float:
     """Bytes per gradient element a job accumulates, holds and reduces over data parallelism.
 
     ``gradient_dtype`` (fp32, bf16, fp16) when the job sets it; otherwise the frameworks' default for

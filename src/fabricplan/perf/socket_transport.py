@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fabricplan.perf.params import perf_parameter, perf_table
 
 
-def auto_threads_and_sockets(nic_vendor: str, catalog=None) -> tuple[int, int]:
+def auto_threads_and_sockets(nic_vendor: str, catalog) -> tuple[int, int]:
     """NCCL's automatic (``NCCL_SOCKET_NTHREADS``, ``NCCL_NSOCKS_PERTHREAD``) by NIC vendor.
 
     AWS ENA -> (2, 8), Google gVNIC -> (4, 1), any other vendor -> (0, 0): no helper thread and no
@@ -170,7 +170,7 @@ class SocketBandwidth:
     limit: str
 
 
-def socket_settings(socket, catalog=None) -> tuple[int, int]:
+def socket_settings(socket, catalog) -> tuple[int, int]:
     """(threads, data sockets) of a profile's ``socket`` block: its settings or NCCL's auto values."""
     auto_threads, auto_sockets = auto_threads_and_sockets(socket.nic_vendor, catalog)
     nthreads = auto_threads if socket.nthreads is None else socket.nthreads
@@ -187,7 +187,7 @@ def _by_compute_capability(table: dict, compute_capability: int) -> float:
 
 def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, gpus_per_node: int,
                          compute_capability: int, hbm_tbytes_per_s: float | None = None,
-                         catalog=None) -> SocketBandwidth:
+                         catalog) -> SocketBandwidth:
     """Per-NIC bandwidth [GB/s] of a socket-transport ``profile`` for messages of ``message_bytes``.
 
     ``min(link goodput, connections x connection rate, PCIe bounce, DRAM bounce, unpack)``:
@@ -235,7 +235,7 @@ def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, g
                            gbytes_per_s=bounds[limit], limit=limit)
 
 
-def socket_inline_bytes(profile, nccl_version: str | None = None, catalog=None) -> int:
+def socket_inline_bytes(profile, nccl_version: str | None = None, *, catalog) -> int:
     """Inline payload limit for ``nccl_version`` (0 before 2.27, when NCCL had no inlining)."""
     if nccl_version is not None:
         major, minor = (int(x) for x in nccl_version.split(".")[:2])
@@ -252,7 +252,7 @@ SOCKET_DRAWN = ("tcp_receive_gbps_per_core", "socket_dram_touches_per_byte", "ho
 
 
 def socket_bandwidth_draws(profile, values: dict, *, message_bytes: float, nics_per_node: int, gpus_per_node: int,
-                           compute_capability: int, hbm_tbytes_per_s: float | None = None, catalog=None):
+                           compute_capability: int, hbm_tbytes_per_s: float | None = None, catalog):
     """:func:`socket_nic_bandwidth` [GB/s] per draw, vectorised over the figures of ``SOCKET_DRAWN``
     given in ``values`` (numpy arrays, one value per draw; a figure not given is the catalog's).
 

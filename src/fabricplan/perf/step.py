@@ -57,7 +57,7 @@ from typing import Any
 from fabricplan.catalog import Gpu
 from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster_gpu, layout_of
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import collective_time, default_catalog
+from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
@@ -145,7 +145,7 @@ class StepResult:
         return asdict(self)
 
 
-def achievable_fraction(gpu, catalog=None) -> float:
+def achievable_fraction(gpu, catalog) -> float:
     """Share of peak dense FLOPs ``gpu`` sustains in training: the GPU's own
     ``achievable_fraction_of_peak`` (catalog or inline GPU), else ``default_achievable_fraction_of_peak``
     from ``perf_defaults.yaml``. The one place this fallback lives (the step model and the decision's
@@ -168,10 +168,9 @@ def _ranks_per_node(group: int, stride: int, gpus_per_node: int, where: str) -> 
     return per_node
 
 
-def network_for(cluster: ClusterShape, fabric, catalog=None) -> NetworkView:
+def network_for(cluster: ClusterShape, fabric, catalog) -> NetworkView:
     """The network view of ``cluster`` on ``fabric`` (a catalog id or profile as built), sized for
     the whole cluster as :func:`fabricplan.design.bare_network` sizes it."""
-    catalog = catalog or default_catalog()
     return bare_network(catalog, fabric, cluster.gpu, gpus=cluster.gpus, gpus_per_node=cluster.gpus_per_node,
                         nics_per_node=cluster.nics_per_node, scale_up_domain=cluster.scale_up_domain,
                         layout=cluster.layout, gpus_per_host=cluster.gpus_per_host)
@@ -186,7 +185,7 @@ def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, n
     return result.time_us * US
 
 
-def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=None, nccl_version: str | None = None,
+def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog, nccl_version: str | None = None,
               efficiency_model: str | EfficiencyModel | None = None,
               compute_efficiency_multiplier: float = 1.0) -> StepResult:
     """Step time, compute, bubble and exposed communication of ``job`` (a JobSpec).
@@ -202,7 +201,6 @@ def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog=
     function per kind), :func:`_exposure` (what the compute does not hide, the bubble) and
     :func:`_result` (the StepResult).
     """
-    catalog = catalog or default_catalog()
     setup = _lay_out(job, _network_of(cluster, fabric, catalog), catalog, nccl_version=nccl_version,
                      efficiency_model=efficiency_model)
     compute = _compute(setup, compute_efficiency_multiplier)
@@ -467,7 +465,7 @@ def _data_parallel(s: _Setup) -> tuple[float, float]:
     """Data parallel: (once per step, once per micro-batch) traffic of the fullest stage's gradients
     and weights, its reductions run one after the other, each as the job's sharding scheme
     (:data:`DATA_PARALLEL_SHARDING`) moves them."""
-    grad_per_param = gradient_bytes_per_parameter(s.job.precision, s.job.gradient_dtype, s.catalog)
+    grad_per_param = gradient_bytes_per_parameter(s.job.precision, s.job.gradient_dtype, catalog=s.catalog)
     weight_per_param = perf_parameter("weight_bytes_per_parameter", s.catalog)
     parts = [_reduce_gradients(s.job.zero_stage, params * grad_per_param, params * weight_per_param,
                                partial(s.collective_s, ranks=ranks, ranks_per_node=per_node))

@@ -98,7 +98,7 @@ class FabricOutcome(BaseModel):
                                           "GPU-hour chosen (empty when only one design was possible)")
 
 
-def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, catalog=None,
+def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, catalog,
                 goodput: Goodput | None = None) -> JobOutcome:
     """One job's numbers on one fabric; the run's GPU-hours include the time lost to failures.
     Floats for a point, arrays for draws (``result``'s times and ``goodput`` drawn)."""

@@ -61,9 +61,7 @@ def jobs_out_of_memory(spec: ClusterSpec, catalog: Catalog, gpus: int) -> list[s
             and not _fits_memory(scaled, gpus, spec, catalog)]
 
 
-def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog | None) -> bool:
-    if catalog is None:
-        return True
+def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog) -> bool:
     from fabricplan.design import cluster_gpu
     from fabricplan.perf.flops import model_dims
     from fabricplan.perf.memory import least_memory
@@ -72,9 +70,9 @@ def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog | 
                         catalog=catalog).fits
 
 
-def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
-    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. With
-    the catalog, a job that cannot fit in GPU memory at that size is left out too."""
+def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog) -> ClusterSpec | None:
+    """The spec at another GPU count (jobs scaled with it); None if no job fits at that size. A job
+    that cannot fit in GPU memory at that size (the catalog's GPU and model) is left out too."""
     cluster = spec.cluster
     if gpus % cluster.domain_gpus:
         return None
@@ -95,7 +93,7 @@ def scaled_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) ->
         return None
 
 
-def full_mix_spec(spec: ClusterSpec, gpus: int, catalog: Catalog | None = None) -> ClusterSpec | None:
+def full_mix_spec(spec: ClusterSpec, gpus: int, catalog: Catalog) -> ClusterSpec | None:
     """The spec at ``gpus`` GPUs if every job of the mix lays out (and fits in memory) there, with
     data parallelism re-laid for the size (:func:`_scaled_job`); else None. Sizes where part of the
     mix is left out would compare a different workload, so the scale curve skips them."""

@@ -40,7 +40,7 @@ def pattern_connections(pattern: str, ranks, *, channels_per_nic: int, peers: in
 
 def design_collective(design, pattern: str, *, n_nodes: int | None = None, routing: str | None = None,
                       aligned: bool | None = None, qps: int | None = None, seed: int = 0, size_bytes: float = 1e6,
-                      catalog=None, network=None) -> FlowResult:
+                      catalog, network=None) -> FlowResult:
     """Simulate ``pattern`` for a job of ``n_nodes`` nodes (default: every node) on ``design`` (a
     :class:`~fabricplan.design.FabricDesign`); see the module docstring. ``network`` reuses a
     network already built with :func:`design_network` for this design."""

@@ -83,7 +83,7 @@ _PARAM_NAMES = {"rai_mbps": "dcqcn_rai_mbps", "rhai_mbps": "dcqcn_rhai_mbps", "k
                 "packet_bytes": "dcqcn_model_packet_bytes"}
 
 
-def dcqcn_params(catalog=None, **overrides: float | None) -> DcqcnParams:
+def dcqcn_params(catalog, **overrides: float | None) -> DcqcnParams:
     """The catalog's DCQCN defaults (``perf_defaults.dcqcn_*``), with ``overrides`` applied and checked."""
     from fabricplan.sim.params import sim_parameter as perf_parameter
 
@@ -91,12 +91,11 @@ def dcqcn_params(catalog=None, **overrides: float | None) -> DcqcnParams:
     return base.with_values(**overrides).check()
 
 
-def parameter_sources(catalog=None) -> dict[str, str]:
+def parameter_sources(catalog) -> dict[str, str]:
     """Each DCQCN field's catalog entry and its source (for reports and docs)."""
-    from fabricplan.catalog.catalog import default_catalog
+    from fabricplan.catalog.catalog import require_catalog
 
-    cat = catalog or default_catalog()
-    params = cat.perf_defaults.parameters
+    params = require_catalog(catalog, "parameter_sources").perf_defaults.parameters
     return {field: f"perf_defaults.{entry}: {params[entry].source}" for field, entry in _PARAM_NAMES.items()}
 
 
@@ -372,7 +371,7 @@ class DcqcnAnalysis:
 
 
 def analyse(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams | None = None,
-            catalog=None) -> DcqcnAnalysis:
+            *, catalog) -> DcqcnAnalysis:
     """Fixed point, phase margin, stability verdict and convergence bound of one DCQCN case."""
     from fabricplan.sim.params import sim_parameter as perf_parameter
 

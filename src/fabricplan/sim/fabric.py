@@ -51,7 +51,7 @@ def _network(up_src, up_dst, n_hosts, tiers, link_gbps, link_latency_us, buffer_
 
 
 def design_network(size, link_gbps: float | None = None, link_latency_us: float | None = None,
-                   buffer_bytes: float | None = None, catalog=None) -> Network:
+                   buffer_bytes: float | None = None, *, catalog) -> Network:
     """The cabled fabric of a sized design (module docstring); ``link_gbps`` is the design's port
     speed (default ``perf_defaults.sim_link_gbps``). InputError above the graph size limit."""
     from fabricplan.topology.graph import build_graph
@@ -79,7 +79,7 @@ def design_network(size, link_gbps: float | None = None, link_latency_us: float 
 def clos_network(n_hosts: int, hosts_per_leaf: int, leaf_uplinks: int, *, tiers: int = 2,
                  leaves_per_pod: int | None = None, spine_uplinks: int | None = None,
                  link_gbps: float | None = None, link_latency_us: float | None = None,
-                 buffer_bytes: float | None = None, catalog=None) -> Network:
+                 buffer_bytes: float | None = None, catalog) -> Network:
     """A folded Clos: ``n_hosts`` hosts, ``hosts_per_leaf`` per leaf (host h on leaf
     ``h // hosts_per_leaf``), each leaf with one link to each of ``leaf_uplinks`` spines (of its
     pod, with 3 tiers). With ``tiers=3``: pods of ``leaves_per_pod`` leaves; spine j of every pod
@@ -124,7 +124,7 @@ def clos_network(n_hosts: int, hosts_per_leaf: int, leaf_uplinks: int, *, tiers:
                     link_gbps, link_latency_us, buffer_bytes)
 
 
-def placement_network(placement, n_nodes: int, link_gbps: float | None = None, catalog=None) -> Network:
+def placement_network(placement, n_nodes: int, link_gbps: float | None = None, *, catalog) -> Network:
     """The fabric one communicator of ``n_nodes`` nodes spans, from its placement (module docstring)."""
     hosts_per_node = max(int(placement.nics_per_leaf), 1)
     tiers = min(max(int(placement.tiers), 1), 3)

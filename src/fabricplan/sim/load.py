@@ -67,7 +67,7 @@ class LoadPoint:
     wall_s: float
 
 
-def parameters(catalog=None) -> dict[str, float]:
+def parameters(catalog) -> dict[str, float]:
     from fabricplan.sim.params import sim_parameter
 
     names = ("sim_load_flow_bytes", "sim_load_flow_times", "sim_load_warmup_fraction", "sim_load_fat_tree_k",
@@ -75,7 +75,7 @@ def parameters(catalog=None) -> dict[str, float]:
     return {name: sim_parameter(name, catalog) for name in names}
 
 
-def buckets(catalog=None) -> list[float]:
+def buckets(catalog) -> list[float]:
     """The loads the experiment runs at: ``step, 2 step, ...`` up to ``sim_load_max_bucket``."""
     p = parameters(catalog)
     step, top = p["sim_load_bucket_step"], p["sim_load_max_bucket"]
@@ -85,7 +85,7 @@ def buckets(catalog=None) -> list[float]:
     return out
 
 
-def bucket_of(load: float, catalog=None) -> float:
+def bucket_of(load: float, catalog) -> float:
     """The smallest bucket at or above ``load`` (the expectation is then never below what the
     observed load gives, so a finding is not an artefact of rounding); the top bucket above it."""
     if not math.isfinite(load) or load < 0:
@@ -108,14 +108,14 @@ def _key(load: float, link_gbps: float, tiers: int, hops: int, cc: str, pfc: boo
 
 
 def load_point(load: float, *, link_gbps: float, tiers: int = 2, hops: int = 3, cc: str = "dcqcn",
-               pfc: bool = True, seed: int = 1, catalog=None) -> LoadPoint:
+               pfc: bool = True, seed: int = 1, catalog) -> LoadPoint:
     """One load point (module docstring), from the caches or one fluid run."""
     return load_points([load], link_gbps=link_gbps, tiers=tiers, hops=hops, cc=cc, pfc=pfc, seed=seed,
                        catalog=catalog)[0]
 
 
 def load_points(loads: list[float], *, link_gbps: float, tiers: int = 2, hops: int = 3, cc: str = "dcqcn",
-                pfc: bool = True, seed: int = 1, catalog=None) -> list[LoadPoint]:
+                pfc: bool = True, seed: int = 1, catalog) -> list[LoadPoint]:
     """Load points at each of ``loads``: from the process memo, else the disk cache, else all the
     missing ones in **one** fluid run (one copy of the fat tree per load, side by side and
     unconnected: the same dynamics per copy as a run of its own, at a fraction of the cost of

@@ -131,7 +131,7 @@ def _catalog_value(name: str, catalog) -> float:
 
 
 def fat_tree(k: int, tiers: int = 2, link_gbps: float | None = None, link_latency_us: float | None = None,
-             buffer_bytes: float | None = None, hosts: int | None = None, catalog=None) -> Network:
+             buffer_bytes: float | None = None, hosts: int | None = None, *, catalog) -> Network:
     """A k-ary fat tree of 2 or 3 tiers (module docstring), every link ``link_gbps``.
 
     ``hosts`` attaches only hosts ``0 .. hosts-1`` (filling leaves in order) to the full switch

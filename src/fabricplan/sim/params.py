@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 
-def sim_parameter(name: str, catalog=None) -> float:
+def sim_parameter(name: str, catalog) -> float:
     """The number ``perf_defaults.parameters.<name>.value`` of ``catalog``
-    (:meth:`fabricplan.catalog.Catalog.perf_value`; ``None``: the bundled default catalog, overlays
-    apply otherwise). Unit and source sit beside it in the yaml."""
-    from fabricplan.catalog.catalog import default_catalog
+    (:meth:`fabricplan.catalog.Catalog.perf_value`, overlays apply; ``None`` is a TypeError, never the
+    bundled catalog). Unit and source sit beside it in the yaml."""
+    from fabricplan.catalog.catalog import require_catalog
 
-    return float((catalog or default_catalog()).perf_value(name))
+    return float(require_catalog(catalog, f"sim_parameter({name!r})").perf_value(name))

@@ -367,7 +367,7 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
                   pfc_xon_kb: float | None = None, mtu: int | None = None, link_latency_us: float | None = None,
                   seed: int = 1, max_time_ms: float = 50.0, step_us: float | None = None,
                   loop_delay_us: float | None = None, qps: int | None = None, record: bool = False,
-                  network: Network | None = None, catalog=None) -> ScenarioResult:
+                  network: Network | None = None, catalog) -> ScenarioResult:
     """Build the fat tree and the jobs, route, run the fluid model and return the result."""
     from fabricplan.sim.fluid import fluid_config, simulate_fluid
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fabricplan.catalog import Catalog
+from fabricplan.catalog import Catalog, require_catalog
 from fabricplan.errors import InputError
 from fabricplan.io import format_validation_error, read_document
 from fabricplan.spec.job import job_layout
@@ -120,14 +120,21 @@ def check_jobs(spec: ClusterSpec, catalog: Catalog, gpu: object | None = None) -
                              location=f"{where}.precision")
 
 
-def load_spec(path: str | Path, catalog: Catalog | None = None) -> ClusterSpec:
-    """Read a cluster spec file; with a catalog, also check it against the catalog
-    (:func:`check_references`: ids, hardware fit, jobs). Every error names the file and field."""
+def read_spec(path: str | Path) -> ClusterSpec:
+    """Read a cluster spec file and validate it against the schema only (no catalog: ids and
+    hardware fit are not checked). Every error names the file and field."""
     spec = parse_spec(read_document(path), where=str(path))
     spec._source = str(path)
-    if catalog is not None:
-        with located(spec):
-            check_references(spec, catalog)
+    return spec
+
+
+def load_spec(path: str | Path, catalog: Catalog) -> ClusterSpec:
+    """Read a cluster spec file and check it against ``catalog`` (:func:`check_references`: ids,
+    hardware fit, jobs). Every error names the file and field."""
+    catalog = require_catalog(catalog, "load_spec")
+    spec = read_spec(path)
+    with located(spec):
+        check_references(spec, catalog)
     return spec
 
 

@@ -57,7 +57,7 @@ class HealthResult:
         return max((f.severity for f in self.findings), key=severity_rank, default=None)
 
 
-def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: Any = None, *,
+def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog: Any,
              expected_rtt_us: float | None = None, expected_rtt_source: str | None = None,
              baseline_window: tuple[float, float] | None = None,
              jobs: dict[str, list[str]] | None = None, load_model: Any = None) -> HealthResult:
@@ -74,8 +74,6 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, catalog: An
     silent "healthy").
     """
     config = config or LintConfig(catalog=catalog)
-    if catalog is not None and config.catalog is None:
-        config = replace(config, catalog=catalog)
     ports = telemetry.ports()
     pairs = telemetry.rtt_pairs()
     if not ports and not pairs:

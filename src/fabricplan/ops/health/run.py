@@ -131,7 +131,7 @@ def health_inputs(config: str | Path | None, jobs: str | Path | None,
 
 def read_telemetry(files: TelemetryFiles, *, prometheus: str | None = None, start: float | str | None = None,
                    end: float | str | None = None, step_s: float = 15.0, now_s: float | None = None,
-                   catalog: Any = None) -> Telemetry:
+                   catalog: Any) -> Telemetry:
     """Every file in ``files`` (in order), then a live Prometheus between ``start`` and ``end``
     (default: the 15 minutes before ``now_s``) at ``step_s``; without one, the files' readings
     between ``start`` and ``end`` (either may be None)."""
@@ -141,7 +141,7 @@ def read_telemetry(files: TelemetryFiles, *, prometheus: str | None = None, star
     read = Telemetry()
     for kind, paths in files:
         for path in paths or []:
-            read.extend(read_input(kind, path))
+            read.extend(read_input(kind, path, catalog))
     if prometheus is not None:
         from fabricplan.ops.readers.prometheus_api import read_prometheus
 
@@ -175,5 +175,5 @@ def check_health(files: TelemetryFiles, config: LintConfig, catalog: Any, *, pro
     step_s = seconds(step, "--step")
     read = read_telemetry(files, prometheus=prometheus, start=start, end=end, step_s=step_s, now_s=now_s,
                           catalog=catalog)
-    return evaluate(read, config, catalog, expected_rtt_us=expected_rtt_us, expected_rtt_source=expected_rtt_source,
+    return evaluate(read, config, catalog=catalog, expected_rtt_us=expected_rtt_us, expected_rtt_source=expected_rtt_source,
                     baseline_window=window, jobs=jobs, load_model=load_model)

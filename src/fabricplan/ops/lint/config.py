@@ -39,12 +39,12 @@ class RuleSettings:
 
 @dataclass
 class LintConfig:
-    """The lint config file's overrides, over the rule defaults of ``catalog`` (None = bundled)."""
+    """The lint config file's overrides, over the rule defaults of ``catalog`` (always given)."""
 
     settings: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "<defaults>"
-    catalog: Any = None
+    catalog: Any = field(kw_only=True)
 
     def for_rule(self, rule: ModuleType) -> RuleSettings:
         """Effective settings of one rule: catalog defaults, then ``settings:``, then ``rules: ID:``."""
@@ -59,10 +59,10 @@ class LintConfig:
         return RuleSettings(enabled=enabled, severity=severity, options=options)
 
 
-def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any = None) -> LintConfig:
+def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any) -> LintConfig:
     """Read and validate a lint config file against the registered ``rules``; ``None`` = defaults.
 
-    The rules' defaults come from ``catalog`` (None = the bundled one) and are checked too, so a
+    The rules' defaults come from ``catalog`` (with the user's overlays) and are checked too, so a
     bad ``--catalog`` overlay value fails here with the overlay's name. Every option is checked
     against its type and range (``ops.lint.options``).
     """

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +69,11 @@ def build_fabric(nics: Sequence[NicQos], ports: Sequence[SwitchPortQos],
                   cabling_source=cabling_source), notes
 
 
-def lint(fabric: Fabric, config: LintConfig | None = None, catalog: Any = None) -> list[Finding]:
+def lint(fabric: Fabric, config: LintConfig | None = None, *, catalog: Any) -> list[Finding]:
     """Run every enabled rule; severities come from the config (or the rule's default), default
-    options from ``catalog`` (else the config's catalog, else the bundled one)."""
+    options from the config's catalog (the one :func:`load_config` checked it against), else from
+    ``catalog``."""
     config = config or LintConfig(catalog=catalog)
-    if catalog is not None and config.catalog is None:
-        config = replace(config, catalog=catalog)
     findings, _ = run_units(RULES, lambda rule: [fabric] if rule.SCOPE == "fabric" else fabric.links, config)
     return findings
 
@@ -107,9 +106,9 @@ def run_units(units: Sequence[Any], targets: Callable[[Any], Iterable[Any]], con
 
 def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | str],
                cabling_path: Path | str | None = None, config_path: Path | str | None = None,
-               catalog: Any = None) -> LintResult:
+               *, catalog: Any) -> LintResult:
     """Read every input, build the fabric and lint it (what ``fabricplan lint`` does); ``catalog``
-    (a :class:`~fabricplan.catalog.Catalog`, None = bundled) supplies the rules' defaults."""
+    (a :class:`~fabricplan.catalog.Catalog`, with the user's overlays) supplies the rules' defaults."""
     config = load_config(config_path, RULES, catalog)
     if not nic_paths and not switch_paths:
         raise InputError("nothing to lint: give --nic and/or --switch inputs")
@@ -125,7 +124,7 @@ def lint_paths(nic_paths: Sequence[Path | str], switch_paths: Sequence[Path | st
     fabric, notes = build_fabric(nics, ports, cabling, str(cabling_path) if cabling_path is not None else None)
     if not fabric.links:
         raise InputError("read 0 links: nothing was checked", location=", ".join(str(p) for p in (*nic_paths, *switch_paths)))
-    return LintResult(fabric=fabric, findings=lint(fabric, config), notes=notes)
+    return LintResult(fabric=fabric, findings=lint(fabric, config, catalog=catalog), notes=notes)
 
 
 def _expand_switch_paths(paths: Sequence[Path | str]) -> list[Path]:

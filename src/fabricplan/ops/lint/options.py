@@ -45,14 +45,20 @@ DEFAULT_RANGE: tuple[float, float] = (0, U32_MAX)
 CHOICES: dict[str, tuple[str, ...]] = {"headroom_model": ("generic", "sonic")}
 
 
-def from_catalog(paths: dict[str, str], catalog: Any = None) -> dict[str, Any]:
-    """Option values read from ``ops_defaults`` at ``paths`` (option -> dotted path), each checked;
-    a bad overlay value is a :class:`CatalogError` naming the overlay file and the path."""
+def from_catalog(paths: dict[str, str], catalog: Any) -> dict[str, Any]:
+    """Option values read from ``ops_defaults`` of ``catalog`` at ``paths`` (option -> dotted path),
+    each checked; a bad overlay value is a :class:`CatalogError` naming the overlay file and the path.
+
+    The bundled catalog is read here only as the reference an overlay's value is checked against
+    (its type, :func:`check`), never as a value."""
+    from fabricplan.catalog.catalog import default_catalog
+
+    bundled = default_catalog()
     out: dict[str, Any] = {}
     for name, path in paths.items():
         value = defaults.value(path, catalog)
-        if catalog is not None:
-            check(name, value, defaults.value(path), defaults.where(path, catalog), CatalogError)
+        if catalog is not bundled:
+            check(name, value, defaults.value(path, bundled), defaults.where(path, catalog), CatalogError)
         out[name] = list(value) if isinstance(value, (list, tuple)) else value
     return out
 

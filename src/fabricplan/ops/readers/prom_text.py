@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
@@ -96,9 +97,11 @@ def host_of(labels: dict[str, str], fallback: str) -> str:
     return fallback
 
 
-def map_metric(name: str, labels: dict[str, str], host: str) -> tuple[str, str, str, str, int | None, int | None] | None:
-    """``(counter, host, device, port, priority, width_bits)`` of one exporter metric, None if unused."""
-    widths = defaults.value("health.ib_counter_width_bits")
+def map_metric(name: str, labels: dict[str, str], host: str, catalog: Any
+               ) -> tuple[str, str, str, str, int | None, int | None] | None:
+    """``(counter, host, device, port, priority, width_bits)`` of one exporter metric, None if unused
+    (IBA counter widths from ``catalog``)."""
+    widths = defaults.value("health.ib_counter_width_bits", catalog)
     if name.startswith("node_infiniband_"):
         counter = NODE_INFINIBAND.get(name[len("node_infiniband_"):])
         if counter is None:
@@ -176,8 +179,9 @@ def _closing_brace(text: str) -> int:
     return -1
 
 
-def read_exposition(path: Path | str) -> Telemetry:
-    """Scrapes of exposition text (see the module docstring) into the telemetry model."""
+def read_exposition(path: Path | str, catalog: Any) -> Telemetry:
+    """Scrapes of exposition text (see the module docstring) into the telemetry model (IBA counter
+    widths from ``catalog``)."""
     text = read_text(path)
     builder = SeriesBuilder()
     host = Path(path).stem
@@ -199,7 +203,7 @@ def read_exposition(path: Path | str) -> Telemetry:
             continue
         name, labels, value, stamp = parse_sample(stripped, where)
         seen += 1
-        mapped = map_metric(name, labels, host)
+        mapped = map_metric(name, labels, host, catalog)
         if mapped is None:
             continue
         if not math.isfinite(value) or value < 0:

@@ -97,7 +97,7 @@ def _error_text(body: bytes) -> str:
         return body[:120].decode("utf-8", "replace").strip() or "(empty answer)"
 
 
-def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catalog: Any = None,
+def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catalog: Any,
                     client: PrometheusClient | None = None) -> Telemetry:
     """Rates of every mapped metric between ``start_s`` and ``end_s`` at ``step_s`` (see module doc)."""
     if not (math.isfinite(start_s) and math.isfinite(end_s)) or end_s <= start_s:
@@ -114,7 +114,7 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
     from fabricplan.ops.health.checks._common import USED_COUNTERS
 
     names = [n for n in client.metric_names(start_s, end_s)
-             if (m := map_metric(n, {}, "?")) is not None and m[0] in USED_COUNTERS]
+             if (m := map_metric(n, {}, "?", catalog)) is not None and m[0] in USED_COUNTERS]
     if not names:
         raise InputError(f"no node_infiniband_*, node_ethtool_* or infiniband_*_port_* metric between "
                          f"{start_s:.0f} and {end_s:.0f} (a time range with no data?)", location=url)
@@ -124,14 +124,14 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
         results = client.query_range(f"rate({name}[{window}])", start_s, end_s, step_s)
         resets = {_key(r["metric"]): _float(r["value"][1]) for r in client.query(f"resets({name}[{span}])", end_s)}
         tops: dict[tuple, float] = {}
-        sample_map = map_metric(name, {}, "?")
+        sample_map = map_metric(name, {}, "?", catalog)
         top = saturation_value(sample_map[5]) if sample_map else None
         if top is not None:
             tops = {_key(r["metric"]): _float(r["value"][1])
                     for r in client.query(f"max_over_time({name}[{span}])", end_s)}
         for r in results:
             labels = {k: str(v) for k, v in r.get("metric", {}).items()}
-            mapped = map_metric(name, labels, labels.get("instance", "?"))
+            mapped = map_metric(name, labels, labels.get("instance", "?"), catalog)
             values = r.get("values") or []
             if mapped is None or len(values) < 2:
                 continue

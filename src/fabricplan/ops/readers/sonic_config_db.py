@@ -286,7 +286,7 @@ def _switch_name(db: _Db, path: Path) -> str:
     return path.parent.name if path.stem == "config_db" and path.parent.name else path.stem
 
 
-def read_config_db(path: Path | str, catalog: Any = None) -> list[SwitchPortQos]:
+def read_config_db(path: Path | str, catalog: Any) -> list[SwitchPortQos]:
     """Read one ``config_db.json`` into one resolved :class:`SwitchPortQos` per port.
 
     Ports are those in ``PORT`` and ``PORT_QOS_MAP`` (``global`` is applied to every port as a
@@ -401,7 +401,7 @@ _MAPS = (
 
 
 def _apply_qos_map(db: _Db, sp: SwitchPortQos, own: tuple[str, dict[str, Any]] | None,
-                   global_row: tuple[str, dict[str, Any]] | None, catalog: Any = None) -> None:
+                   global_row: tuple[str, dict[str, Any]] | None, catalog: Any) -> None:
     ranges = _map_ranges(catalog)
     for field_name, table, attr in _MAPS:
         key_hi, value_hi = ranges[table]["key_max"], ranges[table]["value_max"]

@@ -110,8 +110,9 @@ def read_ethtool(path: Path | str) -> Telemetry:
     return Telemetry(builder.build(), [str(path)])
 
 
-def read_sysfs_counters(path: Path | str) -> Telemetry:
-    """Snapshots of ``grep -H . /sys/class/infiniband/*/ports/*/{hw_counters,counters}/*``."""
+def read_sysfs_counters(path: Path | str, catalog: Any) -> Telemetry:
+    """Snapshots of ``grep -H . /sys/class/infiniband/*/ports/*/{hw_counters,counters}/*``; the IBA
+    widths of PortCounters from ``catalog`` (``health.ib_counter_width_bits``)."""
     text = read_text(path)
     builder = SeriesBuilder()
     stem = Path(path).stem
@@ -137,7 +138,7 @@ def read_sysfs_counters(path: Path | str) -> Telemetry:
         device, port, folder, name, value = m.groups()
         width = None
         if folder == "counters":  # PortCounters: each counter stops at its IBA field width
-            width = defaults.value("health.ib_counter_width_bits").get(name)
+            width = defaults.value("health.ib_counter_width_bits", catalog).get(name)
         elif folder == "counters_ext":
             name = name.removesuffix("_64")
         builder.add(name, snap["host"], device, port, None, snap["t"], _number(value, where, name), str(path),
@@ -148,13 +149,13 @@ def read_sysfs_counters(path: Path | str) -> Telemetry:
     return Telemetry(builder.build(), [str(path)])
 
 
-def read_perfquery(path: Path | str) -> Telemetry:
+def read_perfquery(path: Path | str, catalog: Any) -> Telemetry:
     """Snapshots of ``perfquery [-x] LID PORT`` output; non-extended counters saturate at their
-    IBA width (``health.ib_counter_width_bits``), extended (``-x``) ones are 64-bit."""
+    IBA width (``health.ib_counter_width_bits`` of ``catalog``), extended (``-x``) ones are 64-bit."""
     text = read_text(path)
     builder = SeriesBuilder()
     stem = Path(path).stem
-    widths = defaults.value("health.ib_counter_width_bits")
+    widths = defaults.value("health.ib_counter_width_bits", catalog)
     head: dict[str, Any] | None = None
     block: dict[str, Any] | None = None
     count = 0
@@ -294,14 +295,14 @@ def read_npz(path: Path | str) -> Telemetry:
 KINDS = ("ethtool", "hw_counters", "perfquery", "prom", "rtt", "npz", "pfcwd", "rdma_stat")
 
 
-def read_input(kind: str, path: Path | str) -> Telemetry:
-    """Read one telemetry file of ``kind`` (one of :data:`KINDS`)."""
+def read_input(kind: str, path: Path | str, catalog: Any) -> Telemetry:
+    """Read one telemetry file of ``kind`` (one of :data:`KINDS`); counter widths from ``catalog``."""
     if kind == "ethtool":
         return read_ethtool(path)
     if kind == "hw_counters":
-        return read_sysfs_counters(path)
+        return read_sysfs_counters(path, catalog)
     if kind == "perfquery":
-        return read_perfquery(path)
+        return read_perfquery(path, catalog)
     if kind == "rtt":
         return read_rtt_csv(path)
     if kind == "npz":
@@ -309,7 +310,7 @@ def read_input(kind: str, path: Path | str) -> Telemetry:
     if kind == "prom":
         from fabricplan.ops.readers.prom_text import read_exposition
 
-        return read_exposition(path)
+        return read_exposition(path, catalog)
     if kind in ("pfcwd", "rdma_stat"):
         from fabricplan.ops.readers.switch_telemetry import read_pfcwd_stats, read_rdma_statistic
 

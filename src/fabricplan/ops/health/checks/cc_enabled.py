@@ -30,11 +30,11 @@ TITLE = "Congestion control acting (ECN marks produce CNPs; no CNP ignored)"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return {}
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_rdma(port):
         return
     marked, sent, ignored = port.get("np_ecn_marked_roce_packets"), port.get("np_cnp_sent"), port.get("rp_cnp_ignored")

@@ -32,11 +32,11 @@ OPTIONS: dict[str, str] = {"cnp_rate_max_per_s": "health.cnp_rate_max_per_s"}
 _COUNTERS = ("np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets")
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_rdma(port):
         return
     present = [port.get(c) for c in _COUNTERS if port.get(c) is not None]

@@ -28,11 +28,11 @@ TITLE = "Counter reset (went backwards)"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return {}
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     reset = []
     for series in port.counters.values():
         if series.from_rate:

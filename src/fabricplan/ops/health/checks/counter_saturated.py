@@ -29,11 +29,11 @@ TITLE = "Counter saturated (stuck at its maximum)"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return {}
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     for series in port.counters.values():
         if series.width_bits is None and series.saturated_from_s is None:
             continue

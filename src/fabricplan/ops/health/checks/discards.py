@@ -39,11 +39,11 @@ _FIX = {"rx_discards_phy": "the port buffer overflowed: check PFC is enabled on 
                          "too small)"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not (is_ethernet(port) or is_rdma(port)):
         return
     present = [port.get(c) for c in _COUNTERS if port.get(c) is not None]

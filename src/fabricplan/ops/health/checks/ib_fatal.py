@@ -39,11 +39,11 @@ _FIX = {"excessive_buffer_overrun_errors": "the receive buffer overran (flow con
         "port_rcv_errors": "malformed packets arrive: check the cable and the sender's port"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not (is_ib(port) or is_rdma(port)):
         return
     seen = False

@@ -30,11 +30,11 @@ TITLE = "Symbol errors within the IBTA BER limit (120 per hour)"
 OPTIONS: dict[str, str] = {"symbol_error_max_per_hour": "health.symbol_error_max_per_hour"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_ib(port):
         return
     series = port.get("symbol_error")

@@ -29,11 +29,11 @@ TITLE = "Transmit discards (port_xmit_discards) below 100/s"
 OPTIONS: dict[str, str] = {"port_xmit_discards_max_per_s": "health.port_xmit_discards_max_per_s"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_ib(port):
         return
     series = port.get("port_xmit_discards")

@@ -32,11 +32,11 @@ OPTIONS: dict[str, str] = {"outlier_ratio": "health.xmit_wait_outlier_ratio",
                            "min_per_s": "health.xmit_wait_min_per_s"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(fabric: Any, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(fabric: Any, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     rates = []
     for port in fabric.ports:
         series = port.get("port_xmit_wait")

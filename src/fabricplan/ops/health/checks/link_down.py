@@ -28,11 +28,11 @@ TITLE = "Link down events"
 OPTIONS: dict[str, str] = {"link_downed_max": "health.link_downed_max"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not (is_ib(port) or is_ethernet(port)):
         return
     present = [s for s in (port.get("link_downed"), port.get("link_down_events_phy")) if s is not None]

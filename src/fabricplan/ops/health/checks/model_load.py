@@ -40,7 +40,7 @@ OPTIONS: dict[str, str] = {"pause_max_ratio": "health.model_pause_max_ratio",
 NO_LOAD = "no load"
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
@@ -48,7 +48,7 @@ def _should(expected: float, floor: float, what: str) -> str:
     return f"< {what(floor)}" if expected < floor else what(expected)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     e = port.expected
     if e is None:  # no design given (--spec): nothing to compare with
         return

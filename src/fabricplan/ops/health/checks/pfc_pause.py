@@ -33,11 +33,11 @@ OPTIONS: dict[str, str] = {"pause_fraction_max": "health.pfc_pause_fraction_max"
                            "pause_rate_max_per_s": "health.pfc_pause_rate_max_per_s"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_ethernet(port):
         return
     prios = sorted(set(port.priorities("rx_pause_duration")) | set(port.priorities("rx_pause")))

@@ -39,11 +39,11 @@ _FIX = ("find the receiver that cannot drain (PCIe, host memory, a hung process)
         "pfc_stall_prevention is set")
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_ethernet(port):
         return
     prios = port.priorities("rx_pause_duration")

@@ -30,11 +30,11 @@ TITLE = "NIC sends PFC pause frames (host cannot drain)"
 OPTIONS: dict[str, str] = {"tx_pause_rate_max_per_s": "health.tx_pause_rate_max_per_s"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_ethernet(port):
         return
     prios = port.priorities("tx_pause")

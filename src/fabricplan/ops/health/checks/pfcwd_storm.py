@@ -34,11 +34,11 @@ _COUNTERS = ("pfcwd_storm_detected", "pfcwd_storm_restored", "pfcwd_tx_ok", "pfc
              "pfcwd_rx_drop")
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not port.has_any(_COUNTERS):
         return
     queues = sorted({p for c in _COUNTERS for p in port.priorities(c)})

@@ -35,11 +35,11 @@ OPTIONS: dict[str, str] = {"retransmit_ratio_max": "health.retransmit_ratio_max"
 _DENOMINATORS = ("tx_vport_rdma_unicast_packets", "port_xmit_packets")
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(port: PortTelemetry, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     if not is_rdma(port):
         return
     parts = [port.get(c) for c in options["retransmit_counters"] if port.get(c) is not None]

@@ -35,11 +35,11 @@ OPTIONS: dict[str, str] = {"max_ratio": "health.rtt_p999_max_ratio", "quantile":
                            "min_samples": "health.rtt_min_samples"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     return from_catalog(OPTIONS, catalog)
 
 
-def check(pair: RttPair, options: dict[str, Any], catalog: Any = None) -> Iterator[Any]:
+def check(pair: RttPair, options: dict[str, Any], catalog: Any) -> Iterator[Any]:
     values = pair.series.values
     label = f"p{options['quantile'] * 100:g}"
     if len(values) < options["min_samples"]:

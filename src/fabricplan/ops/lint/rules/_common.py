@@ -79,7 +79,7 @@ def finding(rule_id: str, link: Link | str, message: str, fix: str,
                    evidence=evidence or {}, location=location)
 
 
-def dualtor_design(port: SwitchPortQos | None, catalog: Any = None) -> str | None:
+def dualtor_design(port: SwitchPortQos | None, catalog: Any) -> str | None:
     """The reason, when a port follows SONiC's documented dual-ToR design (subtype DualToR and
     ``pfc_enable`` = ``lint.sonic_dualtor_pfc_enable``); else None."""
     if port is None or (port.subtype or "").lower() != "dualtor":

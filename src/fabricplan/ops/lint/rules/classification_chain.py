@@ -45,7 +45,7 @@ TITLE = "RoCE classification chain DSCP -> priority -> TC -> PG -> queue is loss
 OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
@@ -61,7 +61,7 @@ def _buffermgrd_fills(port: Any, prio: int) -> bool:
     return port.buffer_model == "traditional" and prio in port.pfc_enable and port.cable_length_m is not None
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if no_qos(link):
         return

@@ -41,12 +41,12 @@ TITLE = "CNP path is strict priority, not PFC-enabled, with matching DSCP/priori
 OPTIONS: dict[str, str] = {**CLASSIFICATION_OPTIONS, "cnp_dscp": "dcqcn.cnp_dscp", "cnp_802p_prio": "dcqcn.cnp_802p_prio"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     cnp_dscp, cnp_prio = options["cnp_dscp"], options["cnp_802p_prio"]
     if nic is not None and nic.dcqcn is not None:

@@ -30,12 +30,12 @@ TITLE = "DCQCN (RP and NP) enabled on the RoCE priority on every NIC"
 OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic = link.nic
     if nic is None:
         return

@@ -30,12 +30,12 @@ TITLE = "DCQCN parameters identical across all NICs"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """This rule has no options."""
     return {}
 
 
-def check(fabric: Fabric, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(fabric: Fabric, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     link_of = {link.nic.name: link for link in fabric.links if link.nic is not None}
     nics = [nic for nic in fabric.nics if nic.dcqcn is not None]
     if len(nics) < 2:

@@ -33,7 +33,7 @@ TITLE = "ECN marks before PFC pauses (min threshold below the PG pause threshold
 OPTIONS: dict[str, str] = {**CLASSIFICATION_OPTIONS, "recommended_min_bytes": "lint.ecn_min_threshold_bytes"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
@@ -48,7 +48,7 @@ def pause_threshold_bytes(profile: BufferProfile) -> float | None:
     return None
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     found = lossless_roce_queue(link, options)
     if found is None:
         return

@@ -37,7 +37,7 @@ OPTIONS: dict[str, str] = {
 }
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
@@ -51,7 +51,7 @@ def _tcbw_proposal(nic_tcs: dict, total: int) -> str:
     return ",".join(str(share + (rest if tc == ets[0] else 0)) if tc in ets else "0" for tc in range(8))
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     prio = roce_priority(link, options)
     total = options["ets_total_percent"]

@@ -37,12 +37,12 @@ TITLE = "Every cabling row, NIC and lossless port is paired and checked from bot
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """This rule has no options."""
     return {}
 
 
-def check(fabric: Fabric, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(fabric: Fabric, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     paired = any(link.nic is not None and link.switch is not None for link in fabric.links)
     nic_names = {nic.name for nic in fabric.nics}
     ports = {port.name: port for port in fabric.switch_ports}

@@ -31,7 +31,7 @@ TITLE = "The cabling file pairs at least one captured NIC with a switch port"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """This rule has no options."""
     return {}
 
@@ -42,7 +42,7 @@ def _listed(names: set[str] | list[str], limit: int = 4) -> str:
     return (shown + f" and {len(ordered) - limit} more") if len(ordered) > limit else (shown or "none")
 
 
-def check(fabric: Fabric, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(fabric: Fabric, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     if fabric.cabling is None or any(link.nic is not None and link.switch is not None for link in fabric.links):
         return
     source = fabric.cabling_source or "cabling file"

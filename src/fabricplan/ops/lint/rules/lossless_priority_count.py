@@ -29,12 +29,12 @@ TITLE = "At most two lossless priorities"
 OPTIONS: dict[str, str] = {"max_lossless_priorities": "lint.max_lossless_priorities"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     limit = options["max_lossless_priorities"]
     if link.nic is not None and len(link.nic.pfc_enabled) > limit:
         nic = link.nic

@@ -29,12 +29,12 @@ TITLE = "NIC MTU fits the switch port MTU"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """This rule has no options."""
     return {}
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or port is None or nic.mtu is None or port.mtu is None:
         return

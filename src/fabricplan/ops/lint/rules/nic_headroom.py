@@ -38,12 +38,12 @@ OPTIONS: dict[str, str] = {
 }
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or not nic.pfc_enabled:
         return

@@ -40,12 +40,12 @@ TITLE = "PFC-enabled priorities are equal on both ends of the link"
 OPTIONS: dict[str, str] = dict(CLASSIFICATION_OPTIONS)
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options, from the catalog's ``ops_defaults`` (``OPTIONS``)."""
     return from_catalog(OPTIONS, catalog)
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or port is None or nic.pfc_enabled == port.pfc_enable:
         return

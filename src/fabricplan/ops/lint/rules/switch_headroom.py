@@ -48,12 +48,12 @@ TITLE = "Switch PG headroom (xoff) covers speed, cable length and MTU"
 OPTIONS: dict[str, str] = {"headroom_model": "lint.headroom_model"}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """Default options: ``headroom_model`` from the catalog; ``asic`` "" = from DEVICE_METADATA."""
     return {**from_catalog(OPTIONS, catalog), "asic": ""}
 
 
-def vendor_row(port: SwitchPortQos, cable: float, catalog: Any = None) -> tuple[str, list[int]] | None:
+def vendor_row(port: SwitchPortQos, cable: float, catalog: Any) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the port's SKU for its speed and cable, if bundled."""
     if not port.hwsku or port.speed_mbps is None:
         return None
@@ -70,7 +70,7 @@ def _is_vendor_profile(profile: BufferProfile, row: list[int] | None) -> bool:
     return row is not None and (profile.size_bytes, profile.xon_bytes, profile.xoff_bytes) == tuple(row[2:5])
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     port = link.switch
     if port is None or not port.pfc_enable:
         return
@@ -151,7 +151,7 @@ def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[
                       port.locations.get(f"pg{pgs[0]}", port.source) if pgs else port.source)
 
 
-def sku_table(port: SwitchPortQos, catalog: Any = None) -> tuple[str, list[list[int]]] | None:
+def sku_table(port: SwitchPortQos, catalog: Any) -> tuple[str, list[list[int]]] | None:
     """(table name, rows) of the SKU's bundled ``pg_profile_lookup.ini`` (NVIDIA or Broadcom), if any."""
     if port.hwsku:
         for name, entry in ops_defaults.group("headroom.vendor_pg_profiles", catalog).items():
@@ -161,7 +161,7 @@ def sku_table(port: SwitchPortQos, catalog: Any = None) -> tuple[str, list[list[
     return (found[0], found[1]["value"]["rows"]) if found else None
 
 
-def _missing_pair(link: Link, port: SwitchPortQos, catalog: Any = None) -> Finding | None:
+def _missing_pair(link: Link, port: SwitchPortQos, catalog: Any) -> Finding | None:
     """With the traditional buffer model and no lossless profile in CONFIG_DB, buffermgrd configures
     the lossless PG only for a (speed, cable) pair in the SKU's ``pg_profile_lookup.ini``
     (``doSpeedUpdateTask``: "No PG profile configured for speed ... and cable length ..."); a PFC port
@@ -189,7 +189,7 @@ def _missing_pair(link: Link, port: SwitchPortQos, catalog: Any = None) -> Findi
                    port.where("cable_length"))
 
 
-def _asic(port: SwitchPortQos, options: dict[str, Any], catalog: Any = None) -> str | None:
+def _asic(port: SwitchPortQos, options: dict[str, Any], catalog: Any) -> str | None:
     """The option, else the ASIC of DEVICE_METADATA hwsku / platform; None when neither has a model."""
     if options.get("asic"):
         return headroom.asic_for(options["asic"], location="HDRM001.asic", catalog=catalog)

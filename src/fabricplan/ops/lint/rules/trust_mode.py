@@ -30,12 +30,12 @@ TITLE = "NIC trust mode matches the switch port's classification map"
 OPTIONS: dict[str, str] = {}
 
 
-def defaults(catalog: Any = None) -> dict[str, Any]:
+def defaults(catalog: Any) -> dict[str, Any]:
     """This rule has no options."""
     return {}
 
 
-def check(link: Link, options: dict[str, Any], catalog: Any = None) -> Iterator[Finding]:
+def check(link: Link, options: dict[str, Any], catalog: Any) -> Iterator[Finding]:
     nic, port = link.nic, link.switch
     if nic is None or port is None or nic.trust is None:
         return

@@ -27,9 +27,9 @@ def _incast_run(n, link=40, delay_us=0.0, time_ms=12.0, step_us=2.0, k=8, starts
     src = list(range(k // 2, k // 2 + n))
     paths = [equal_cost_paths(net, s, 0)[0] for s in src]
     flows = Flows.from_paths(src, [0] * n, LONG, paths, start_us=starts)
-    cfg = fluid_config(cc="dcqcn", pfc=False, step_us=step_us, max_time_us=time_ms * 1e3,
+    cfg = fluid_config(CATALOG, cc="dcqcn", pfc=False, step_us=step_us, max_time_us=time_ms * 1e3,
                        record_every=max(1, int(record_us / step_us)), extra_loop_delay_us=delay_us,
-                       dcqcn=dcqcn_params(CATALOG, **dcqcn), catalog=CATALOG)
+                       dcqcn=dcqcn_params(CATALOG, **dcqcn))
     result = simulate_fluid(net, flows, cfg)
     t = np.asarray(result.timeline["t_us"])
     queues = result.timeline["queue_kb"]

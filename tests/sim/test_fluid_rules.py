@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.sim.fluid import fluid_config, simulate_fluid
 from fabricplan.sim.fluid_senders import SENDER_RULES, SenderRule, nic_limited, register_sender_rule
@@ -13,6 +14,8 @@ from fabricplan.sim.fluid_switch import pfc_xoff_xon, serve
 from fabricplan.sim.network import Flows, Network
 from fabricplan.sim.scenarios import run_scenarios
 
+CATALOG = load_catalog()
+
 
 def _two_to_one(**config):
     """Hosts 0 and 1 send to host 2 through switch 3 (links 0: h0->s, 1: h1->s, 2: s->h2)."""
@@ -20,7 +23,7 @@ def _two_to_one(**config):
                   buffer_bytes=[375e3] * 3, node_kind=[0, 0, 0, 1], node_tier=[0, 0, 0, 1], n_hosts=3)
     flows = Flows(src=[0, 1], dst=[2, 2], size_bytes=[1e6, 1e6], start_us=[0.0, 0.0], path_ptr=[0, 2, 4],
                   path_links=[0, 2, 1, 2])
-    return net, flows, fluid_config(**config)
+    return net, flows, fluid_config(CATALOG, **config)
 
 
 def test_pfc_rule_alone_sends_xoff_at_the_threshold_and_xon_below_the_resume_point():
@@ -79,12 +82,12 @@ def registry():
 
 def test_a_registered_sender_rule_runs_through_simulate_fluid(registry):
     with pytest.raises(InputError, match="half-line"):
-        fluid_config(cc="half-line")
+        fluid_config(CATALOG, cc="half-line")
     register_sender_rule("half-line", HalfLineRate)
     net, _, _ = _two_to_one()
     one = Flows(src=[0], dst=[2], size_bytes=[1e6], start_us=[0.0], path_ptr=[0, 2], path_links=[0, 2])
-    half = simulate_fluid(net, one, fluid_config(cc="half-line", pfc=False, step_us=1.0))
-    full = simulate_fluid(net, one, fluid_config(cc="none", pfc=False, step_us=1.0))
+    half = simulate_fluid(net, one, fluid_config(CATALOG, cc="half-line", pfc=False, step_us=1.0))
+    full = simulate_fluid(net, one, fluid_config(CATALOG, cc="none", pfc=False, step_us=1.0))
     rule = RUNS[-1]
     ran = half.steps + 1                # steps counts from 0 and the loop stops in the step that finished
     assert rule.calls == {"init": 1, "budget": ran, "react": ran}
@@ -93,7 +96,7 @@ def test_a_registered_sender_rule_runs_through_simulate_fluid(registry):
     assert half.finish_us[0] - 2.0 == pytest.approx(2 * (full.finish_us[0] - 2.0), rel=0.02)
     assert not half.config.lossless and half.config.uses_pfc is False
     # a registered mode is a --cc like the built-in ones (scenarios, PFC, the document)
-    doc = run_scenarios("incast", k=4, senders=2, cc="half-line", pfc="on", flow_size="256KB").document()
+    doc = run_scenarios("incast", k=4, senders=2, cc="half-line", pfc="on", flow_size="256KB", catalog=CATALOG).document()
     assert doc["completed"] == 2 and doc["settings"]["cc"] == "half-line" and doc["lossless"]
 
 

@@ -124,8 +124,8 @@ class FluidConfig:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
 
-def fluid_config(catalog=None, **overrides) -> FluidConfig:
-    """A :class:`FluidConfig` from ``perf_defaults`` (``sim_*``, ``tcp_*``, ``dcqcn_*``) plus overrides."""
+def fluid_config(catalog, **overrides) -> FluidConfig:
+    """A :class:`FluidConfig` from ``catalog``'s ``perf_defaults`` (``sim_*``, ``tcp_*``, ``dcqcn_*``) plus overrides."""
     from fabricplan.sim.params import sim_parameter as perf_parameter
     from fabricplan.sim.dcqcn import dcqcn_params
 

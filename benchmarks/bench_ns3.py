@@ -72,10 +72,10 @@ def write_scenario(result, path: Path) -> None:
     net = result.network
     flows = result.fluid.flows
     lines = [f"nodes {net.n_nodes} {net.n_hosts}"]
-    for l in range(net.n_links):
-        a, b = int(net.link_src[l]), int(net.link_dst[l])
+    for link in range(net.n_links):
+        a, b = int(net.link_src[link]), int(net.link_dst[link])
         if a < b:
-            lines.append(f"link {a} {b} {net.capacity_gbps[l]:g} {net.latency_us[l]:g}")
+            lines.append(f"link {a} {b} {net.capacity_gbps[link]:g} {net.latency_us[link]:g}")
     nxt: dict[tuple[int, int], int] = {}
 
     def nodes_of(i):

@@ -14,6 +14,7 @@ import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
 from _sections import section_main  # noqa: E402
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_sections.py, however this is loaded
 from _sections import write_section  # noqa: E402
 
@@ -61,9 +62,7 @@ class SkuResult:
 
 def evaluate(path: Path, catalog) -> SkuResult:
     """Model vs one vendor table, with the constants of ``catalog``."""
-    from fabricplan.ops import headroom
-
-    from fabricplan.ops import defaults
+    from fabricplan.ops import defaults, headroom
 
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     doc["rows"] = defaults.value(f"headroom.vendor_pg_profiles.{doc['sku']}", catalog)["rows"]

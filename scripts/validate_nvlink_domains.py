@@ -36,9 +36,9 @@ def _table(rows, results) -> list[str]:
 
 
 def render() -> tuple[str, int]:
-    from validation.nvlink import AZURE, COREWEAVE, ROWS, check
     from fabricplan.catalog import load_catalog
     from fabricplan.perf.params import perf_parameter
+    from validation.nvlink import AZURE, COREWEAVE, ROWS, check
 
     catalog = load_catalog()  # the bundled data: this script checks it against the published rows
     results = [check(row, catalog) for row in ROWS]

@@ -19,10 +19,27 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the repository's validation/ package, however this is run or loaded
 from validation.perf import (  # noqa: E402
-    azure_allreduce_rows, compute_microbench_rows, efa_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_results,
-    llama3_405b_rows, memory_row_estimate, memory_rows, nic_ceiling_rows, nvls_single_node_rows, published_data,
-    row_tolerance, socket_transport_rows, step_time_error, training_error_summary, training_failures,
-    training_run_rows, training_run_sensitivity, training_rows, training_summary_bounds,
+    azure_allreduce_rows,
+    compute_microbench_rows,
+    efa_rows,
+    gemm_off_curve_rows,
+    gpt3_rows,
+    llama3_405b_results,
+    llama3_405b_rows,
+    memory_row_estimate,
+    memory_rows,
+    nic_ceiling_rows,
+    nvls_single_node_rows,
+    published_data,
+    row_tolerance,
+    socket_transport_rows,
+    step_time_error,
+    training_error_summary,
+    training_failures,
+    training_rows,
+    training_run_rows,
+    training_run_sensitivity,
+    training_summary_bounds,
 )
 
 

@@ -373,8 +373,13 @@ def health(*, ethtool: Paths = (), hw_counters: Paths = (), perfquery: Paths = (
     ``jobs`` (a ``jobs:`` YAML file) names the jobs on each unhealthy port; ``config`` is a health
     config (lint config format). Raises InputError when nothing was read or no check could run.
     """
-    from fabricplan.ops.health.run import check_expectations, check_health, health_inputs, require_telemetry
-    from fabricplan.ops.health.run import telemetry_files
+    from fabricplan.ops.health.run import (
+        check_expectations,
+        check_health,
+        health_inputs,
+        require_telemetry,
+        telemetry_files,
+    )
 
     files = telemetry_files(ethtool=ethtool, hw_counters=hw_counters, perfquery=perfquery, prom_text=prom_text,
                             rtt=rtt, telemetry=telemetry, pfcwd=pfcwd, rdma_stat=rdma_stat)

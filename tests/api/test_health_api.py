@@ -6,7 +6,6 @@ import pytest
 
 import fabricplan as fp
 from fabricplan.report.health_output import as_json
-
 from project_paths import EXAMPLES, ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "health"

@@ -11,8 +11,14 @@ from fabricplan.ops import defaults
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import perf_parameter, perf_table
 from fabricplan.perf.nccl_tuner import (
-    Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, network_step_delay_us,
-    nvlink_bw_per_link_gbytes_per_s, tuner_constants, tuner_versions,
+    Communicator,
+    Graph,
+    algorithm_bandwidth_gbytes_per_s,
+    algorithm_latency_us,
+    network_step_delay_us,
+    nvlink_bw_per_link_gbytes_per_s,
+    tuner_constants,
+    tuner_versions,
 )
 
 CATALOG = load_catalog()

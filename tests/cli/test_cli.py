@@ -6,10 +6,9 @@ import json
 
 import yaml
 
-from fabricplan.spec import ClusterSpec, load_spec
-
-from project_paths import EXAMPLES
 from fabricplan.catalog import load_catalog
+from fabricplan.spec import ClusterSpec, load_spec
+from project_paths import EXAMPLES
 
 CATALOG = load_catalog()
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fabricplan.catalog import load_catalog
+from fabricplan.catalog import LinkMedium, load_catalog
 from fabricplan.cost import cost
 from fabricplan.cost.floorplan import FloorPlan, block_run_m, racks_for, tier_runs
 from fabricplan.cost.media import Medium, choose, resolve
-from fabricplan.catalog import LinkMedium
 from fabricplan.spec import parse_spec
 
 CATALOG = load_catalog()

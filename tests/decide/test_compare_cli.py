@@ -29,9 +29,10 @@ def test_published_schemas_are_current():
 
 @pytest.fixture(scope="module")
 def compare_json(tmp_path_factory):
-    from fabricplan.cli.app import run
     import contextlib
     import io
+
+    from fabricplan.cli.app import run
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

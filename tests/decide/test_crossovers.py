@@ -8,7 +8,6 @@ from fabricplan.decide.models import ScalePoint
 from fabricplan.decide.whatif import crossovers, full_mix_spec, scale_curve
 from fabricplan.spec import load_spec, parse_spec
 from fabricplan.topology import tier_capacities
-
 from project_paths import EXAMPLES
 
 CATALOG = load_catalog()

@@ -6,10 +6,9 @@ import pytest
 
 from fabricplan.catalog import load_catalog
 from fabricplan.decide import Scenario, compare, decide, evaluate, fabric_outcomes
-from fabricplan.plan import Levers
 from fabricplan.decide.whatif import scale_grid, sensitivity
+from fabricplan.plan import Levers
 from fabricplan.spec import load_spec, parse_spec
-
 from project_paths import EXAMPLES
 
 CATALOG = load_catalog()

@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 
 from fabricplan.catalog import load_catalog
-from fabricplan.catalog.spread import without_spreads
 from fabricplan.catalog.inputs import Draws
+from fabricplan.catalog.spread import without_spreads
 from fabricplan.cost import resolve_assumptions
 from fabricplan.decide import evaluate, fabric_outcomes
 from fabricplan.plan import DEFAULT_PLAN
 from fabricplan.spec import load_spec
-
 from project_paths import EXAMPLES
 
 CATALOG = load_catalog()

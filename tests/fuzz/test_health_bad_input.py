@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.ops.readers.prom_text import read_exposition
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -7,9 +7,9 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.cli.app import run
-from hypothesis_budget import examples
 from project_paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "measure"
@@ -96,7 +96,7 @@ def test_damaged_logs_read_or_fail_with_a_line(tmp_path_factory, line, junk, mod
     assert "Traceback" not in message
     assert code in (0, 2), message
     if code == 2:
-        errors = [l for l in message.splitlines() if l.startswith("error: ")]
+        errors = [line for line in message.splitlines() if line.startswith("error: ")]
         assert len(errors) == 1
         assert re.search(r"\.log(:\d+)?: ", errors[0]), errors[0]
 

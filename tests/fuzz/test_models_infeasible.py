@@ -7,9 +7,9 @@ import json
 
 import pytest
 import yaml
-from project_paths import EXAMPLES
 
 from fabricplan.perf.memory import GIB
+from project_paths import EXAMPLES
 
 SLA_SPEC = {
     "name": "sla", "cluster": {"gpu": "h100-sxm", "gpus": 64}, "fabrics": ["roce-v2", "infiniband-ndr"],

@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
+
 from project_paths import EXAMPLES
 
 EXAMPLE_DOCUMENTS = {path.name: yaml.safe_load(path.read_text(encoding="utf-8"))

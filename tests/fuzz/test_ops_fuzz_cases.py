@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from _ops_fuzz import DB, DB_TEXT, CABLING_TEXT, GOOD, NIC_TEXT, check_contract, lint_args, run_cli
+from _ops_fuzz import CABLING_TEXT, DB, DB_TEXT, NIC_TEXT, check_contract, lint_args, run_cli
 
 BIG = "9" * 5000  # past Python's 4,300-digit int conversion limit
 

@@ -8,10 +8,9 @@ import json
 import tempfile
 from pathlib import Path
 
+from _ops_fuzz import CABLING_TEXT, DB, NIC_TEXT, check_contract, lint_args, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from _ops_fuzz import CABLING_TEXT, DB, NIC_TEXT, check_contract, lint_args, run_cli
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -3,8 +3,6 @@ loaded back with --catalog, rows left out and cross-validation."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from fabricplan.catalog import load_catalog
@@ -110,9 +108,9 @@ def test_wrong_values_and_outliers_are_left_out_with_reasons(truth):
     text = model_log(system, catalog, values=values, noise=0.01, seed=5)
     lines = text.splitlines()
     # one row with wrong values, one row 3x too slow
-    wrong = next(i for i, l in enumerate(lines) if l.strip().startswith("1024 "))
+    wrong = next(i for i, line in enumerate(lines) if line.strip().startswith("1024 "))
     lines[wrong] = lines[wrong][:-1] + "7"
-    slow = next(i for i, l in enumerate(lines) if l.strip().startswith("4194304 "))
+    slow = next(i for i, line in enumerate(lines) if line.strip().startswith("4194304 "))
     cells = lines[slow].split()
     cells[5] = f"{float(cells[5]) * 3:.1f}"
     lines[slow] = "  ".join(cells)

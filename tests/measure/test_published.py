@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from fabricplan.measure.published import azure_splits
 from fabricplan.catalog import load_catalog
+from fabricplan.measure.published import azure_splits
 
 CATALOG = load_catalog()
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.errors import InputError
 from fabricplan.measure.nccl_tests import read_nccl_tests, version_from_code
 from fabricplan.measure.perftest import read_perftest
 from fabricplan.measure.read import parse_log, read_log
 from fabricplan.measure.write import nccl_tests_text, perftest_text
-from hypothesis_budget import examples
 from project_paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "measure"
@@ -129,10 +129,10 @@ def test_perftest_tables_read_back(sizes, value):
     bw = perftest_text("ib_write_bw", [(s, 1000, value, value, 0.5) for s in sizes])
     lat = perftest_text("ib_write_lat", [(s, 1000, *([value] * 7)) for s in sizes])
     (b,), _ = read_perftest(bw, "bw.log")
-    (l,), _ = read_perftest(lat, "lat.log")
-    assert [r.size_bytes for r in b.rows] == [r.size_bytes for r in l.rows] == sizes
+    (lt,), _ = read_perftest(lat, "lat.log")
+    assert [r.size_bytes for r in b.rows] == [r.size_bytes for r in lt.rows] == sizes
     assert b.rows[0].bw_average_gbits_per_s == pytest.approx(value, abs=0.006)
-    assert l.rows[0].t_typical_us == pytest.approx(value, abs=0.006)
+    assert lt.rows[0].t_typical_us == pytest.approx(value, abs=0.006)
 
 
 @settings(max_examples=examples(60))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ops_fixtures import setup_args
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.ops.readers.prom_text import read_exposition
 from fabricplan.ops.readers.telemetry import read_ethtool, read_perfquery, read_rtt_csv, read_sysfs_counters
 from fabricplan.ops.telemetry import Series, increases
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

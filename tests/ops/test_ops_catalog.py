@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ops_fixtures import setup_args
 
 import fabricplan as fp
-from ops_fixtures import setup_args
 from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from ops_fixtures import DB_REL, GOOD, OPS_FIXTURES, setup_args
+
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import parse_mlnx_qos, read_config_db
 from fabricplan.ops.readers.mlnx_qos import LAYOUTS
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ops_fixtures import DB_REL, GOOD
+
+from fabricplan.catalog import load_catalog
 from fabricplan.cli.app import run
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import parse_mlnx_qos, parse_sysfs_dump, read_cabling, read_config_db
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.ops import headroom
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

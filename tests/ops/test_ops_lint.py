@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from ops_fixtures import GOOD, setup_args, variant_expectation, variant_names
+
 from fabricplan.catalog import load_catalog
 from fabricplan.ops.lint.finding import SEVERITIES
 from fabricplan.ops.lint.rules import RULES, RULES_BY_ID

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ops_fixtures import DB_REL, GOOD
+
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import (
     parse_mlnx_qos,
@@ -18,7 +19,6 @@ from fabricplan.ops.readers import (
     read_nics,
     read_sysfs_tree,
 )
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

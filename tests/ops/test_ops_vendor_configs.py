@@ -8,11 +8,11 @@ import json
 
 import pytest
 import yaml
-
 from ops_fixtures import OPS_FIXTURES
+
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.ops.readers import read_config_db
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -1,13 +1,16 @@
 """Unit behaviour of the collective model (its stated properties) and clear input errors."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from fabricplan.catalog import default_catalog
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
-    collective_time, nvlink_bus_bandwidth_gbytes_per_s, sweep_sizes,
+    collective_time,
+    nvlink_bus_bandwidth_gbytes_per_s,
+    sweep_sizes,
 )
 from fabricplan.units import parse_bytes
 

@@ -9,10 +9,26 @@ import pytest
 
 from fabricplan.catalog.catalog import default_catalog
 from fabricplan.perf.compute import (
-    attention_flops, attention_kernel_tokens, attention_time_s, cross_entropy_time_s, fp8_backward_gemm_time_s,
-    fp8_cast_time_s, gemm_efficiency, gemm_flops, gemm_time_s, host_launch_floor_s, interpolate_log, layer_compute,
-    layer_gemm_shapes, logits_compute, logits_gemm_shape, memory_bound_time_s, optimizer_step_time_s,
-    output_layer_precision, overlapped_gemm_time_s, unfused_attention_rate_scale,
+    attention_flops,
+    attention_kernel_tokens,
+    attention_time_s,
+    cross_entropy_time_s,
+    fp8_backward_gemm_time_s,
+    fp8_cast_time_s,
+    gemm_efficiency,
+    gemm_flops,
+    gemm_time_s,
+    host_launch_floor_s,
+    interpolate_log,
+    layer_compute,
+    layer_gemm_shapes,
+    logits_compute,
+    logits_gemm_shape,
+    memory_bound_time_s,
+    optimizer_step_time_s,
+    output_layer_precision,
+    overlapped_gemm_time_s,
+    unfused_attention_rate_scale,
 )
 from fabricplan.perf.flops import TransformerDims
 
@@ -92,7 +108,7 @@ def test_layer_compute_backward_is_twice_forward_gemms_and_recompute_adds_a_forw
 
 @pytest.mark.parametrize("gpu", ["a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"])
 def test_gemm_curves_reproduce_their_microbenchmark_points(gpu):
-    for dtype, curve in CATALOG.gpu(gpu).compute.gemm_efficiency.items():
+    for curve in CATALOG.gpu(gpu).compute.gemm_efficiency.values():
         for flops, fraction in curve.points:
             assert gemm_efficiency(curve.points, flops) == fraction
         assert all(0 < y <= 1 for _, y in curve.points)

@@ -10,8 +10,8 @@ import pytest
 from fabricplan.catalog import load_catalog
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.memory import activation_bytes_per_layer, memory_per_gpu
-from validation.perf import MemoryValidationRow, memory_failures, memory_row_estimate, memory_rows
 from fabricplan.spec import JobSpec
+from validation.perf import MemoryValidationRow, memory_failures, memory_row_estimate, memory_rows
 
 CATALOG = load_catalog()
 ROWS = memory_rows()

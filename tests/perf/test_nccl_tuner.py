@@ -2,13 +2,22 @@
 
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.perf.nccl_tuner import (
-    Communicator, Graph, algorithm_bandwidth_gbytes_per_s, algorithm_latency_us, launch_shape,
-    network_step_delay_us, nvls_single_node_algbw_gbytes_per_s, predicted_time_us, select_algorithm, tree_ll128_chunk_bytes,
-    tuner_constants, tuner_versions,
+    Communicator,
+    Graph,
+    algorithm_bandwidth_gbytes_per_s,
+    algorithm_latency_us,
+    launch_shape,
+    network_step_delay_us,
+    nvls_single_node_algbw_gbytes_per_s,
+    predicted_time_us,
+    select_algorithm,
+    tree_ll128_chunk_bytes,
+    tuner_constants,
+    tuner_versions,
 )
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

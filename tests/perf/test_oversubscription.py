@@ -11,10 +11,10 @@ import dataclasses
 
 import pytest
 
-from fabricplan.decide.evaluate import evaluate
-from fabricplan.errors import InputError
-from fabricplan.design import FabricTopology, NetworkPlacement, place
 from fabricplan.catalog import default_catalog
+from fabricplan.decide.evaluate import evaluate
+from fabricplan.design import FabricTopology, NetworkPlacement, place
+from fabricplan.errors import InputError
 from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.efficiency import crossing_share, oversubscription_factor
 from fabricplan.perf.step import ClusterShape, step_time

@@ -11,7 +11,9 @@ from fabricplan.perf import socket_transport as st
 from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.latency import point_to_point_latency
 from validation.perf import (
-    calibrated_tcp_host_stack_us, socket_transport_failures, socket_transport_rows,
+    calibrated_tcp_host_stack_us,
+    socket_transport_failures,
+    socket_transport_rows,
 )
 
 CATALOG = load_catalog()

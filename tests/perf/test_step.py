@@ -2,10 +2,10 @@
 
 import pytest
 
-from fabricplan.errors import InputError
 from fabricplan.catalog import default_catalog
-from fabricplan.perf.flops import model_dims, training_flops_per_token
+from fabricplan.errors import InputError
 from fabricplan.perf.compute import layer_compute, logits_compute
+from fabricplan.perf.flops import model_dims, training_flops_per_token
 from fabricplan.perf.step import ClusterShape, _per_operation_compute, data_parallel_exposed_s, step_time
 from fabricplan.spec import JobSpec
 
@@ -397,9 +397,9 @@ def test_expert_parallelism_needs_an_moe_model():
 def test_achievable_fraction_is_one_helper_for_step_and_decision():
     from fabricplan.catalog.files import load_data_file
     from fabricplan.design import resolve
-    from fabricplan.plan import Levers, job_step_times
-    from fabricplan.perf.efficiency import efficiency_model
     from fabricplan.perf import achievable_fraction
+    from fabricplan.perf.efficiency import efficiency_model
+    from fabricplan.plan import Levers, job_step_times
     from fabricplan.spec import parse_spec
     from fabricplan.spec.models import GpuInline
 
@@ -471,7 +471,8 @@ def test_step_compute_is_paced_by_the_slowest_gpu_only_when_the_spread_is_set():
 
 
 def test_data_parallel_queue_bounds():
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     times = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
 
@@ -480,8 +481,9 @@ def test_data_parallel_queue_bounds():
            e1=st.floats(0.0, 1.0), e2=st.floats(0.0, 1.0))
     def check(o, c, m, period, backward, e1, e2):
         low, high = sorted((e1, e2))
-        at = lambda e: data_parallel_exposed_s(o, c, micro_batches=m, period_s=period, backward_s=backward,
-                                               overlap_efficiency=e)
+        def at(e):
+            return data_parallel_exposed_s(o, c, micro_batches=m, period_s=period, backward_s=backward,
+                                           overlap_efficiency=e)
         # Never negative, never more than all of it, and more overlap never exposes more.
         assert 0.0 <= at(high) <= at(low) + 1e-9 <= m * c + o + 1e-9
 

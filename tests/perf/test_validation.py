@@ -6,12 +6,24 @@ import copy
 import pytest
 
 from fabricplan.catalog import load_catalog
-
 from fabricplan.perf.collectives import bus_bandwidth_factor
 from validation.perf import (
-    GatedRow, compute_microbench_rows, published_data, row_tolerance, step_time_error, training_error_summary,
-    training_failures, training_run_rows, training_rows, training_summary_bounds,
-    azure_allreduce_rows, gemm_off_curve_rows, gpt3_rows, llama3_405b_rows, nic_ceiling_rows, nvls_single_node_rows,
+    GatedRow,
+    azure_allreduce_rows,
+    compute_microbench_rows,
+    gemm_off_curve_rows,
+    gpt3_rows,
+    llama3_405b_rows,
+    nic_ceiling_rows,
+    nvls_single_node_rows,
+    published_data,
+    row_tolerance,
+    step_time_error,
+    training_error_summary,
+    training_failures,
+    training_rows,
+    training_run_rows,
+    training_summary_bounds,
 )
 
 

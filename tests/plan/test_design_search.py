@@ -5,7 +5,6 @@ from __future__ import annotations
 from fabricplan.catalog import load_catalog
 from fabricplan.decide import fabric_outcomes
 from fabricplan.spec import load_spec, parse_spec
-
 from project_paths import EXAMPLES
 
 CATALOG = load_catalog()

@@ -10,7 +10,11 @@ import fabricplan
 from fabricplan.catalog import load_catalog
 from fabricplan.design import resolve
 from fabricplan.plan.goodput import (
-    failure_rates_per_hour, interruption_rate_per_hour, job_goodput, lost_fraction, optimal_checkpoint_interval_h,
+    failure_rates_per_hour,
+    interruption_rate_per_hour,
+    job_goodput,
+    lost_fraction,
+    optimal_checkpoint_interval_h,
 )
 from fabricplan.plan.outcome import design_goodput
 from fabricplan.spec import parse_spec

@@ -13,7 +13,6 @@ from fabricplan.decide import evaluate
 from fabricplan.perf.efficiency import AnalyticEfficiency, Efficiency, register_efficiency_model
 from fabricplan.plan import DEFAULT_PLAN, join_outcome
 from fabricplan.spec import load_spec
-
 from project_paths import EXAMPLES
 
 CATALOG = load_catalog()

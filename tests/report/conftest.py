@@ -13,7 +13,14 @@ import pytest
 from fabricplan.catalog import load_catalog
 from fabricplan.cost import cost
 from fabricplan.decide.models import (
-    CompareReport, Crossover, FabricOutcome, JobOutcome, Recommendation, RuleResult, ScalePoint, SensitivityRow,
+    CompareReport,
+    Crossover,
+    FabricOutcome,
+    JobOutcome,
+    Recommendation,
+    RuleResult,
+    ScalePoint,
+    SensitivityRow,
 )
 from fabricplan.spec import parse_spec
 
@@ -119,7 +126,7 @@ def _catalog():
     the synthetic story below has InfiniBand cheapest per useful GPU-hour at 256 GPUs."""
     catalog = load_catalog()
     values = {}
-    for optic_id, optic in catalog.section("optics").items():
+    for optic_id in catalog.section("optics"):
         twin = optic_id.removesuffix("_nv")
         if twin != optic_id and twin in catalog.section("optics"):
             price = catalog.optic(twin).price_usd

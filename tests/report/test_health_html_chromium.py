@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.ops.health import evaluate
 from fabricplan.ops.readers.telemetry import read_input
 from fabricplan.report.headless import CHROMIUM, render_page
 from fabricplan.report.health_html import health_html
 
 from .dom import subtree
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

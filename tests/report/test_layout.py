@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from fabricplan.decide import compare
 from fabricplan.catalog import load_catalog
+from fabricplan.decide import compare
 from fabricplan.report.layout import FitTable, Lines, fit_widths, plural, wrapped_lines
 from fabricplan.report.quotes import QUOTE_EN, has_cjk, untranslated, with_english
 from fabricplan.spec import load_spec
-
 from tests.cli.test_terminal_80 import EXAMPLES
 
 

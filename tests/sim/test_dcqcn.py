@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabricplan.sim.dcqcn import analyse, convergence_bound, dcqcn_params, fixed_point, phase_margin
 from fabricplan.catalog import load_catalog
+from fabricplan.sim.dcqcn import analyse, convergence_bound, dcqcn_params, fixed_point, phase_margin
 
 CATALOG = load_catalog()
 

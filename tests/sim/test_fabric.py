@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.design import NetworkPlacement
 from fabricplan.errors import InputError
 from fabricplan.sim.fabric import clos_network, design_network, job_nodes, node_hosts, placement_network
 from fabricplan.sim.network import equal_cost_paths
 from fabricplan.topology import size_fabric
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

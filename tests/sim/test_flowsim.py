@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.sim import traffic
 from fabricplan.sim.fabric import clos_network, job_nodes, node_hosts
 from fabricplan.sim.flowsim import simulate
 from fabricplan.sim.network import fat_tree
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.sim.dcqcn import dcqcn_params, fixed_point
 from fabricplan.sim.fluid import fluid_config, simulate_fluid
 from fabricplan.sim.network import Flows, equal_cost_paths, fat_tree
 from fabricplan.sim.scenarios import run_scenarios
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

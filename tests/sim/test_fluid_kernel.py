@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.sim import fluid_tcp_kernel
 from fabricplan.sim.fluid import simulate_fluid
 from fabricplan.sim.scenarios import run_scenarios
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from fabricplan.api import expected_rtt_us, expected_under_load
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.sim.load import bucket_of, buckets, load_point
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -86,7 +86,7 @@ def test_completion_times_are_finite_and_no_faster_than_alone(instance, sizes):
     size = np.array(sizes[:n_flows])
     fct = completion_times(size, flows, links, capacity, weights)
     assert np.all(np.isfinite(fct)) and np.all(fct > 0)
-    alone = np.array([size[f] / (125.0 * min(capacity[l] / w for l, w in zip(links[flows == f], weights[flows == f])))
+    alone = np.array([size[f] / (125.0 * min(capacity[k] / w for k, w in zip(links[flows == f], weights[flows == f])))
                       for f in range(n_flows)])
     assert np.all(fct >= alone * (1 - 1e-6))  # sharing never speeds a flow up
     assert RELATIVE_TOLERANCE < 1e-6

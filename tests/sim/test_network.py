@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.sim.network import Flows, Network, equal_cost_paths, fat_tree
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

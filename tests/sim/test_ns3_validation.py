@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.sim.scenarios import run_scenarios
 from project_paths import ROOT
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

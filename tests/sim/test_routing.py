@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
 from fabricplan.sim.maxmin import max_min_rates
 from fabricplan.sim.network import Network, fat_tree
 from fabricplan.sim.routing import route
-from fabricplan.catalog import load_catalog
 
 CATALOG = load_catalog()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricplan.sim.network import fat_tree
 from fabricplan.catalog import load_catalog
+from fabricplan.sim.network import fat_tree
 from fabricplan.sim.scenarios import build_job
 
 CATALOG = load_catalog()

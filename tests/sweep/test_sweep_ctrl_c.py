@@ -7,10 +7,10 @@ import signal
 import threading
 
 import pytest
+from sweep_files import POINTS_200, write_sweep
 
 from fabricplan.sweep import load_sweep
 from fabricplan.sweep.executors import BatchArgs, CtrlC, batch_size_for, run_process_pool
-from sweep_files import POINTS_200, write_sweep
 
 
 def test_ctrl_c_is_counted_not_raised_and_the_handler_comes_back():

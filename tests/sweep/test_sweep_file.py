@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from sweep_files import SMALL_AXES, write_sweep
 
 from fabricplan.errors import InputError
 from fabricplan.spec.paths import get_path, with_values
 from fabricplan.sweep import load_sweep
 from fabricplan.sweep.model import AxisRange
 from fabricplan.sweep.points import input_column
-from sweep_files import SMALL_AXES, write_sweep
 
 
 def test_ranges_linear_log_and_integer_rounding():

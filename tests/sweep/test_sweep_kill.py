@@ -11,10 +11,10 @@ import sys
 import time
 
 import pytest
+from sweep_files import POINTS_200, write_sweep
 
 from fabricplan.sweep.store import read_results
 from project_paths import ROOT
-from sweep_files import POINTS_200, write_sweep
 
 BATCH = 5
 

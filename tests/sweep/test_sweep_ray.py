@@ -8,9 +8,9 @@ import shutil
 import tempfile
 
 import pytest
+from sweep_files import POINTS_200, write_sweep
 
 from fabricplan.sweep.store import read_results
-from sweep_files import POINTS_200, write_sweep
 
 ray = pytest.importorskip("ray")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from sweep_files import SMALL_AXES, write_sweep
 
 from fabricplan.sweep.analysis import analyse, pareto_indices
-from sweep_files import SMALL_AXES, write_sweep
 
 
 def test_pareto_keeps_the_non_dominated_points():
@@ -66,7 +66,7 @@ def test_report_cli_terminal_json_and_html(cli, tmp_path):
                    "catalog_switches_sw_ib_qm9700_price_usd").json()
     assert document["x"] == "cluster_gpus" and document["points"] == 6
     assert sum(document["recommended_counts"].values()) == 6
-    for fabric, front in document["fronts"].items():
+    for front in document["fronts"].values():
         steps = [p["step_time_s"] for p in front]
         costs = [p["cost_per_useful_gpu_hour_usd"] for p in front]
         assert steps == sorted(steps) and costs == sorted(costs, reverse=True)  # a front trades one for the other

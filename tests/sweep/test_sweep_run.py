@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sweep_files import BASE, SMALL_AXES, write_sweep
 
 import fabricplan.api as fp
 from fabricplan.catalog import load_catalog
@@ -12,7 +13,6 @@ from fabricplan.spec import parse_spec
 from fabricplan.sweep import load_sweep
 from fabricplan.sweep.run import run_sweep
 from fabricplan.sweep.store import read_results
-from sweep_files import BASE, SMALL_AXES, write_sweep
 
 
 def rows_by_id(folder):

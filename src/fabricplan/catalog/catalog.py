@@ -36,10 +36,10 @@ from fabricplan.catalog.models import (
     Nic,
     Optic,
     Parameter,
-    plain,
     Range,
     Server,
     Switch,
+    plain,
 )
 from fabricplan.errors import CatalogError
 from fabricplan.io import format_validation_error, read_document

@@ -64,8 +64,13 @@ def health_command(
 ) -> None:
     """Check RDMA/RoCE/InfiniBand telemetry (files or a live Prometheus) against SLOs."""
     from fabricplan.api import health
-    from fabricplan.ops.health.run import baseline_window_s, check_expectations, parse_duration_s
-    from fabricplan.ops.health.run import require_telemetry, telemetry_files
+    from fabricplan.ops.health.run import (
+        baseline_window_s,
+        check_expectations,
+        parse_duration_s,
+        require_telemetry,
+        telemetry_files,
+    )
     from fabricplan.ops.lint.finding import severity_rank
 
     if fail_on not in FAIL_ON:

@@ -66,8 +66,8 @@ def calibrate_command(
 ) -> None:
     """Fit the model's calibratable parameters to measured logs; write them as a --catalog overlay."""
     from fabricplan.catalog import load_catalog
-    from fabricplan.measure.fit import calibrate, overlay_document, write_overlay
     from fabricplan.io import check_output_path
+    from fabricplan.measure.fit import calibrate, overlay_document, write_overlay
     from fabricplan.report.measure_tables import calibration_document, calibration_report
 
     check_output_path(out, what="catalog overlay")  # before the fit, not after
@@ -119,9 +119,8 @@ def check_measured_command(
     system = replace(_system(read, cat, spec, fabric, None, None, cpu_vendor), collnet=True)
     result = check_measured(read, cat, system, bandwidth_threshold=threshold, latency_threshold=latency_threshold)
     if html is not None:
-        from fabricplan.report.measure_tables import check_html
-
         from fabricplan.io import write_text_atomic
+        from fabricplan.report.measure_tables import check_html
 
         write_text_atomic(html, check_html(result), what="HTML chart")
     if as_json:

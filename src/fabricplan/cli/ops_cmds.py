@@ -32,8 +32,8 @@ def lint_command(
     from fabricplan.catalog import load_catalog
     from fabricplan.ops.lint import lint_paths
     from fabricplan.ops.lint.finding import severity_rank
-    from fabricplan.report.lint_output import as_json, as_sarif, print_text
     from fabricplan.ops.lint.rules import RULES
+    from fabricplan.report.lint_output import as_json, as_sarif, print_text
 
     if fail_on not in FAIL_ON:
         raise InputError(f"must be one of {', '.join(FAIL_ON)}, got {fail_on!r}", location="--fail-on")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
 from fabricplan.catalog import Catalog, PricePoint, Server
-from fabricplan.catalog.inputs import Inputs, Num, divide, is_array, maximum
+from fabricplan.catalog.inputs import Inputs, Num, divide, maximum
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
 from fabricplan.cost.floorplan import FloorPlan, tier_runs

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from fabricplan.decide.uncertainty import Uncertainty
-from fabricplan.plan.outcome import FabricOutcome, JobOutcome
+from fabricplan.plan.outcome import FabricOutcome
 
 
 class RuleResult(BaseModel):

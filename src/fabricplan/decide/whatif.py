@@ -10,7 +10,11 @@ from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow, TierBoundary
 from fabricplan.errors import FabricplanError, InputError
 from fabricplan.plan import DEFAULT_PLAN, Draws, Levers, Plan, Scenario, fabric_outcomes
-from fabricplan.plan.scale import full_mix_spec, jobs_left_out, jobs_out_of_memory, layout_unit, scaled_spec, tier_capacities_gpus
+from fabricplan.plan.scale import (
+    full_mix_spec,
+    layout_unit,
+    tier_capacities_gpus,
+)
 from fabricplan.spec import ClusterSpec
 from fabricplan.spec.models import Maturity
 

@@ -63,9 +63,9 @@ def calibratable_parameters(system, catalog, algorithms: set[str]) -> list[Calib
     """The parameters of ``system`` to fit: the per-NIC bandwidth and host-stack latency of its fabric,
     and the efficiency factor of each algorithm in ``algorithms`` (those the rows run) that its NCCL
     release defines."""
+    from fabricplan.perf.collectives import gpu_compute_capability
     from fabricplan.perf.latency import perf_value
     from fabricplan.perf.nccl_tuner import architecture
-    from fabricplan.perf.collectives import gpu_compute_capability
 
     profile = catalog.fabric(system.fabric_id)
     reference_id = str(perf_value("nccl_latency_reference_fabric", catalog))

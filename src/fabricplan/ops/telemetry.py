@@ -18,9 +18,9 @@ Counter arithmetic (pure functions on numpy arrays):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-import math
 from pathlib import Path
 from typing import Any
 

@@ -16,7 +16,6 @@ JSON keys carry their units.
 from __future__ import annotations
 
 import math
-
 from typing import Literal
 
 from pydantic import BaseModel, Field

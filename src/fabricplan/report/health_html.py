@@ -5,6 +5,7 @@ per-interval rate; RTT samples as they are). This module imports plotly: import 
 from __future__ import annotations
 
 import html as htmllib
+from datetime import UTC
 
 import numpy as np
 import plotly.graph_objects as go
@@ -12,8 +13,8 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from fabricplan.ops.health.engine import HealthResult
-from fabricplan.report.health_output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
 from fabricplan.ops.telemetry import SAMPLE, Series, increases
+from fabricplan.report.health_output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
 
 #: Program limit: charts drawn (the worst findings first); the rest are listed without a chart.
 MAX_CHARTS = 40
@@ -32,7 +33,7 @@ def _series_index(result: HealthResult) -> dict[tuple[str, str], Series]:
 
 
 def _trace(series: Series) -> go.Scatter:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if series.kind == SAMPLE:
         x, y, name = series.t_s, series.values, f"{series.label} [us]"
@@ -44,7 +45,7 @@ def _trace(series: Series) -> go.Scatter:
         k = int(np.ceil(len(x) / 5000))
         idx = np.unique(np.concatenate((np.arange(0, len(x), k), [int(np.nanargmax(y))] if np.isfinite(y).any() else [])))
         x, y = x[idx.astype(int)], y[idx.astype(int)]
-    times = [datetime.fromtimestamp(float(t), tz=timezone.utc) for t in x]
+    times = [datetime.fromtimestamp(float(t), tz=UTC) for t in x]
     return go.Scatter(x=times, y=[None if not np.isfinite(v) else float(v) for v in y], mode="lines", name=name)
 
 

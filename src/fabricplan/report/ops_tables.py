@@ -5,9 +5,8 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from fabricplan.report.layout import FitTable, Lines
-
 from fabricplan.ops.headroom import HeadroomResult
+from fabricplan.report.layout import FitTable, Lines
 
 
 def headroom_document(result: HeadroomResult) -> dict:

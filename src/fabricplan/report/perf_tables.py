@@ -10,10 +10,9 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 
-from fabricplan.report.layout import FitTable, plural
-
 from fabricplan.perf.collectives import CollectiveResult
 from fabricplan.perf.step import StepResult
+from fabricplan.report.layout import FitTable, plural
 
 
 def collective_document(results: Sequence[CollectiveResult], sweep: bool) -> Any:

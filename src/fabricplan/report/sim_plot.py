@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 #: Program limit: queues drawn (the longest ones); more lines make the chart unreadable.
 MAX_QUEUES_DRAWN = 12
 
@@ -15,8 +14,8 @@ MAX_QUEUES_DRAWN = 12
 def simulate_figure(result):
     """Three stacked panels from a recorded :class:`~fabricplan.sim.scenarios.ScenarioResult`."""
     import numpy as np
-    from plotly.subplots import make_subplots
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     from fabricplan.sim.scenarios import node_name
 
@@ -52,8 +51,8 @@ def simulate_figure(result):
 
 def write_plot(result, path: Path) -> None:
     """Write the figure to ``path`` (whole or not at all); an InputError naming the path if it cannot be written."""
-    from plotly.offline import get_plotlyjs
     import plotly.io as pio
+    from plotly.offline import get_plotlyjs
 
     html = pio.to_html(simulate_figure(result), include_plotlyjs=False, full_html=False)
     document = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fabricplan simulate</title>"

@@ -126,8 +126,8 @@ class FluidConfig:
 
 def fluid_config(catalog, **overrides) -> FluidConfig:
     """A :class:`FluidConfig` from ``catalog``'s ``perf_defaults`` (``sim_*``, ``tcp_*``, ``dcqcn_*``) plus overrides."""
-    from fabricplan.sim.params import sim_parameter as perf_parameter
     from fabricplan.sim.dcqcn import dcqcn_params
+    from fabricplan.sim.params import sim_parameter as perf_parameter
 
     def value(name: str) -> float:
         return perf_parameter(name, catalog)

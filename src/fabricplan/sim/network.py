@@ -22,6 +22,7 @@ the same three things, all numpy arrays so that models stay vectorised:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from fabricplan.errors import InputError

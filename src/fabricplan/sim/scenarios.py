@@ -113,7 +113,6 @@ class Job:
 def build_job(name: str, network: Network, k: int, senders: int | None, size: float, seed: int) -> Job:
     """The flows of one scenario under the module's conventions."""
     H = network.n_hosts
-    half = k // 2
     if name == "incast":
         n = 16 if senders is None else senders
         leaf = network.leaf_of(np.arange(H))

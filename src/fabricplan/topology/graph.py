@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import networkx as nx
 
 from fabricplan.errors import InputError
-from fabricplan.topology.ports import TIER_NAMES, tier_ratios, upper_tier_switches, uplinks_needed
-from fabricplan.topology.sizing import FabricSize, _plan, _Plan, leaf_layout_of
+from fabricplan.topology.ports import TIER_NAMES, tier_ratios, uplinks_needed, upper_tier_switches
+from fabricplan.topology.sizing import FabricSize, _Plan, _plan, leaf_layout_of
 
 #: Refuse to materialise graphs bigger than this many nodes (switches + NIC ports).
 MAX_GRAPH_NODES = 50_000

@@ -36,8 +36,17 @@ from fractions import Fraction
 from fabricplan.errors import InputError
 from fabricplan.topology.layout import STYLES, Attachment, LeafLayout, Style, attach
 from fabricplan.topology.ports import (
-    MAX_GIVEN_RATIOS, MAX_SUPPORTED_TIERS, TIER_NAMES, check_count, check_radix, down_ports_per_tier,
-    leaf_ports, max_leaves, tier_ratios, upper_tier_switches, uplinks_needed,
+    MAX_GIVEN_RATIOS,
+    MAX_SUPPORTED_TIERS,
+    TIER_NAMES,
+    check_count,
+    check_radix,
+    down_ports_per_tier,
+    leaf_ports,
+    max_leaves,
+    tier_ratios,
+    uplinks_needed,
+    upper_tier_switches,
 )
 
 __all__ = ["FabricSize", "Style", "size_fabric", "tier_capacities", "tiers_needed"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -111,7 +111,7 @@ def parse_time(text: str, location: str) -> float:
             raise InputError(f"time must be epoch seconds or ISO 8601 (2026-12-01T08:00:00Z), got {raw[:40]!r}",
                              location=location) from None
         if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=timezone.utc)
+            stamp = stamp.replace(tzinfo=UTC)
         return stamp.timestamp()
     if not math.isfinite(value) or not 0 <= value < 1e11:
         raise InputError(f"time must be epoch seconds (0..1e11), got {raw[:40]!r}", location=location)

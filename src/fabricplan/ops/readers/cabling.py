@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from fabricplan.errors import InputError
-from fabricplan.ops.model import CablingEntry
 from fabricplan.io import YAML_SAFE_LOADER
 from fabricplan.ops.limits import CABLE_RANGE_M
+from fabricplan.ops.model import CablingEntry
 from fabricplan.ops.readers._common import read_structured
 from fabricplan.units import parse_length
 

@@ -26,6 +26,7 @@ from typing import Any
 from fabricplan.errors import CatalogError, InputError
 from fabricplan.ops import defaults
 from fabricplan.ops.defaults import span
+from fabricplan.ops.limits import CABLE_RANGE_M, MTU_RANGE_BYTES, SPEED_RANGE_MBPS, U32_MAX
 from fabricplan.ops.model import (
     BufferPool,
     BufferProfile,
@@ -35,7 +36,6 @@ from fabricplan.ops.model import (
     SwitchPortQos,
     WredProfile,
 )
-from fabricplan.ops.limits import CABLE_RANGE_M, MTU_RANGE_BYTES, SPEED_RANGE_MBPS, U32_MAX
 from fabricplan.ops.readers._common import json_path, parse_bounded_int, parse_decimal, parse_int, read_structured
 
 _REF = re.compile(r"^\[([A-Z0-9_]+)\|([^\]]+)\]$")

@@ -28,16 +28,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
-from fabricplan.ops.readers._common import canonical_ethtool, parse_time  # noqa: F401 (also this module's API)
 from fabricplan.ops.readers._common import MAX_DIGITS as _MAX_DIGITS  # noqa: F401
-from fabricplan.ops.readers._common import MAX_TELEMETRY_BYTES  # noqa: F401 (this module's API)
+from fabricplan.ops.readers._common import (  # noqa: F401 (also this module's API)
+    MAX_TELEMETRY_BYTES,  # noqa: F401 (this module's API)
+    canonical_ethtool,
+    parse_time,
+)
 from fabricplan.ops.readers._common import parse_header as _header
 from fabricplan.ops.readers._common import parse_reading as _number
 from fabricplan.ops.readers._common import read_telemetry_text as read_text

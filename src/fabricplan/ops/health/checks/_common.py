@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC
 from typing import Any
 
 import numpy as np
@@ -47,11 +48,11 @@ def is_ib(port: PortTelemetry) -> bool:
 
 def stamp(t_s: float) -> str:
     """A time as ISO 8601 UTC to the second."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if not math.isfinite(t_s):
         return "?"
-    return datetime.fromtimestamp(t_s, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(t_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def num(x: float, digits: int = 3) -> str:

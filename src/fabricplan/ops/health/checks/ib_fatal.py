@@ -19,7 +19,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from fabricplan.ops.health.checks._common import (
-    counter_window, health_finding, is_ib, is_rdma, num, rounded, unavailable)
+    counter_window,
+    health_finding,
+    is_ib,
+    is_rdma,
+    num,
+    rounded,
+    unavailable,
+)
 from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.telemetry import PortTelemetry
 

@@ -24,7 +24,15 @@ from typing import Any
 import numpy as np
 
 from fabricplan.ops.health.checks._common import (
-    counter_window, health_finding, is_ethernet, measured, num, pct, rounded, unavailable)
+    counter_window,
+    health_finding,
+    is_ethernet,
+    measured,
+    num,
+    pct,
+    rounded,
+    unavailable,
+)
 from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.telemetry import PortTelemetry, increases, runs
 

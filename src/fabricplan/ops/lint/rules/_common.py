@@ -8,7 +8,6 @@ from fabricplan.ops import defaults as ops_defaults
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.model import Link, NicQos, SwitchPortQos
 
-
 # Options every classification-aware rule has (overridable in the lint config ``settings:``):
 # option -> dotted path of its default in ``ops_defaults``.
 CLASSIFICATION_OPTIONS = {

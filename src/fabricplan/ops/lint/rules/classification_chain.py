@@ -31,8 +31,8 @@ from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
     CLASSIFICATION_OPTIONS,
     finding,
-    no_qos,
     hset,
+    no_qos,
     roce_priority,
     switch_tc_of_roce,
 )

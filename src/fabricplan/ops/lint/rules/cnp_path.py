@@ -23,9 +23,9 @@ from typing import Any
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
-    dualtor_design,
-    bitmap,
     CLASSIFICATION_OPTIONS,
+    bitmap,
+    dualtor_design,
     finding,
     hset,
     interface,

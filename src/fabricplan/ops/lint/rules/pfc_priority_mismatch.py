@@ -23,8 +23,8 @@ from typing import Any
 from fabricplan.ops.lint.finding import Finding
 from fabricplan.ops.lint.options import from_catalog
 from fabricplan.ops.lint.rules._common import (
-    bitmap,
     CLASSIFICATION_OPTIONS,
+    bitmap,
     finding,
     hset,
     interface,

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from fabricplan.decide.uncertainty import Uncertainty
-from fabricplan.plan.outcome import FabricOutcome
+from fabricplan.plan.outcome import FabricOutcome, JobOutcome  # noqa: F401 (re-exported: the result types decide ranks)
 
 
 class RuleResult(BaseModel):

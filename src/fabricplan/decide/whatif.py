@@ -10,9 +10,12 @@ from fabricplan.decide.evaluate import evaluate
 from fabricplan.decide.models import Crossover, ScalePoint, SensitivityRow, TierBoundary
 from fabricplan.errors import FabricplanError, InputError
 from fabricplan.plan import DEFAULT_PLAN, Draws, Levers, Plan, Scenario, fabric_outcomes
-from fabricplan.plan.scale import (
+from fabricplan.plan.scale import (  # noqa: F401 (jobs_left_out, jobs_out_of_memory, scaled_spec: re-exported)
     full_mix_spec,
+    jobs_left_out,
+    jobs_out_of_memory,
     layout_unit,
+    scaled_spec,
     tier_capacities_gpus,
 )
 from fabricplan.spec import ClusterSpec

@@ -658,13 +658,16 @@ def default_catalog() -> Catalog:
     return load_catalog()
 
 
-def require_catalog(catalog: Catalog | None, reader: str) -> Catalog:
-    """``catalog``, or a TypeError naming ``reader`` when it is None.
+def require_catalog(catalog: Catalog | None, reader: str, *details: object) -> Catalog:
+    """``catalog``, or a TypeError naming ``reader`` (with ``details``, e.g. the parameter asked for)
+    when it is None; the message is built only then (the accessors are called per model number).
 
     Below the public API and the CLI the catalog is always passed explicitly: a None there is a
     caller that dropped the user's ``--catalog`` overlays, so it is an error, never "the bundled
     catalog"."""
     if catalog is None:
+        if details:
+            reader = f"{reader}({', '.join(repr(d) for d in details)})"
         raise TypeError(f"{reader} needs the catalog: pass the Catalog the API or CLI loaded (with the "
                         "user's --catalog overlays); None does not mean the bundled catalog")
     return catalog

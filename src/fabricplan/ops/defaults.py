@@ -36,7 +36,7 @@ def _cached(section: Any, key: tuple[str, str], compute: Any) -> Any:
 
 
 def _node(path: str, catalog, what: str) -> Any:
-    section = require_catalog(catalog, f"ops_defaults {path!r}").ops_defaults
+    section = require_catalog(catalog, "ops_defaults", path).ops_defaults
     return _cached(section, ("node", path), lambda: _walk(section, path, what))
 
 
@@ -89,7 +89,7 @@ def group(path: str, catalog) -> dict[str, dict[str, Any]]:
 def where(path: str, catalog) -> str:
     """Where the entry at a dotted path comes from, for error messages: the overlay file that set
     it (``lint.yaml: ops_defaults.lint.roce_dscp``) or the bundled ``ops_defaults.yaml``."""
-    catalog = require_catalog(catalog, f"ops_defaults {path!r}")
+    catalog = require_catalog(catalog, "ops_defaults", path)
     try:
         origin = catalog.origin(f"ops_defaults.{path}")
     except Exception:  # noqa: BLE001 - an odd path only loses the overlay's name

@@ -13,7 +13,7 @@ from fabricplan.catalog.catalog import require_catalog
 def perf_value(name: str, catalog) -> float | dict | str:
     """The ``value`` of a ``perf_defaults`` parameter as stored (number, table or id):
     :meth:`fabricplan.catalog.Catalog.perf_value` of ``catalog`` (overlays apply; ``None``: TypeError)."""
-    return require_catalog(catalog, f"perf_value({name!r})").perf_value(name)
+    return require_catalog(catalog, "perf_value", name).perf_value(name)
 
 
 def perf_parameter(name: str, catalog) -> float:

@@ -9,4 +9,4 @@ def sim_parameter(name: str, catalog) -> float:
     bundled catalog). Unit and source sit beside it in the yaml."""
     from fabricplan.catalog.catalog import require_catalog
 
-    return float(require_catalog(catalog, f"sim_parameter({name!r})").perf_value(name))
+    return float(require_catalog(catalog, "sim_parameter", name).perf_value(name))

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from fabricplan.errors import InputError
 from fabricplan.sim.network import HOST, Flows, Network
 
-if TYPE_CHECKING:
-    from fabricplan.sim.fluid import FluidConfig
+#: The run's configuration, a :class:`fabricplan.sim.fluid.FluidConfig` (named, not imported: the
+#: loop in ``fluid.py`` builds the state, so the state module does not reach back up to it).
+FluidConfig = Any
 
 #: Program limits (not physical defaults).
 MAX_STEPS = 20_000_000

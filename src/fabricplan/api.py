@@ -285,12 +285,6 @@ def _fabric_choice(loaded: ClusterSpec, fabric: str | None) -> Any:
     return choice
 
 
-#: How a fabric's flow and congestion control read in a health report.
-_MECHANISM = {("dcqcn", True): "RoCE lossless (PFC + DCQCN)", ("none", True): "RoCE lossless (PFC, no CC)",
-              ("none", False): "RoCE lossy (no PFC, no CC)", ("ib-cc", True): "InfiniBand (credits + IB CC)",
-              ("ib-credit", True): "InfiniBand (credits, no CC)", ("tcp", False): "TCP (lossy)"}
-
-
 def expected_under_load(spec: SpecLike, fabric: str | None = None,
                         catalog: Catalog | Sequence[str | Path] | None = None, load: float | None = None) -> Any:
     """What the spec's design should show at a link utilisation, for ``fabricplan health``: an
@@ -301,44 +295,27 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
     load bucket (``sim_load_bucket_step``; every bucket in one batched run the first time one is
     needed, or only the stated one) on a small fat tree at the design's link rate, hop count and
     flow/congestion control. ``load`` (0..1) is the stated utilisation (``--load``)."""
-    from fabricplan.ops.health.expected import Expected, LoadModel
-    from fabricplan.sim.load import bucket_of, buckets, load_points
-    from fabricplan.sim.scenarios import PROFILE_CC
+    from fabricplan.ops.health.expected import LoadModel, expected_of
+    from fabricplan.sim.load import LoadCurve
+    from fabricplan.sim.scenarios import MECHANISM_NAMES, profile_cc
 
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
     unloaded_us, unloaded_source = expected_rtt_us(loaded, fabric, cat)
     choice = _fabric_choice(loaded, fabric)
     built = design(loaded, choice, cat)
-    profile = cat.fabric(built.fabric)
-    cc, pfc = PROFILE_CC.get((profile.flow_control, profile.congestion_control), ("none", False))
+    cc, pfc = profile_cc(cat.fabric(built.fabric))
     link_gbps = float(built.hardware.port_speed_gbps)
     hops = int(built.switches_across)
     tiers = 2 if hops <= 3 else 3
+    curve = LoadCurve(link_gbps=link_gbps, tiers=tiers, hops=min(hops, 2 * tiers - 1), cc=cc, pfc=pfc, catalog=cat,
+                      batch=load is None)
 
-    steps = buckets(cat)
-    by_bucket: dict[float, Any] = {}
+    def at(utilisation: float):
+        bucket, point = curve.at(utilisation)
+        return expected_of(point, load=utilisation, bucket=bucket, unloaded_rtt_us=unloaded_us)
 
-    def at(utilisation: float) -> Expected:
-        bucket = next((b for b in steps if utilisation <= b + 1e-9), None) if utilisation >= 0 else None
-        if bucket is None:
-            bucket = bucket_of(utilisation, cat)  # above the top bucket (or not a load: InputError)
-        if bucket not in by_bucket:
-            # a stated load needs its bucket only; loads read from counters usually span many, so the
-            # first one simulates every bucket in one batched run (sim.load.load_points)
-            wanted = [bucket] if load is not None else steps
-            points = load_points(wanted, link_gbps=link_gbps, tiers=tiers, hops=min(hops, 2 * tiers - 1), cc=cc,
-                                 pfc=pfc, catalog=cat)
-            by_bucket.update(zip(wanted, points, strict=True))
-        point = by_bucket[bucket]
-        return Expected(load=utilisation, bucket=bucket, rtt_p999_us=unloaded_us + point.queue_p999_us,
-                        unloaded_rtt_us=unloaded_us, pause_fraction=point.pause_fraction if point.pfc else None,
-                        cnp_per_s=point.cnp_per_s if cc == "dcqcn" else None,
-                        becn_per_s=point.cnp_per_s if cc == "ib-cc" else None,
-                        credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None,
-                        ecn_marks_per_s=point.ecn_marks_per_s if cc in ("dcqcn", "ib-cc") else None)
-
-    mechanism = _MECHANISM.get((cc, pfc), cc)
+    mechanism = MECHANISM_NAMES.get((cc, pfc), cc)
     return LoadModel(fabric=choice.profile, mechanism=mechanism, link_gbps=link_gbps, unloaded_rtt_us=unloaded_us,
                      source=(f"the design of {choice.profile} ({hops} switch{'' if hops == 1 else 'es'} across, "
                              f"{link_gbps:g} Gb/s links, {mechanism}): unloaded RTT {unloaded_us:.2f} us plus the fluid "

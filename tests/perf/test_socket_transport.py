@@ -240,11 +240,13 @@ def test_socket_validation_fails_past_tolerance():
         ["azure_25g_bcast_8B: time_us"]
 
 
-def test_socket_bandwidth_draws_equal_the_scalar_model_at_each_drawn_value():
+def test_drawn_socket_figures_give_the_scalar_model_at_each_drawn_value():
+    """One function for a point and for draws: arrays of figures give, per draw, what the same
+    function gives with the catalog set to that draw's values."""
     import numpy as np
 
     from fabricplan.catalog import load_catalog
-    from fabricplan.perf.socket_transport import socket_bandwidth_draws, socket_nic_bandwidth
+    from fabricplan.perf.socket_transport import socket_nic_bandwidth
 
     catalog = load_catalog()
     for fabric in ("ethernet-tcp", "ethernet-tcpx"):
@@ -254,7 +256,8 @@ def test_socket_bandwidth_draws_equal_the_scalar_model_at_each_drawn_value():
         values = {"tcp_receive_gbps_per_core": np.array([20.0, 42.0, 80.0]),
                   "socket_dram_touches_per_byte": np.array([4.0, 2.0, 1.0]),
                   "devmem_tcp_line_rate_fraction": np.array([0.9, 0.966, 0.99])}
-        drawn = socket_bandwidth_draws(profile, values, catalog=catalog, **shape)
+        drawn = socket_nic_bandwidth(profile, figures=values, catalog=catalog, **shape).gbytes_per_s
+        assert drawn.shape == (3,)
         for i in range(3):
             overlay = catalog.with_values({f"perf_defaults.parameters.{name}.value": float(v[i])
                                            for name, v in values.items()})

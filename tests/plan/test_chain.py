@@ -160,13 +160,14 @@ def test_overlay_moves_a_perf_default_through_the_cli(cli, tmp_path):
     assert roce["jobs"][0]["step_time_s"] == pytest.approx(moved["step_time_s"], rel=1e-12)
 
 
-def test_cached_performance_keeps_each_catalog_it_answered_for_alive():
-    """The step-time cache keys on id(catalog); it must hold the catalog too, or a Monte Carlo catalog
-    variant freed after use could hand its id to the next variant, which would then read the first
-    variant's step times (a seed-for-seed Monte Carlo that differs between two identical runs)."""
+def test_cached_performance_keys_on_the_catalogs_content_not_its_address():
+    """The step-time cache keys on ``Catalog.revision``: the same change of the same catalog is the
+    same computation (a Monte Carlo variant made again reuses its step times), another change or
+    another catalog is a new one, and a freed catalog's memory address cannot alias a new one (a
+    seed-for-seed Monte Carlo that differed between two identical runs)."""
     import gc
-    import weakref
 
+    from fabricplan.design import resolve
     from fabricplan.plan.chain import cached_performance
 
     calls = []
@@ -175,26 +176,13 @@ def test_cached_performance_keeps_each_catalog_it_answered_for_alive():
         calls.append(catalog)
         return [len(calls)]
 
-    class Network:
-        gpu = CATALOG.gpu("h100-sxm")
-        profile = CATALOG.fabric("roce-v2")
-        switch = CATALOG.switch("sw_eth_th5")
-        size = object()
-        layout = "layout"
-        socket_bandwidth_scale = 1.0
-
-    class Design:
-        network = Network()
-
     spec = load_spec(EXAMPLE_1024, CATALOG)
+    design = resolve(spec, CATALOG, spec.fabrics[0])
     run = cached_performance(step)
-    variant = load_catalog()
-    probe = weakref.ref(variant)
-    assert run(spec, variant, Design(), "levers", object) == [1]
-    calls.clear()
-    del variant
+    path = "perf_defaults.parameters.dp_overlap_efficiency.value"
+    assert run(spec, CATALOG.with_values({path: 0.5}), design, "levers", object) == [1]
     gc.collect()
-    assert probe() is not None  # held by the cache entry: its id cannot be reused
-    again = load_catalog()
-    assert run(spec, again, Design(), "levers", object) == [1]  # a new catalog is a new computation
-    assert calls == [again]
+    assert run(spec, CATALOG.with_values({path: 0.5}), design, "levers", object) == [1]  # the same content
+    assert run(spec, CATALOG.with_values({path: 0.6}), design, "levers", object) == [2]  # another change
+    assert run(spec, load_catalog(), design, "levers", object) == [3]  # a catalog loaded anew
+    assert len(calls) == 3

@@ -17,12 +17,14 @@ Values anywhere in the catalog are addressed by dotted paths (:meth:`Catalog.get
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 from pydantic import BaseModel, RootModel, ValidationError
 
@@ -86,6 +88,13 @@ class Catalog:
     entries: Mapping[str, Mapping[str, Entry]]
     origins: Mapping[str, Mapping[str, str]]
     documents: Mapping[str, BaseModel]
+    #: What this catalog's content is, as a key for results computed from it: derived from the
+    #: parent's revision and the change (:meth:`with_values`, :func:`derived_revision`), so the same
+    #: change of the same catalog gives the same key; a fresh one for a catalog built otherwise.
+    revision: str = field(default_factory=lambda: uuid4().hex, compare=False)
+    #: ``perf_defaults`` values already read (the models ask for them per number); not copied by
+    #: ``dataclasses.replace``, so a changed catalog starts empty.
+    _perf_values: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def section(self, name: str) -> Mapping[str, Entry]:
         if name not in self.entries:
@@ -133,11 +142,15 @@ class Catalog:
         """The ``value`` of the ``perf_defaults`` parameter ``name`` as stored (number, table or id):
         the one reader of those numbers for the performance models and the simulator. Its unit and
         source sit beside it in ``perf_defaults.yaml``."""
+        known = self._perf_values.get(name)
+        if known is not None:
+            return known
         parameters = self.perf_defaults.parameters
         entry = parameters.get(name)
         if entry is None:
             raise CatalogError(f"no perf parameter '{name}'; known: {', '.join(parameters)}",
                                location="perf_defaults.parameters")
+        self._perf_values[name] = entry.value
         return entry.value
 
     @property
@@ -288,7 +301,8 @@ class Catalog:
             except ValidationError as exc:
                 raise CatalogError(format_validation_error(exc), location=f"catalog path {path}") from None
         check_consistency(entries, origins)
-        return Catalog(entries=entries, origins=origins, documents=documents)
+        return Catalog(entries=entries, origins=origins, documents=documents,
+                       revision=derived_revision(self.revision, "with_values", origin, sorted(values.items(), key=repr)))
 
     def _root(self) -> Mapping[str, Any]:
         return ChainMap(self.documents, self.entries)  # type: ignore[arg-type]
@@ -656,6 +670,12 @@ def default_catalog() -> Catalog:
     """The bundled catalog without overlays, loaded once: what the public API (``fabricplan.api``)
     and the CLI resolve ``catalog=None`` to, once, before passing it down."""
     return load_catalog()
+
+
+def derived_revision(parent: str, *change: object) -> str:
+    """The :attr:`Catalog.revision` of a catalog made from ``parent`` by ``change`` (its ``repr``):
+    a content key that the same change of the same catalog reproduces."""
+    return hashlib.sha256(repr((parent, change)).encode()).hexdigest()[:32]
 
 
 def require_catalog(catalog: Catalog | None, reader: str, *details: object) -> Catalog:

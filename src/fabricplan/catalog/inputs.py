@@ -73,6 +73,15 @@ def maximum(a, b):
     return max(a, b)
 
 
+def minimum(a, b):
+    """``min(a, b)`` for floats, elementwise for arrays of draws."""
+    if is_array(a) or is_array(b):
+        import numpy as np
+
+        return np.minimum(a, b)
+    return min(a, b)
+
+
 def where(condition, if_true, otherwise):
     """``if_true if condition else otherwise`` for floats, ``numpy.where`` for arrays of draws (both
     branches are evaluated: keep them finite or infinite, never raising)."""

@@ -110,10 +110,13 @@ def without_spreads(catalog):
     numbers become zero-width (what the Monte Carlo reads; nested blocks keep theirs)."""
     from dataclasses import replace
 
+    from fabricplan.catalog.catalog import derived_revision
+
     entries = {section: {key: entry.model_copy(update={"spread": None}) for key, entry in items.items()}
                for section, items in catalog.entries.items()}
     documents = dict(catalog.documents)
     perf = catalog.perf_defaults
     parameters = {key: item.model_copy(update={"spread": None}) for key, item in perf.parameters.items()}
     documents["perf_defaults"] = perf.model_copy(update={"parameters": parameters})
-    return replace(catalog, entries=entries, documents=documents)
+    return replace(catalog, entries=entries, documents=documents,
+                   revision=derived_revision(catalog.revision, "without_spreads"))

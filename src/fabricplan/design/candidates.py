@@ -41,7 +41,7 @@ class DesignOption:
 
 def style_fixed(spec: ClusterSpec) -> bool:
     """The spec writes ``topology.style`` itself (then it is not searched)."""
-    return "style" in spec.topology.model_fields_set
+    return spec.style_pinned
 
 
 def _cage_ports(switch: Switch, speed: int) -> int:

@@ -10,7 +10,7 @@ design for many price or maturity cases sizes it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from fabricplan import topology
@@ -83,7 +83,6 @@ class NetworkView:
     #: lever, ``fabricplan.plan.Levers.bandwidth_multiplier``; an RDMA profile's lever is its own
     #: ``effective_bandwidth_gbytes_per_s``): 1 = as modelled.
     socket_bandwidth_scale: float = 1.0
-    _placements: dict[int, NetworkPlacement] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property
     def nodes(self) -> int:
@@ -92,18 +91,14 @@ class NetworkView:
     def placement(self, n_nodes: int) -> NetworkPlacement:
         """Where ``n_nodes`` nodes of one communicator sit (rank-order packing; topology-aware
         scheduling from the spec)."""
-        cached = self._placements.get(n_nodes)
-        if cached is None:
-            if n_nodes > max(self.size.nodes, 1) and n_nodes > 1:
-                raise InputError(f"a communicator of {n_nodes} nodes does not fit this {self.size.nodes}-node "
-                                 "fabric", location="gpus")
-            cached = place(n_nodes, self.size, aligned=self.layout.topology_aware_scheduling)
-            self._placements[n_nodes] = cached
-        return cached
+        if n_nodes > max(self.size.nodes, 1) and n_nodes > 1:
+            raise InputError(f"a communicator of {n_nodes} nodes does not fit this {self.size.nodes}-node "
+                             "fabric", location="gpus")
+        return place(n_nodes, self.size, aligned=self.layout.topology_aware_scheduling)
 
     def with_gpu(self, gpu: GpuLike) -> NetworkView:
-        """The same network with another GPU (e.g. a what-if efficiency); placements are kept."""
-        return replace(self, gpu=gpu, _placements=self._placements)
+        """The same network with another GPU (e.g. a what-if efficiency)."""
+        return replace(self, gpu=gpu)
 
 
 @dataclass(frozen=True)

@@ -90,8 +90,7 @@ class MeasuredSystem:
         design = resolve(self.spec, catalog, self.fabric_choice)
         network = design.network
         if network.profile.in_network_reduction and not self.collnet:
-            network = replace(network, profile=network.profile.model_copy(update={"in_network_reduction": False}),
-                              _placements={})
+            network = replace(network, profile=network.profile.model_copy(update={"in_network_reduction": False}))
         return network
 
     def collective(self, catalog, operation: str, size_bytes: int, n_gpus: int, ranks_per_node: int, *,

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.catalog.models import plain
 from fabricplan.errors import InputError
 
 
@@ -65,12 +64,18 @@ class TransformerDims:
         return float(self.layers * (attention + ffn) + self.vocab * h)
 
 
+#: The fields of a model preset :func:`model_dims` reads.
+_DIMENSIONS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "experts_per_token",
+               "gated_ffn")
+
+
 def model_dims(model, catalog) -> TransformerDims:
     """A preset id (catalog section ``models`` of ``catalog``) or a ``ModelDims``-like object ->
     :class:`TransformerDims`."""
     if isinstance(model, str):
-        entry = plain(catalog.model_preset(model, field="model"))
-        name = entry["id"]
+        preset = catalog.model_preset(model, field="model")
+        entry = {key: getattr(preset, key, None) for key in _DIMENSIONS}  # the fields, not a dump of the entry
+        name = preset.id
     else:
         entry = model.model_dump() if hasattr(model, "model_dump") else dict(model)
         name = entry.get("name", "custom")

@@ -22,8 +22,11 @@ Sections (§) refer to docs/reference/socket_transport.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from fabricplan.catalog.inputs import is_array, minimum
 from fabricplan.perf.params import perf_parameter, perf_table
 
 
@@ -87,7 +90,7 @@ def connection_gbps(active_sockets: int, n_threads: int, per_core_gbps: float,
     busiest = math.ceil(active / cores)
     per_socket = per_core_gbps / busiest
     if per_flow_cap_gbps is not None:
-        per_socket = min(per_socket, per_flow_cap_gbps)
+        per_socket = minimum(per_socket, per_flow_cap_gbps)
     return active * per_socket
 
 
@@ -154,7 +157,8 @@ def socket_per_peer_latency_us(syscall_us: float) -> float:
 
 @dataclass(frozen=True)
 class SocketBandwidth:
-    """Achievable per-NIC bandwidth of the socket transport and each bound [GB/s]."""
+    """Achievable per-NIC bandwidth of the socket transport and each bound [GB/s] (floats, or numpy
+    arrays of draws where :func:`socket_nic_bandwidth` was given drawn figures)."""
 
     variant: str
     threads: int
@@ -185,9 +189,16 @@ def _by_compute_capability(table: dict, compute_capability: int) -> float:
     return table[max(eligible)] if eligible else table[min(table)]
 
 
+#: The socket figures (``perf_defaults`` names) :func:`socket_nic_bandwidth` takes as arrays of draws
+#: in ``figures``: the ranged numbers the socket-transport bandwidth is made of (the Monte Carlo draws
+#: them; the devmem share acts on ``gpudirect_tcpx`` only, the others on the ``kernel`` variant only).
+SOCKET_DRAWN = ("tcp_receive_gbps_per_core", "socket_dram_touches_per_byte", "host_dram_sustained_fraction",
+                "host_dram_peak_gbytes_per_s", "devmem_tcp_line_rate_fraction")
+
+
 def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, gpus_per_node: int,
                          compute_capability: int, hbm_tbytes_per_s: float | None = None,
-                         catalog) -> SocketBandwidth:
+                         catalog, figures: Mapping[str, Any] | None = None) -> SocketBandwidth:
     """Per-NIC bandwidth [GB/s] of a socket-transport ``profile`` for messages of ``message_bytes``.
 
     ``min(link goodput, connections x connection rate, PCIe bounce, DRAM bounce, unpack)``:
@@ -196,7 +207,16 @@ def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, g
     helper thread; the bounce bounds apply to the ``kernel`` variant, the unpack bound to
     ``gpudirect_tcpx`` (whose link ceiling is devmem TCP's measured share of line rate, and whose
     receive copy, the per-core limit, is gone).
+
+    ``figures`` gives any of :data:`SOCKET_DRAWN` by name in place of the catalog's value, as numbers
+    or as numpy arrays of draws; the bounds and ``gbytes_per_s`` are then arrays, elementwise the
+    same formula, and ``limit`` names the bound that is lowest on average.
     """
+    given = figures or {}
+
+    def figure(name: str):
+        return given[name] if name in given else perf_parameter(name, catalog)
+
     socket = profile.socket
     tcpx = socket.variant == "gpudirect_tcpx"
     threads, sockets = socket_settings(socket, catalog)
@@ -207,13 +227,12 @@ def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, g
     goodput = tcp_goodput_fraction(socket.mtu_bytes, int(perf_parameter("tcp_ip_header_bytes", catalog)),
                                    int(perf_parameter("ethernet_frame_overhead_bytes", catalog)))
     if tcpx:
-        goodput = min(goodput, perf_parameter("devmem_tcp_line_rate_fraction", catalog))
+        goodput = minimum(goodput, figure("devmem_tcp_line_rate_fraction"))
     link = profile.link_rate_gbps / 8.0 * goodput
-    per_core = math.inf if tcpx else perf_parameter("tcp_receive_gbps_per_core", catalog)
-    connection = connection_gbps(active, threads, per_core, socket.per_flow_cap_gbps)
-    streams = channels * connection
+    per_core = math.inf if tcpx else figure("tcp_receive_gbps_per_core")
+    streams = channels * connection_gbps(active, threads, per_core, socket.per_flow_cap_gbps)
     if threads == 0 and not tcpx:  # one proxy thread per GPU progresses every connection
-        streams = min(streams, per_core)
+        streams = minimum(streams, per_core)
     sockets_bound = streams / 8.0
     pcie_x16 = _by_compute_capability(perf_table("pcie_x16_gbytes_per_s", catalog), compute_capability)
     if tcpx:  # NIC <-> GPU peer to peer below the switch: one crossing of the NIC's link
@@ -222,17 +241,22 @@ def socket_nic_bandwidth(profile, *, message_bytes: float, nics_per_node: int, g
         unpack = unpack_bound_gbytes_per_s(hbm_tbytes_per_s, nics_per_gpu) if hbm_tbytes_per_s else math.inf
     else:
         pcie = pcie_bounce_bound_gbytes_per_s(pcie_x16, socket.gpu_nic_share_pcie_uplink)
-        dram_total = perf_parameter("host_dram_peak_gbytes_per_s", catalog) * perf_parameter(
-            "host_dram_sustained_fraction", catalog)
-        dram = dram_bounce_bound_gbytes_per_s(dram_total, perf_parameter("socket_dram_touches_per_byte", catalog),
-                                              nics_per_node)
+        dram_total = figure("host_dram_peak_gbytes_per_s") * figure("host_dram_sustained_fraction")
+        dram = dram_bounce_bound_gbytes_per_s(dram_total, figure("socket_dram_touches_per_byte"), nics_per_node)
         unpack = math.inf
     bounds = {"link": link, "sockets": sockets_bound, "pcie": pcie, "dram": dram, "unpack": unpack}
-    limit = min(bounds, key=lambda k: bounds[k])
+    if any(is_array(bound) for bound in bounds.values()):
+        import numpy as np
+
+        lowest = np.minimum.reduce(np.broadcast_arrays(*(np.asarray(b, dtype=float) for b in bounds.values())))
+        limit = min(bounds, key=lambda k: float(np.mean(bounds[k])))
+    else:
+        limit = min(bounds, key=lambda k: bounds[k])
+        lowest = bounds[limit]
     return SocketBandwidth(variant=socket.variant, threads=threads, sockets=sockets, active_sockets=active,
                            connections_per_nic=channels, link_gbytes_per_s=link, sockets_gbytes_per_s=sockets_bound,
                            pcie_gbytes_per_s=pcie, dram_gbytes_per_s=dram, unpack_gbytes_per_s=unpack,
-                           gbytes_per_s=bounds[limit], limit=limit)
+                           gbytes_per_s=lowest, limit=limit)
 
 
 def socket_inline_bytes(profile, nccl_version: str | None = None, *, catalog) -> int:
@@ -242,55 +266,3 @@ def socket_inline_bytes(profile, nccl_version: str | None = None, *, catalog) ->
         if (major, minor) < (2, 27):
             return 0
     return int(perf_parameter("socket_inline_bytes", catalog))
-
-
-#: The socket figures (``perf_defaults`` names) :func:`socket_bandwidth_draws` takes as arrays: the ranged
-#: numbers the socket-transport bandwidth is made of (the Monte Carlo draws them; the devmem share acts
-#: on ``gpudirect_tcpx`` only, the others on the ``kernel`` variant only).
-SOCKET_DRAWN = ("tcp_receive_gbps_per_core", "socket_dram_touches_per_byte", "host_dram_sustained_fraction",
-                "host_dram_peak_gbytes_per_s", "devmem_tcp_line_rate_fraction")
-
-
-def socket_bandwidth_draws(profile, values: dict, *, message_bytes: float, nics_per_node: int, gpus_per_node: int,
-                           compute_capability: int, hbm_tbytes_per_s: float | None = None, catalog):
-    """:func:`socket_nic_bandwidth` [GB/s] per draw, vectorised over the figures of ``SOCKET_DRAWN``
-    given in ``values`` (numpy arrays, one value per draw; a figure not given is the catalog's).
-
-    The same bounds: ``min(link goodput [x devmem share for TCPX], connections x connection rate
-    [per-core limited for kernel TCP], PCIe bounce, DRAM bounce = peak x sustained / (touches x 2 x
-    NICs), unpack)``; at the catalog's values it equals the scalar function (tests/perf).
-    """
-    import numpy as np
-
-    def figure(name: str):
-        return np.asarray(values[name], dtype=float) if name in values else perf_parameter(name, catalog)
-
-    base = socket_nic_bandwidth(profile, message_bytes=message_bytes, nics_per_node=nics_per_node,
-                                gpus_per_node=gpus_per_node, compute_capability=compute_capability,
-                                hbm_tbytes_per_s=hbm_tbytes_per_s, catalog=catalog)
-    socket = profile.socket
-    tcpx = socket.variant == "gpudirect_tcpx"
-    goodput = tcp_goodput_fraction(socket.mtu_bytes, int(perf_parameter("tcp_ip_header_bytes", catalog)),
-                                   int(perf_parameter("ethernet_frame_overhead_bytes", catalog)))
-    if tcpx:
-        goodput = np.minimum(goodput, figure("devmem_tcp_line_rate_fraction"))
-    link = profile.link_rate_gbps / 8.0 * goodput
-    if tcpx:
-        sockets_bound = base.sockets_gbytes_per_s  # no per-core limit on TCPX
-    else:
-        per_core = figure("tcp_receive_gbps_per_core")
-        active = max(base.active_sockets, 1)
-        busiest = math.ceil(active / min(max(base.threads, 1), active))
-        per_socket = per_core / busiest
-        if socket.per_flow_cap_gbps is not None:
-            per_socket = np.minimum(per_socket, socket.per_flow_cap_gbps)
-        streams = base.connections_per_nic * active * per_socket
-        if base.threads == 0:
-            streams = np.minimum(streams, per_core)
-        sockets_bound = streams / 8.0
-    dram = base.dram_gbytes_per_s
-    if not tcpx:
-        dram_total = figure("host_dram_peak_gbytes_per_s") * figure("host_dram_sustained_fraction")
-        dram = dram_bounce_bound_gbytes_per_s(dram_total, figure("socket_dram_touches_per_byte"), nics_per_node)
-    bound = np.minimum(np.minimum(link, sockets_bound), np.minimum(base.pcie_gbytes_per_s, dram))
-    return np.minimum(bound, base.unpack_gbytes_per_s)

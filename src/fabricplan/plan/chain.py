@@ -23,7 +23,7 @@ design. Replace any step with ``plan.replace(cost=my_cost)`` or choose the effic
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from fabricplan.catalog import Catalog
 from fabricplan.catalog.inputs import Draws, Inputs
@@ -40,13 +40,13 @@ from fabricplan.spec import ClusterSpec, FabricChoice
 def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
     """The design with its per-NIC bandwidth scaled by ``multiplier``: an RDMA profile's effective
     bandwidth, or the socket transport's modelled bandwidth (the bandwidth lever of what-ifs and
-    the Monte Carlo). Placements are kept."""
+    the Monte Carlo)."""
     if multiplier == 1.0:
         return design
     network = design.network
     profile = network.profile.model_copy(update={
         "effective_bandwidth_gbytes_per_s": network.profile.effective_bandwidth_gbytes_per_s * multiplier})
-    return replace(design, network=replace(network, profile=profile, _placements=network._placements,
+    return replace(design, network=replace(network, profile=profile,
                                            socket_bandwidth_scale=network.socket_bandwidth_scale * multiplier))
 
 
@@ -78,7 +78,7 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
     performance step reads: the jobs and cluster of the spec, the network as built (profile with
     its overrides and bandwidth scale, switch, GPU, sized fabric, layout), the levers and the
     efficiency model."""
-    cache: dict[tuple, tuple[object, object, list[StepResult]]] = {}
+    cache: dict[tuple, list[StepResult]] = {}
     texts: dict[int, tuple[object, str]] = {}  # the JSON of each spec and profile asked about, kept with it
 
     def text(model, **options) -> str:
@@ -93,23 +93,24 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
             efficiency: EfficiencyModel) -> list[StepResult]:
         network = design.network
         gpu = network.gpu
-        key = (id(catalog), text(spec, include={"cluster", "jobs"}), text(network.profile),
+        key = (catalog.revision, text(spec, include={"cluster", "jobs"}), text(network.profile),
                network.socket_bandwidth_scale, network.switch.id, getattr(gpu, "id", None),
                gpu.model_dump_json() if not isinstance(getattr(gpu, "id", None), str) or gpu.id == "custom-gpu"
-               else "", id(network.size), network.layout, levers,
+               else "", size_key(network.size), network.layout, levers,
                # registered models are built anew per run: the same name and class is the same model
                (type(efficiency), getattr(efficiency, "name", None) or id(efficiency)))
         hit = cache.get(key)
-        if hit is not None and hit[0] is network.size and hit[1] is catalog:
-            return hit[2]
-        result = step(spec, catalog, design, levers, efficiency)
-        # The size and the catalog are kept alive with the entry, so their ids stay unique: a catalog
-        # variant of the Monte Carlo (a parameter at its low or high) freed after use could otherwise
-        # hand its id to the next variant and read the wrong step times.
-        cache[key] = (network.size, catalog, result)
-        return result
+        if hit is None:
+            hit = cache[key] = step(spec, catalog, design, levers, efficiency)
+        return hit
 
     return run
+
+
+def size_key(size) -> tuple:
+    """A sized fabric's numbers as a hashable key (its per-tier port tables as sorted pairs)."""
+    return tuple(tuple(sorted(value.items())) if isinstance(value, dict) else value
+                 for value in (getattr(size, f.name) for f in fields(size)))
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def bandwidth_ratio_draws(catalog: Catalog, design: FabricDesign, draws: Draws) 
 
     RDMA profiles: the profile's ``effective_bandwidth_gbytes_per_s`` drawn from its own range
     (``fabric:<id>:effective_bandwidth_gbytes_per_s``). Socket-transport profiles: the socket
-    model's large-message bandwidth (:func:`fabricplan.perf.socket_transport.socket_bandwidth_draws`
+    model's large-message bandwidth (:func:`fabricplan.perf.socket_transport.socket_nic_bandwidth`
     at NCCL's buffer size) at the drawn socket figures (``param:<name>``, shared by every socket
     fabric: the same host and kernel), exact per draw."""
     import numpy as np
@@ -82,7 +82,7 @@ def bandwidth_ratio_draws(catalog: Catalog, design: FabricDesign, draws: Draws) 
         return draws.of(f"fabric:{fabric}:effective_bandwidth_gbytes_per_s", low, value, high) / value
     from fabricplan.perf.collectives import gpu_compute_capability
     from fabricplan.perf.params import perf_parameter
-    from fabricplan.perf.socket_transport import SOCKET_DRAWN, socket_bandwidth_draws
+    from fabricplan.perf.socket_transport import SOCKET_DRAWN, socket_nic_bandwidth
 
     parameters = catalog.perf_defaults.parameters
     tcpx = profile.socket.variant == "gpudirect_tcpx"
@@ -93,8 +93,8 @@ def bandwidth_ratio_draws(catalog: Catalog, design: FabricDesign, draws: Draws) 
                   nics_per_node=network.nics_per_node, gpus_per_node=network.gpus_per_node,
                   compute_capability=gpu_compute_capability(network.gpu, catalog),
                   hbm_tbytes_per_s=getattr(network.gpu, "hbm_bandwidth_tbytes_per_s", None), catalog=catalog)
-    base = socket_bandwidth_draws(profile, {}, **kwargs)
-    drawn = socket_bandwidth_draws(profile, values, **kwargs)
+    base = socket_nic_bandwidth(profile, **kwargs).gbytes_per_s
+    drawn = socket_nic_bandwidth(profile, figures=values, **kwargs).gbytes_per_s
     return np.broadcast_to(drawn / base if base > 0 else 1.0, (draws.n,)).astype(float)
 
 

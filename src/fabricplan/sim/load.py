@@ -96,6 +96,31 @@ def bucket_of(load: float, catalog) -> float:
     return buckets(catalog)[-1]
 
 
+class LoadCurve:
+    """The load points of one design (link rate, tiers, hops, flow and congestion control) by load
+    bucket, each simulated once: :meth:`at` gives the point of the smallest bucket at or above a
+    utilisation (:func:`bucket_of`). ``batch`` (default) simulates every bucket in one run the first
+    time one is needed (loads read from counters usually span many); without it, only the bucket
+    asked for (a stated load)."""
+
+    def __init__(self, *, link_gbps: float, tiers: int, hops: int, cc: str, pfc: bool, catalog,
+                 batch: bool = True) -> None:
+        self.link_gbps, self.tiers, self.hops, self.cc, self.pfc = link_gbps, tiers, hops, cc, pfc
+        self.catalog, self.batch = catalog, batch
+        self.buckets = buckets(catalog)
+        self._points: dict[float, LoadPoint] = {}
+
+    def at(self, utilisation: float) -> tuple[float, LoadPoint]:
+        """(bucket, its load point) for ``utilisation``; InputError when it is not a load."""
+        bucket = bucket_of(utilisation, self.catalog)
+        if bucket not in self._points:
+            wanted = self.buckets if self.batch else [bucket]
+            points = load_points(wanted, link_gbps=self.link_gbps, tiers=self.tiers, hops=self.hops, cc=self.cc,
+                                 pfc=self.pfc, catalog=self.catalog)
+            self._points.update(zip(wanted, points, strict=True))
+        return bucket, self._points[bucket]
+
+
 _MEMO: dict[tuple, LoadPoint] = {}
 
 

@@ -330,6 +330,16 @@ PROFILE_CC = {("pfc", "dcqcn"): ("dcqcn", True), ("credit", "ib_cc"): ("ib-cc", 
               ("credit", "none"): ("ib-credit", True), ("none", "tcp"): ("tcp", False),
               ("none", "none"): ("none", False), ("pfc", "none"): ("none", True)}
 
+#: How the fluid model's (--cc, --pfc) read as a fabric's flow and congestion control.
+MECHANISM_NAMES = {("dcqcn", True): "RoCE lossless (PFC + DCQCN)", ("none", True): "RoCE lossless (PFC, no CC)",
+                   ("none", False): "RoCE lossy (no PFC, no CC)", ("ib-cc", True): "InfiniBand (credits + IB CC)",
+                   ("ib-credit", True): "InfiniBand (credits, no CC)", ("tcp", False): "TCP (lossy)"}
+
+
+def profile_cc(profile) -> tuple[str, bool]:
+    """The fluid model's (--cc, --pfc) for a fabric profile's flow and congestion control."""
+    return PROFILE_CC.get((profile.flow_control, profile.congestion_control), ("none", False))
+
 
 def design_case(spec_path, fabric: str | None, catalog) -> dict:
     """The network and the --cc/--pfc/--routing defaults of a spec's design for one of its fabrics
@@ -347,7 +357,7 @@ def design_case(spec_path, fabric: str | None, catalog) -> dict:
         raise InputError(f"the spec's fabrics are {', '.join(choices)}, got '{name}'", location="--fabric")
     design = resolve(spec, catalog, choices[name])
     profile = catalog.fabric(design.fabric)
-    cc, pfc = PROFILE_CC.get((profile.flow_control, profile.congestion_control), ("none", False))
+    cc, pfc = profile_cc(profile)
     routing = profile.routing if profile.routing in ROUTINGS else "ecmp"
     network = design_network(design.size, link_gbps=design.hardware.port_speed_gbps, catalog=catalog)
     return {"network": network, "cc": cc, "pfc": pfc, "routing": routing, "fabric": design.fabric}

@@ -229,3 +229,16 @@ class ClusterSpec(Strict):
 
     def fabric_choices(self) -> list[FabricChoice]:
         return [FabricChoice(profile=c) if isinstance(c, str) else c for c in self.fabrics]
+
+    @property
+    def style_pinned(self) -> bool:
+        """The spec writes ``topology.style`` itself, so the design search keeps it."""
+        return "style" in self.topology.model_fields_set
+
+    def open_design(self) -> ClusterSpec:
+        """The same spec with ``topology.style`` left to the design search (the rest of the
+        topology section as written)."""
+        if not self.style_pinned:
+            return self
+        written = {name: getattr(self.topology, name) for name in self.topology.model_fields_set if name != "style"}
+        return self.model_copy(update={"topology": Topology(**written)})

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from fabricplan.errors import InputError
 from fabricplan.topology.layout import STYLES, Attachment, LeafLayout, Style, attach
@@ -182,6 +183,15 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     :class:`FabricSize` can ask how many tiers a subset of its nodes spans. InputError as
     :func:`size_fabric` when nothing fits.
     """
+    return _tiers_needed(nodes, nics_per_node, radix, style, tuple(oversubscription), reserved_leaf_ports,
+                         max_tiers, nics_per_host)
+
+
+@lru_cache(maxsize=4096)
+def _tiers_needed(nodes: int, nics_per_node: int, radix: int, style: Style, oversubscription: tuple[float, ...],
+                  reserved_leaf_ports: int, max_tiers: int, nics_per_host: int | None) -> int:
+    """:func:`tiers_needed`, remembered per argument tuple: a pure function of numbers, asked again
+    for every communicator a placement spans (an InputError is raised again, never remembered)."""
     _validate(nodes, nics_per_node, radix, style, None, reserved_leaf_ports, max_tiers, nics_per_host)
     if nodes == 1:
         return 0

@@ -39,6 +39,20 @@ class Expected:
     becn_per_s: float | None = None     # InfiniBand CC: BECNs per second per host
 
 
+def expected_of(point, *, load: float, bucket: float, unloaded_rtt_us: float) -> Expected:
+    """What a simulated load ``point`` (``sim.load.LoadPoint``: its ``cc``, ``pfc``, queueing and
+    counter rates) says the design shows at ``load``: the unloaded RTT plus the p99.9 queueing delay,
+    and the counters its mechanism has (pauses with PFC; CNPs with DCQCN, BECNs with IB CC; credit
+    waits on InfiniBand; ECN or FECN marks with either CC), None for the ones it has not."""
+    cc = point.cc
+    return Expected(load=load, bucket=bucket, rtt_p999_us=unloaded_rtt_us + point.queue_p999_us,
+                    unloaded_rtt_us=unloaded_rtt_us, pause_fraction=point.pause_fraction if point.pfc else None,
+                    cnp_per_s=point.cnp_per_s if cc == "dcqcn" else None,
+                    becn_per_s=point.cnp_per_s if cc == "ib-cc" else None,
+                    credit_wait_fraction=point.credit_wait_fraction if cc in ("ib-credit", "ib-cc") else None,
+                    ecn_marks_per_s=point.ecn_marks_per_s if cc in ("dcqcn", "ib-cc") else None)
+
+
 @dataclass
 class LoadModel:
     """The design's expectations as a function of load (memoised per load bucket by the caller)."""

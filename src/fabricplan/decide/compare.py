@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import evaluate
-from fabricplan.decide.models import CompareReport
+from fabricplan.decide.models import CompareReport, OpenSearch
 from fabricplan.decide.whatif import (
     Progress,
     crossovers,
@@ -67,6 +67,9 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     crossing = crossovers(spec, catalog, curve, plan, threshold) if search_scale else []
     boundaries = tier_boundaries(spec, decision.outcomes, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
+    opened = open_search(spec, catalog, plan, decision.outcomes) if spec.style_pinned else None
+    if opened is not None:
+        notes.append(open_search_note(opened))
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
@@ -74,4 +77,44 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
-        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty)
+        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened)
+
+
+def open_search(spec: ClusterSpec, catalog: Catalog, plan: Plan, pinned: dict) -> OpenSearch | None:
+    """What the design search chooses for each fabric with the spec's ``topology.style`` left open
+    (the point estimate, through the same chain), beside the pinned style's outcomes."""
+    from fabricplan.errors import FabricplanError
+
+    try:
+        opened = plan.evaluate(spec.open_design(), catalog).outcomes
+    except FabricplanError:
+        return None
+    common = [f for f in pinned if f in opened]
+    if not common:
+        return None
+
+    def cheapest(metrics: dict[str, float]) -> str:
+        return min(metrics, key=lambda f: metrics[f])
+
+    open_metric = {f: float(opened[f].cost_per_useful_gpu_hour_usd) for f in common}
+    pinned_metric = {f: float(pinned[f].cost_per_useful_gpu_hour_usd) for f in common}
+    return OpenSearch(pinned_style=spec.topology.style, designs={f: opened[f].design for f in common if opened[f].design},
+                      cost_per_useful_gpu_hour_usd=open_metric, pinned_cost_per_useful_gpu_hour_usd=pinned_metric,
+                      leader=cheapest(open_metric), pinned_leader=cheapest(pinned_metric))
+
+
+def open_search_note(found: OpenSearch) -> str:
+    """One sentence: what the open design search would choose per fabric, and the leader."""
+    parts = []
+    for fabric, design in found.designs.items():
+        gap = found.cost_per_useful_gpu_hour_usd[fabric] / found.pinned_cost_per_useful_gpu_hour_usd[fabric] - 1
+        if design.style == found.pinned_style and abs(gap) < 5e-4:
+            parts.append(f"{fabric} the same")
+            continue
+        parts.append(f"{fabric} {design.style.replace('_', '-')} on {design.switch} ({design.tiers} tier"
+                     f"{'' if design.tiers == 1 else 's'}, {design.switches} switches), {100 * gap:+.1f} % cost "
+                     "per useful GPU-hour")
+    verdict = (f"the leader would change from {found.pinned_leader} to {found.leader}" if found.changes_leader
+               else f"the leader stays {found.leader}")
+    return (f"The spec pins topology.style {found.pinned_style}; left open, the design search would choose: "
+            f"{'; '.join(parts)}; {verdict}.")

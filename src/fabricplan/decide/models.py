@@ -11,7 +11,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from fabricplan.decide.uncertainty import Uncertainty
-from fabricplan.plan.outcome import FabricOutcome, JobOutcome  # noqa: F401 (re-exported: the result types decide ranks)
+from fabricplan.plan.outcome import (  # noqa: F401 (re-exported: the result types decide ranks)
+    DesignSummary,
+    FabricOutcome,
+    JobOutcome,
+)
 
 
 class RuleResult(BaseModel):
@@ -114,6 +118,22 @@ class SensitivityRow(BaseModel):
     excluded_high: list[str] = Field(default_factory=list, description="Fabrics a fired rule rules out, high case")
 
 
+class OpenSearch(BaseModel):
+    """Where the spec pins ``topology.style``: what the open design search (every style) chooses
+    for each fabric, and whether the recommendation would change."""
+
+    pinned_style: str
+    designs: dict[str, DesignSummary] = Field(description="Per fabric: the design the open search chooses")
+    cost_per_useful_gpu_hour_usd: dict[str, float] = Field(description="Per fabric, with the open search's design")
+    pinned_cost_per_useful_gpu_hour_usd: dict[str, float] = Field(description="Per fabric, with the pinned style")
+    leader: str = Field(description="The fabric cheapest per useful GPU-hour under the open search")
+    pinned_leader: str
+
+    @property
+    def changes_leader(self) -> bool:
+        return self.leader != self.pinned_leader
+
+
 class CompareReport(BaseModel):
     spec_name: str
     gpus: int
@@ -130,6 +150,8 @@ class CompareReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
     efficiency_model: str = Field(default="auto",
                                   description="The model of each collective's share of the NIC bandwidth")
+    open_search: OpenSearch | None = Field(
+        default=None, description="With a pinned topology style: what the open design search would choose")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")

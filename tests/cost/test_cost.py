@@ -34,10 +34,10 @@ def test_bom_counting_rules_2048_gpus_infiniband():
     quantities = {(line.item_id, line.role): line.quantity for line in fabric.bom}
     assert quantities[("sw_ib_qm9700", "switches, all tiers")] == 96
     assert quantities[("nic_cx7_400", "backend NICs")] == 2048
-    # InfiniBand takes NVIDIA LinkX optics; 64 racks in 4 rows: every run is under the 50 m of multimode.
-    assert quantities[("opt_400_osfp_sr4_nv", "NIC-side host optics")] == 2048            # one per NIC
-    assert quantities[("opt_800_twin_sr8_nv", "switch-side host optics")] == 1024         # twin-port: 2 ports each
-    assert quantities[("opt_800_twin_sr8_nv", "leaf-spine optics (both ends)")] == 2048  # 2,048 links, both ends
+    # Third-party optics (the default basis); 64 racks in 4 rows: every run is under the 50 m of multimode.
+    assert quantities[("opt_400_osfp_sr4", "NIC-side host optics")] == 2048            # one per NIC
+    assert quantities[("opt_800_twin_sr8", "switch-side host optics")] == 1024         # twin-port: 2 ports each
+    assert quantities[("opt_800_twin_sr8", "leaf-spine optics (both ends)")] == 2048  # 2,048 links, both ends
     assert quantities[("cab_fiber_mpo", "host fibre")] == 2048
     assert quantities[("cab_fiber_mpo", "leaf-spine fibre")] == 2048
     # Every used switch port has exactly one optic lane behind it.
@@ -61,8 +61,9 @@ def test_tech_talk_cto_sheet_1024_gpus():
     third_party = by_fabric(cost(spec_for(1024, ["roce-v2"]), catalog))["roce-v2"]
     per_link = (third_party.capex_usd["optics"] + third_party.capex_usd["cables"]) / links
     assert per_link == pytest.approx(1280, rel=0.15)
-    # ... and InfiniBand's NVIDIA LinkX optics cost ~1.9x as much per link.
-    default = by_fabric(cost(spec_for(1024, ["infiniband-ndr"]), catalog))["infiniband-ndr"]
+    # ... and InfiniBand's NVIDIA LinkX optics (the vendor basis) cost ~1.9x as much per link.
+    default = by_fabric(cost(spec_for(1024, ["infiniband-ndr"], economics={"optics_basis": "vendor"}), catalog))[
+        "infiniband-ndr"]
     linkx = (default.capex_usd["optics"] + default.capex_usd["cables"]) / links
     assert 1.6 < linkx / per_link < 2.2
 
@@ -83,7 +84,9 @@ def test_hand_computed_tco_128_gpus_roce():
     assert fabric.ops_fte == pytest.approx(fte)
     assert fabric.support_fraction_per_year == pytest.approx(0.10)  # roce-v2's costs block (Tomahawk switches)
     assert fabric.opex_usd_per_year.licences_usd == 0.0
-    yearly = energy + 0.10 * capex + fte * 325_000
+    # Support covers the switch and the NICs, not the optics and fibre (support_covers_*_share 0).
+    assert fabric.support_covers == ["switches", "nics"]
+    yearly = energy + 0.10 * (100_000 + 128 * 1400) + fte * 325_000
     assert fabric.network_tco_usd == pytest.approx(capex + 3 * yearly)
     assert fabric.network_capex_per_gpu_usd == pytest.approx(capex / 128)
 
@@ -127,7 +130,9 @@ def test_leaf_spine_tor_uses_dac_in_rack():
 def test_single_node_has_no_fabric_to_staff_or_license():
     report = cost(spec_for(8, ["ethernet-tcp", "roce-v2", "infiniband-ndr"]), CATALOG)
     assert {f.topology.total_switches for f in report.fabrics} == {0}
-    assert len({round(f.ops_fte, 9) for f in report.fabrics}) == 1  # no fabric multiplier without a fabric
+    # No switches: no network staff, and no backend NICs (nothing connects them).
+    assert [f.ops_fte for f in report.fabrics] == [0.0, 0.0, 0.0]
+    assert all(f.capex_usd["nics"] == 0 and f.network_capex_usd == 0 for f in report.fabrics)
     assert all(f.opex_usd_per_year.licences_usd == 0 for f in report.fabrics)
     # With a fabric, InfiniBand's UFM licences are per server-year and its staffing multiplier applies.
     ib = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"]), CATALOG).fabrics
@@ -181,4 +186,38 @@ def test_sizes_from_one_node_to_131k(gpus):
     for fabric in report.fabrics:
         # one 8-GPU node (gpus == 8) needs no scale-out fabric: NVLink only, so 0 host links
         assert fabric.topology.host_links == (0 if gpus == 8 else gpus)
-        assert math.isfinite(fabric.network_tco_usd) and fabric.network_tco_usd > 0
+        assert math.isfinite(fabric.network_tco_usd)
+        assert fabric.network_tco_usd == 0 if gpus == 8 else fabric.network_tco_usd > 0  # no fabric, nothing to buy
+
+
+def test_ops_fte_multiplier_sets_the_fabric_staff():
+    # costs.ops_fte_multiplier scales the fabric's staff: roce-v2 1.0 -> 1.3 gives 1.3x the FTE and TCO staff line.
+    base = by_fabric(cost(spec_for(1024, ["roce-v2"]), CATALOG))["roce-v2"]
+    more = CATALOG.with_values({"fabrics.roce-v2.costs.ops_fte_multiplier.default": 1.3})
+    raised = by_fabric(cost(spec_for(1024, ["roce-v2"]), more))["roce-v2"]
+    assert raised.ops_fte == pytest.approx(1.3 * base.ops_fte)
+    assert raised.opex_usd_per_year.operations_usd == pytest.approx(1.3 * base.opex_usd_per_year.operations_usd)
+    # The maturity multiplier acts the same way (basic 1.2 -> expert 0.7).
+    expert = by_fabric(cost(spec_for(1024, ["roce-v2"], operations={"maturity": "expert"}), CATALOG))["roce-v2"]
+    assert expert.ops_fte == pytest.approx(base.ops_fte * 0.7 / 1.2)
+    # One switch is a fabric to run: the staffing curve at 64 GPUs x maturity x the fabric multiplier.
+    one = by_fabric(cost(spec_for(64, ["roce-v2"]), more))["roce-v2"]
+    assert one.topology.total_switches == 1 and one.ops_fte == pytest.approx(6 * (64 / 1024) ** 0.7 * 1.2 * 1.3)
+
+
+def test_support_covers_switches_and_nics_unless_stated():
+    ib = by_fabric(cost(spec_for(1024, ["infiniband-ndr"]), CATALOG))["infiniband-ndr"]
+    capex = ib.capex_usd
+    assert ib.support_covers == ["switches", "nics"]
+    assert ib.support_covered_capex_usd == pytest.approx(capex["switches"] + capex["nics"])
+    assert ib.opex_usd_per_year.support_usd == pytest.approx(0.15 * (capex["switches"] + capex["nics"]))
+    # A contract that lists optics and cables too (economics.support_covers) charges them.
+    wide = by_fabric(cost(spec_for(1024, ["infiniband-ndr"], economics={
+        "support_covers": ["switches", "nics", "optics", "cables"]}), CATALOG))["infiniband-ndr"]
+    assert wide.opex_usd_per_year.support_usd == pytest.approx(0.15 * ib.network_capex_usd)
+    # ... and so does the catalog's share (an overlay: support_covers_optics_share 1).
+    covered = CATALOG.with_values({"parameters.support_covers_optics_share.value.default": 1.0})
+    half = by_fabric(cost(spec_for(1024, ["infiniband-ndr"]), covered))["infiniband-ndr"]
+    assert half.support_covers == ["switches", "nics", "optics"]
+    assert half.opex_usd_per_year.support_usd == pytest.approx(
+        0.15 * (capex["switches"] + capex["nics"] + capex["optics"]))

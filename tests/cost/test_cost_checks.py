@@ -82,15 +82,27 @@ def _overlay(tmp_path):
 
 
 def test_overlay_that_removes_the_ib_premium_flips_the_cheaper_fabric(cli, tmp_path):
-    spec = "examples/llama70b-1024-h100.yaml"
+    """The optics basis decides the 1,024-GPU example: at the default third-party basis InfiniBand is
+    the cheaper per useful GPU-hour; at the vendor basis (NVIDIA LinkX at ~2x) RoCE is; and an overlay
+    that prices LinkX at third-party prices (with a $36k QM9700) turns it back."""
+    import yaml
 
-    def metric(*extra):
-        result = cli("compare", spec, "--json", *extra)
+    document = yaml.safe_load(open("examples/llama70b-1024-h100.yaml"))
+    document.setdefault("economics", {})["optics_basis"] = "vendor"
+    vendor_spec = tmp_path / "vendor.yaml"
+    vendor_spec.write_text(yaml.safe_dump(document))
+
+    def metric(spec, *extra):
+        result = cli("compare", str(spec), "--json", *extra)
         assert result.code == 0, result.err
-        return {f["fabric"]: f["cost_per_useful_gpu_hour_usd"] for f in result.json()["fabrics"]}
+        fabrics = result.json()["fabrics"]
+        assert {f["cost"]["optics_basis"] for f in fabrics} == {"vendor" if spec == vendor_spec else "third_party"}
+        return {f["fabric"]: f["cost_per_useful_gpu_hour_usd"] for f in fabrics}
 
-    bundled = metric()
-    assert bundled["roce-v2"] < bundled["infiniband-ndr"]  # LinkX optics and NVIDIA support: IB dearer
-    overlaid = metric("--catalog", str(_overlay(tmp_path)))
-    assert overlaid["infiniband-ndr"] < overlaid["roce-v2"]  # at third-party prices IB is cheaper
-    assert overlaid["roce-v2"] == pytest.approx(bundled["roce-v2"])  # the overlay touched only IB parts
+    bundled = metric("examples/llama70b-1024-h100.yaml")
+    assert bundled["infiniband-ndr"] < bundled["roce-v2"]  # third-party optics on every fabric: IB cheaper
+    vendor = metric(vendor_spec)
+    assert vendor["roce-v2"] < vendor["infiniband-ndr"]  # LinkX optics at ~2x: IB dearer
+    assert vendor["roce-v2"] == pytest.approx(bundled["roce-v2"])  # white-box Ethernet: the same parts
+    overlaid = metric(vendor_spec, "--catalog", str(_overlay(tmp_path)))
+    assert overlaid["infiniband-ndr"] < overlaid["roce-v2"]  # LinkX at third-party prices: IB cheaper again

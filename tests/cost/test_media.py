@@ -8,6 +8,7 @@ from fabricplan.catalog import LinkMedium, load_catalog
 from fabricplan.cost import cost
 from fabricplan.cost.floorplan import FloorPlan, block_run_m, racks_for, tier_runs
 from fabricplan.cost.media import Medium, choose, resolve
+from fabricplan.errors import InputError
 from fabricplan.spec import parse_spec
 
 CATALOG = load_catalog()
@@ -83,14 +84,14 @@ def test_medium_price_per_link_by_hand():
 def test_16k_spine_core_goes_single_mode_and_a_smaller_hall_keeps_multimode():
     fabric = cost(spec_for(16384), CATALOG).fabrics[0]
     chosen = media_of(fabric)
-    assert chosen["spine_core"].run_m > 50 and chosen["spine_core"].medium.startswith("opt_800_twin_dr8_nv")
-    assert chosen["host"].medium.startswith("opt_800_twin_sr8_nv")
+    assert chosen["spine_core"].run_m > 50 and chosen["spine_core"].medium.startswith("opt_800_twin_dr8")
+    assert chosen["host"].medium.startswith("opt_800_twin_sr8")
     quantities = {(line.item_id, line.role): line.quantity for line in fabric.bom}
-    assert quantities[("opt_800_twin_dr8_nv", "spine-core optics (both ends)")] == 16384  # 16,384 links, twin-port
+    assert quantities[("opt_800_twin_dr8", "spine-core optics (both ends)")] == 16384  # 16,384 links, twin-port
     # Denser racks (8 servers) halve the hall: the same tier fits multimode again.
     dense = CATALOG.with_values({"parameters.floor_servers_per_rack.value.default": 8})
     chosen = media_of(cost(spec_for(16384), dense).fabrics[0])
-    assert chosen["spine_core"].run_m < 50 and chosen["spine_core"].medium.startswith("opt_800_twin_sr8_nv")
+    assert chosen["spine_core"].run_m < 50 and chosen["spine_core"].medium.startswith("opt_800_twin_sr8")
 
 
 def test_spec_optic_override_keeps_the_fixed_parts():
@@ -101,13 +102,38 @@ def test_spec_optic_override_keeps_the_fixed_parts():
     assert "leaf_spine" not in media_of(fabric) and "host" in media_of(fabric)
 
 
-def test_infiniband_takes_linkx_ethernet_third_party():
-    report = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"]), CATALOG)
-    ib, roce = report.fabrics
-    assert all(line.item_id.endswith("_nv") for line in ib.bom if line.category == "optics")
-    assert not any(line.item_id.endswith("_nv") for line in roce.bom if line.category == "optics")
-    # Same counts and reach classes, LinkX at ~2x: IB optics cost 1.6-2.2x RoCE's.
-    assert 1.6 < ib.capex_usd["optics"] / roce.capex_usd["optics"] < 2.2
+def test_optics_basis_moves_infiniband_capex_by_the_linkx_premium():
+    """The vendor basis prices NVIDIA LinkX parts (about twice third-party: AscentOptics 2026, 55 % below
+    list; docs/reference/costs.md section 2.3); the default third-party basis prices the same classes from
+    third-party makers. Only the optics and cables move; the counts and reach classes stay."""
+    third = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"]), CATALOG)
+    vendor = cost(spec_for(1024, ["infiniband-ndr", "roce-v2"], economics={"optics_basis": "vendor"}), CATALOG)
+    (ib_t, roce_t), (ib_v, roce_v) = third.fabrics, vendor.fabrics
+    assert (ib_t.optics_basis, ib_v.optics_basis) == ("third_party", "vendor")
+    assert not any(line.item_id.endswith("_nv") for line in ib_t.bom)
+    assert all(line.item_id.endswith("_nv") for line in ib_v.bom if line.category == "optics")
+    # Third-party: InfiniBand's optics cost what RoCE's do (same parts and counts at 1,024 GPUs): $2.20M.
+    assert ib_t.capex_usd["optics"] == pytest.approx(roce_t.capex_usd["optics"]) == pytest.approx(2_201_600)
+    # Vendor: LinkX at 2.0x (the catalog default of the sourced 1.4-2.5x): +$2.20M of network capex, all optics.
+    assert ib_v.capex_usd["optics"] / ib_t.capex_usd["optics"] == pytest.approx(2.0, rel=0.02)
+    assert ib_v.network_capex_usd - ib_t.network_capex_usd == pytest.approx(
+        ib_v.capex_usd["optics"] - ib_t.capex_usd["optics"] + ib_v.capex_usd["cables"] - ib_t.capex_usd["cables"])
+    assert ib_v.network_capex_usd - ib_t.network_capex_usd == pytest.approx(2_201_600, rel=0.01)
+    assert ib_v.capex_usd["switches"] == ib_t.capex_usd["switches"]
+    # White-box Tomahawk switches qualify MSA parts: RoCE prices the same parts at either basis.
+    assert roce_v.network_capex_usd == pytest.approx(roce_t.network_capex_usd)
+
+
+def test_optics_basis_per_fabric_and_a_bad_value():
+    spec = spec_for(1024, ["infiniband-ndr", "roce-spectrum-x"],
+                    economics={"optics_basis": "third_party", "optics_basis_by_fabric": {"infiniband-ndr": "vendor"}})
+    ib, sx = cost(spec, CATALOG).fabrics
+    assert (ib.optics_basis, sx.optics_basis) == ("vendor", "third_party")
+    with pytest.raises(InputError, match="optics_basis"):
+        cost(spec_for(1024, ["roce-v2"], economics={"optics_basis_by_fabric": {"infiniband-ndr": "vendor"}}),
+             CATALOG)
+    with pytest.raises(InputError, match="vendor"):
+        spec_for(1024, economics={"optics_basis": "oem"})
 
 
 def test_rail_only_runs_by_tier():

@@ -50,8 +50,9 @@ def test_a_row_is_the_compare_of_its_point(tmp_path):
 def test_draws_zero_keeps_the_model_columns_and_decides_on_the_point_estimates(tmp_path):
     """`draws: 0` drops the Monte Carlo: the model's columns are the same numbers, the decision columns
     are those of compare without draws, and only a file that sets `draws` gets new point ids."""
+    # Vendor optics (InfiniBand with NVIDIA LinkX): the case where the point estimates and the draws disagree.
     axes = {"cluster.gpus": [1024, 2048], "economics.energy_usd_per_kwh": [0.1],
-            "catalog.switches.sw_ib_qm9700.price_usd": [50000]}
+            "economics.optics_basis": ["vendor"], "catalog.switches.sw_ib_qm9700.price_usd": [50000]}
     default = load_sweep(write_sweep(tmp_path, axes, name="default"))
     unset = load_sweep(write_sweep(tmp_path, axes, name="unset", draws=None))
     none = load_sweep(write_sweep(tmp_path, axes, name="none", draws=0))
@@ -68,6 +69,7 @@ def test_draws_zero_keeps_the_model_columns_and_decides_on_the_point_estimates(t
 
     document = yaml.safe_load(BASE.read_text())
     document.setdefault("economics", {})["energy_usd_per_kwh"] = 0.1
+    document["economics"]["optics_basis"] = "vendor"
     catalog = load_catalog().with_values({"switches.sw_ib_qm9700.price_usd": 50000})
     plain = fp.compare(parse_spec(document), catalog, quick=True, draws=0)
     drawn = fp.compare(parse_spec(document), catalog, quick=True)

@@ -565,6 +565,8 @@ PARAMETER_BOUNDS: dict[str, tuple[float, float, str]] = {
     "pue": (1.0, 3.0, "a PUE is at least 1; 3 is beyond the least efficient data centres"),
     "colo_usd_per_kw_month": (0.0, 10_000.0, "USD per kW-month; wholesale rents are ~100-200"),
     "support_fraction_per_year": (0.0, 1.0, "a share of capex per year"),
+    "support_covers_optics_share": (0.0, 1.0, "a share of the optics capex"),
+    "support_covers_cables_share": (0.0, 1.0, "a share of the cable capex"),
     "fte_cost_usd_per_year": (0.0, 10_000_000.0, "USD per FTE-year; fully loaded costs are ~0.2-0.4 million"),
     "network_fte_per_1024_gpus": (0.0, 1_000.0, "FTE per 1,024 GPUs; sources say ~2-6"),
     "ops_fte_scaling_exponent": (0.0, 2.0, "exponent of a staffing curve; sources say 0.5-1"),
@@ -622,6 +624,14 @@ def check_consistency(entries: Mapping[str, Mapping[str, Entry]], origins: Mappi
             if value is not None and not lowest <= value <= highest:
                 raise CatalogError(f"must be between {lowest:g} and {highest:g} ({why}), got {value:g}",
                                    location=where("parameters", entry_id, f"value.{point}"))
+    for entry_id, optic in entries["optics"].items():
+        twin_id = optic.third_party_part  # type: ignore[attr-defined]
+        if twin_id is not None:
+            twin = known("optics", "optics", entry_id, twin_id, "third_party_part")
+            if twin.kind != optic.kind or twin.basis != "third_party":  # type: ignore[attr-defined]
+                raise CatalogError(f"the third-party equivalent of a {optic.kind} must be a third-party "  # type: ignore[attr-defined]
+                                   f"{optic.kind}; '{twin_id}' is a {twin.basis} {twin.kind}",  # type: ignore[attr-defined]
+                                   location=where("optics", entry_id, "third_party_part"))
     for entry_id, server in entries["servers"].items():
         known("gpus", "servers", entry_id, server.gpu, "gpu")  # type: ignore[attr-defined]
         if server.included_nic is not None:  # type: ignore[attr-defined]

@@ -10,6 +10,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PricePoint = Literal["low", "default", "high"]
+#: Whose optics a fabric is priced with: the switch vendor's qualified parts, or third-party (MSA) parts.
+OpticsBasis = Literal["vendor", "third_party"]
+OPTICS_BASES: tuple[OpticsBasis, ...] = ("vendor", "third_party")
 
 # Sanity bounds. They are not defaults and no model uses them as numbers: they reject typos and
 # absurd magnitudes (1e20 m cables, 1e300 TFLOP/s) that would otherwise overflow, divide by zero
@@ -204,6 +207,19 @@ class Optic(Entry):
     reach_m: float = Field(gt=0, le=MAX_REACH_M, description="Reach [m]; at most 1,000 km (a sanity bound)")
     power_w: float = Field(ge=0, le=MAX_DEVICE_POWER_W)
     price_usd: Range
+    basis: OpticsBasis = Field(
+        default="third_party",
+        description="Whose part this is: 'vendor' (the switch vendor's own qualified part, e.g. NVIDIA LinkX) "
+                    "or 'third_party' (an MSA-compatible module or cable coded for the platform)")
+    third_party_part: str | None = Field(
+        default=None, description="For a vendor part: the catalog id of the third-party part of the same class "
+                                  "(form factor, reach class) that the third-party optics basis prices instead")
+
+    @model_validator(mode="after")
+    def _third_party_of_vendor(self) -> Optic:
+        if self.third_party_part is not None and self.basis != "vendor":
+            raise ValueError("third_party_part names the third-party equivalent of a vendor part: set basis: vendor")
+        return self
 
 
 class Sourced(Strict):
@@ -364,6 +380,10 @@ class FabricCosts(Strict):
     network_failure_multiplier: Range = Field(
         default_factory=lambda: Range(default=1.0),
         description="Switch/NIC/link interruption rates relative to the catalog's failure_rate_* parameters")
+    optics_basis: OpticsBasis | None = Field(
+        default=None, description="The optics basis a fresh purchase of this fabric is priced at (vendor-qualified "
+                                  "or third-party; the spec's economics.optics_basis overrides it). None: the parts "
+                                  "the profile lists, as listed")
     source: str = Field(min_length=3)
     date: str
     spread: Spread | None = None

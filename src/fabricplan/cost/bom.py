@@ -3,6 +3,7 @@
 Counting rules (NVIDIA twin-port scheme; shared reference docs/reference/costs.md §2.3, docs/reference/topology.md §1.5):
 * switch-side modules = used switch ports / logical ports per module (twin-port: 2);
 * one single-port optic per NIC for optical host links;
+* a single node with no scale-out fabric (tiers 0) buys no backend NICs (nothing would connect them);
 * in-rack host links (ToR style) use DAC splitters and no optics;
 * a switch-to-switch link needs a module share on both ends and one fibre;
 * with candidate media in the fabric profile, each tier's cable or optic class is chosen by reach
@@ -95,7 +96,8 @@ def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | N
     """
     parts = [
         PartCount("switches", hardware.switch, "switches, all tiers", size.total_switches),
-        PartCount("nics", hardware.nic, "backend NICs", size.endpoints),
+        # No fabric (one node, tiers 0): nothing connects the backend NICs, so none are bought.
+        PartCount("nics", hardware.nic, "backend NICs", size.endpoints if size.tiers > 0 else 0),
     ]
     host_links = size.host_links
     if media is not None and media.host is not None:

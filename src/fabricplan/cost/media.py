@@ -10,7 +10,9 @@ among those whose reach is at least that run:
                    = switch end / its logical ports + far end / its logical ports + fibre
                                                                               (transceivers)
 
-and if none reaches, the longest-reaching one (flagged ``reaches=False``). A profile without
+and if none reaches, the longest-reaching one (flagged ``reaches=False``). The candidates are priced at
+the fabric's optics basis (:func:`part_at_basis`: a vendor part, e.g. NVIDIA LinkX, or its
+third-party equivalent). A profile without
 candidates, or a spec that overrides the profile's optics, keeps the fixed parts of
 :class:`fabricplan.design.hardware.FabricHardware` (``host_dac`` in-rack, else ``switch_optic`` +
 ``nic_optic``; ``interswitch_optic`` between switches).
@@ -18,11 +20,12 @@ candidates, or a spec that overrides the profile's optics, keeps the fixed parts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
 from fabricplan.catalog import Catalog, LinkMedium, Optic, PricePoint
+from fabricplan.catalog.models import OpticsBasis
 from fabricplan.cost.floorplan import TierRuns
 from fabricplan.design.hardware import FabricHardware
 from fabricplan.spec import FabricChoice
@@ -72,13 +75,37 @@ class TierMedium(BaseModel):
     price_per_link_usd: float
 
 
-def resolve(catalog: Catalog, candidates: list[LinkMedium], fibre: Optic | None, interswitch: bool) -> list[Medium]:
-    """Catalog ids of ``candidates`` -> :class:`Medium` (an inter-switch far end defaults to the switch end)."""
+def part_at_basis(catalog: Catalog, optic: Optic, basis: OpticsBasis | None) -> Optic:
+    """The part priced for ``optic`` at an optics basis: at ``third_party``, a vendor part's
+    ``third_party_part`` (the same class from a third-party maker); otherwise the part itself (a
+    third-party part has no vendor twin in the catalog: white-box switches qualify MSA parts)."""
+    if basis == "third_party" and optic.third_party_part is not None:
+        return catalog.optic(optic.third_party_part)
+    return optic
+
+
+def hardware_at_basis(hardware: FabricHardware, catalog: Catalog, basis: OpticsBasis | None,
+                      choice: FabricChoice | None = None) -> FabricHardware:
+    """The fabric's fixed optics and cables at ``basis``; a part the spec names itself is kept."""
+    if basis is None:
+        return hardware
+    named = {slot for slot in ("switch_optic", "nic_optic", "interswitch_optic")
+             if choice is not None and getattr(choice, slot)}
+    update = {slot: part_at_basis(catalog, getattr(hardware, slot), basis)
+              for slot in ("switch_optic", "nic_optic", "interswitch_optic", "host_dac", "fibre")
+              if slot not in named and getattr(hardware, slot) is not None}
+    return replace(hardware, **update)
+
+
+def resolve(catalog: Catalog, candidates: list[LinkMedium], fibre: Optic | None, interswitch: bool,
+            basis: OpticsBasis | None = None) -> list[Medium]:
+    """Catalog ids of ``candidates`` -> :class:`Medium` at the optics ``basis`` (:func:`part_at_basis`;
+    an inter-switch far end defaults to the switch end)."""
     media = []
     for candidate in candidates:
-        end = catalog.optic(candidate.switch_end)
+        end = part_at_basis(catalog, catalog.optic(candidate.switch_end), basis)
         if candidate.far_end is not None:
-            media.append(Medium(end, catalog.optic(candidate.far_end), fibre))
+            media.append(Medium(end, part_at_basis(catalog, catalog.optic(candidate.far_end), basis), fibre))
         elif end.kind == "transceiver" and interswitch:
             media.append(Medium(end, end, fibre))
         else:
@@ -111,9 +138,10 @@ def tier_links(size: FabricSize) -> dict[str, int]:
 
 
 def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, runs: TierRuns,
-               point: PricePoint, choice: FabricChoice | None = None) -> LinkMedia:
-    """Choose each tier's medium (module docstring). Tiers keep the fixed parts (None / absent)
-    when the profile lists no candidates or the spec overrides that tier's optics."""
+               point: PricePoint, choice: FabricChoice | None = None, basis: OpticsBasis | None = None) -> LinkMedia:
+    """Choose each tier's medium (module docstring) among the candidates at the optics ``basis``. Tiers
+    keep the fixed parts (None / absent) when the profile lists no candidates or the spec overrides
+    that tier's optics."""
     profile_hw = hardware.profile.hardware
     links = tier_links(size)
     run_by_tier = runs.as_dict()
@@ -122,12 +150,13 @@ def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, run
     chosen: list[TierMedium] = []
     host = None
     if profile_hw.host_media and not host_override and links["host"]:
-        host, ok = choose(resolve(catalog, profile_hw.host_media, hardware.fibre, False), run_by_tier["host"], point)
+        host, ok = choose(resolve(catalog, profile_hw.host_media, hardware.fibre, False, basis), run_by_tier["host"],
+                          point)
         chosen.append(TierMedium(tier="host", links=links["host"], run_m=run_by_tier["host"], medium=host.label,
                                  reach_m=host.reach_m, reaches=ok, price_per_link_usd=host.price_per_link_usd(point)))
     tiers: dict[str, Medium] = {}
     if profile_hw.interswitch_media and not inter_override:
-        media = resolve(catalog, profile_hw.interswitch_media, hardware.fibre, True)
+        media = resolve(catalog, profile_hw.interswitch_media, hardware.fibre, True, basis)
         for tier in ("leaf_spine", "spine_core", "core_super_core"):
             if links[tier]:
                 medium, ok = choose(media, run_by_tier[tier], point)

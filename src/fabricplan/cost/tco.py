@@ -10,10 +10,11 @@ from pydantic import BaseModel, Field
 
 from fabricplan.catalog import Catalog, PricePoint, Server
 from fabricplan.catalog.inputs import Inputs, Num, divide, maximum
+from fabricplan.catalog.models import OpticsBasis
 from fabricplan.cost import opex
 from fabricplan.cost.bom import CATEGORIES, BomLine, bill_of_materials
 from fabricplan.cost.floorplan import FloorPlan, tier_runs
-from fabricplan.cost.media import TierMedium, link_media
+from fabricplan.cost.media import TierMedium, hardware_at_basis, link_media
 from fabricplan.design import FabricDesign, resolve
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references
 from fabricplan.spec.load import located
@@ -40,6 +41,29 @@ class Assumptions(BaseModel):
     min_network_fte: float
     maturity_fte_multiplier: float
     horizon_years: float
+    optics_basis: dict[str, OpticsBasis] = Field(
+        default_factory=dict, description="Per fabric profile: the optics basis its optics and cables are priced "
+                                          "at (the spec's economics.optics_basis, else the profile's costs block); "
+                                          "a fabric left out prices the parts its profile lists")
+    support_covers: list[str] | None = Field(
+        default=None, description="Capex categories the spec says support covers (None: switches and NICs, optics "
+                                  "and cables by the catalog's support_covers_*_share)")
+    support_covers_optics_share: float = 0.0
+    support_covers_cables_share: float = 0.0
+
+
+def fabric_optics_basis(spec: ClusterSpec, catalog: Catalog) -> dict[str, OpticsBasis]:
+    """Each compared fabric's optics basis: the spec's per-fabric choice, else its choice for every
+    fabric, else the profile's catalog default (``costs.optics_basis``); fabrics with none are left out."""
+    economics = spec.economics
+    chosen: dict[str, OpticsBasis] = {}
+    for choice in spec.fabric_choices():
+        profile = catalog.fabric(choice.profile)
+        basis = (economics.optics_basis_by_fabric.get(profile.id) or economics.optics_basis
+                 or (profile.costs.optics_basis if profile.costs is not None else None))
+        if basis is not None:
+            chosen[profile.id] = basis
+    return chosen
 
 
 def resolve_assumptions(spec: ClusterSpec, catalog: Catalog,
@@ -70,6 +94,10 @@ def resolve_assumptions(spec: ClusterSpec, catalog: Catalog,
         min_network_fte=param("min_network_fte"),
         maturity_fte_multiplier=param(f"maturity_fte_multiplier_{spec.operations.maturity}"),
         horizon_years=economics.horizon_years,
+        optics_basis=fabric_optics_basis(spec, catalog),
+        support_covers=None if economics.support_covers is None else list(economics.support_covers),
+        support_covers_optics_share=param("support_covers_optics_share"),
+        support_covers_cables_share=param("support_covers_cables_share"),
     )
 
 
@@ -106,7 +134,15 @@ class FabricCost(BaseModel):
     power_w: dict[str, Num] = Field(description="Network IT power by category")
     network_power_w: Num
     ops_fte: Num
-    support_fraction_per_year: Num = Field(default=0.0, description="Network support share of capex per year")
+    support_fraction_per_year: Num = Field(
+        default=0.0, description="Network support per year as a share of the capex the contract covers")
+    support_covered_capex_usd: Num = Field(
+        default=0.0, description="The network capex the support contract covers (its scope: support_covers)")
+    support_covers: list[str] = Field(
+        default_factory=list, description="Capex categories under support; a share where only part is covered")
+    optics_basis: str = Field(
+        default="third_party", description="Whose optics and cables are priced: vendor (the switch vendor's "
+                                           "qualified parts, e.g. NVIDIA LinkX) or third_party")
     link_media: list[TierMedium] = Field(default_factory=list,
                                          description="Cable/optic class per link tier, chosen by reach")
     hall_racks: int = Field(default=0, description="Server racks of the floor plan")
@@ -187,8 +223,8 @@ def cost_fabric(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice,
 
 def _network_staff(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
                    inputs: Inputs) -> Num:
-    """Network FTE (:func:`fabricplan.cost.opex.network_fte`) at the staffing parameters of ``inputs``;
-    the fabric's staffing multiplier applies only when there is a scale-out fabric to run."""
+    """Network FTE (:func:`fabricplan.cost.opex.network_fte`) at the staffing parameters of ``inputs``:
+    the baseline curve x the team's maturity x the fabric's ``ops_fte_multiplier``; none without switches."""
     point = assumptions.price_point
     profile = design.hardware.profile
 
@@ -205,12 +241,32 @@ def _network_staff(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, as
     return opex.network_fte(spec.cluster.gpus, param("network_fte_per_1024_gpus", assumptions.network_fte_per_1024_gpus),
                             param("ops_fte_scaling_exponent", assumptions.ops_fte_scaling_exponent),
                             param("min_network_fte", assumptions.min_network_fte),
-                            param(maturity, assumptions.maturity_fte_multiplier), fabric_multiplier)
+                            param(maturity, assumptions.maturity_fte_multiplier), fabric_multiplier,
+                            switches=design.size.total_switches)
+
+
+def support_scope(spec: ClusterSpec, catalog: Catalog, assumptions: Assumptions, inputs: Inputs,
+                  capex: Mapping[str, Num]) -> tuple[Num, list[str]]:
+    """The network capex a support contract covers, and its categories: switches and NICs (hardware
+    and the software they run), plus the catalog's share of optics and of cables (0 by default:
+    ``support_covers_*_share``); ``economics.support_covers`` lists the categories instead (not drawn)."""
+    if assumptions.support_covers is not None:
+        return sum((capex[c] for c in assumptions.support_covers), 0.0), list(assumptions.support_covers)
+    optics = inputs.of_range("param:support_covers_optics_share",
+                             catalog.parameter("support_covers_optics_share").value,
+                             assumptions.support_covers_optics_share)
+    cables = inputs.of_range("param:support_covers_cables_share",
+                             catalog.parameter("support_covers_cables_share").value,
+                             assumptions.support_covers_cables_share)
+    covers = ["switches", "nics"] + [name for name, share in (("optics", assumptions.support_covers_optics_share),
+                                                               ("cables", assumptions.support_covers_cables_share))
+                                     if share > 0]
+    return capex["switches"] + capex["nics"] + optics * capex["optics"] + cables * capex["cables"], covers
 
 
 def _network_opex(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
-                  inputs: Inputs, network_capex: Num, network_power: Num) -> tuple[OpexPerYear, Num, Num]:
-    """The network's yearly opex, its staff and its support share of capex."""
+                  inputs: Inputs, supported_capex: Num, network_power: Num) -> tuple[OpexPerYear, Num, Num]:
+    """The network's yearly opex, its staff and its support share of the covered capex."""
     point = assumptions.price_point
     profile, size = design.hardware.profile, design.size
     costs = profile.costs
@@ -234,24 +290,32 @@ def _network_opex(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, ass
     yearly = OpexPerYear(
         energy_usd=opex.energy_cost_usd_per_year(network_power, pue, kwh),
         colocation_usd=colo,
-        support_usd=opex.support_cost_usd_per_year(network_capex, support_fraction),
+        support_usd=opex.support_cost_usd_per_year(supported_capex, support_fraction),
         operations_usd=fte * economic(spec, catalog, inputs, "fte_cost_usd_per_year", assumptions.fte_cost_usd_per_year),
         licences_usd=licences,
     )
     return yearly, fte, support_fraction
 
 
+def _listed_basis(catalog: Catalog, bom: list[BomLine]) -> str:
+    """The basis of the optics and cables a BOM prices: vendor if any is a vendor part."""
+    parts = [catalog.optic(line.item_id) for line in bom if line.category in ("optics", "cables")]
+    return "vendor" if any(part.basis == "vendor" for part in parts) else "third_party"
+
+
 def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
                 inputs: Inputs | None = None) -> FabricCost:
     """Price one fabric design: BOM, power, opex and TCO (servers from the spec when asked).
 
-    ``TCO = Σ q·p + H·(energy + colocation + support share·Σ q·p + FTE·cost + licences) [+ servers]``
+    ``TCO = Σ q·p + H·(energy + colocation + support share·Σ covered q·p + FTE·cost + licences) [+ servers]``
     (docs/reference/costs.md §5) with q the BOM quantities and every price, power, rate and staffing
     number from ``inputs`` (:class:`fabricplan.catalog.inputs.Inputs`): at the price point (floats,
     the default) or as draws (arrays; the same formula serves the Monte Carlo). The design's
     structure (its parts, the cable or optic class chosen by reach) is fixed by the price point.
-    The fabric's staffing multiplier and fabric-manager licences apply only when there is a
-    scale-out fabric to run (a single node has no switch: every fabric gets the same staff).
+    The optics and cables are priced at the fabric's optics basis (``assumptions.optics_basis``);
+    support is charged on what the contract covers (:func:`support_scope`). Network staff and
+    fabric-manager licences apply only when there is a scale-out fabric to run (a single node has no
+    switch: no network staff, no backend NICs).
     """
     hardware, size = design.hardware, design.size
     point = assumptions.price_point
@@ -260,13 +324,16 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
     if design.network.gpus_per_host:  # a sized node is a whole multi-host NVLink domain: one rack (NVL72)
         plan = replace(plan, servers_per_rack=1.0)
     runs = tier_runs(size, plan)
-    media = link_media(size, hardware, catalog, runs, point, design.choice)
+    basis = assumptions.optics_basis.get(hardware.profile.id)
+    hardware = hardware_at_basis(hardware, catalog, basis, design.choice)
+    media = link_media(size, hardware, catalog, runs, point, design.choice, basis)
     bom = bill_of_materials(size, hardware, point, assumptions.price_multipliers, media, inputs)
     capex = {c: sum((line.price_usd for line in bom if line.category == c), 0) for c in CATEGORIES}
     power = {c: sum((line.power_w for line in bom if line.category == c), 0) for c in CATEGORIES}
     network_capex = sum(capex.values())
     network_power = sum(power.values())
-    yearly, fte, support_fraction = _network_opex(spec, catalog, design, assumptions, inputs, network_capex,
+    supported, covers = support_scope(spec, catalog, assumptions, inputs, capex)
+    yearly, fte, support_fraction = _network_opex(spec, catalog, design, assumptions, inputs, supported,
                                                   network_power)
     network_tco = network_capex + yearly.total_usd * assumptions.horizon_years
     gpus = spec.cluster.gpus
@@ -287,6 +354,9 @@ def cost_design(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assum
         network_power_w=network_power,
         ops_fte=fte,
         support_fraction_per_year=support_fraction,
+        support_covered_capex_usd=supported,
+        support_covers=covers,
+        optics_basis=basis or _listed_basis(catalog, bom),
         link_media=media.chosen,
         hall_racks=runs.hall_racks,
         opex_usd_per_year=yearly,

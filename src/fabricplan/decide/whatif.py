@@ -250,6 +250,14 @@ def _maturity_step(spec: ClusterSpec, step: int) -> tuple[ClusterSpec, str]:
     return spec.model_copy(update={"operations": operations}), f"maturity {level}"
 
 
+def _lists_vendor_optics(catalog: Catalog, profile) -> bool:
+    """The profile prices some vendor part that has a third-party equivalent (the optics basis moves it)."""
+    hw = profile.hardware
+    ids = [hw.switch_optic, hw.nic_optic, hw.interswitch_optic, hw.host_dac]
+    ids += [end for m in hw.host_media + hw.interswitch_media for end in (m.switch_end, m.far_end)]
+    return any(catalog.optic(i).third_party_part is not None for i in ids if i is not None)
+
+
 def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
                 progress: Progress | None = None, plan: Plan = DEFAULT_PLAN) -> list[SensitivityRow]:
     """Re-decide with each factor moved down and up by `swing` (default: the catalog's
@@ -258,7 +266,8 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
     fabric alike, fabric-specific ones move one fabric against the others so that a flip can show:
     the InfiniBand price premium (every network part of the InfiniBand fabrics), the socket
     transport's bandwidth (kernel-TCP fabrics) and the operations staff of InfiniBand and of
-    lossless-Ethernet (RoCE) fabrics."""
+    lossless-Ethernet (RoCE) fabrics; and the optics basis of every fabric (third-party or
+    vendor-qualified) where a fabric lists vendor optics."""
     if swing is None:
         swing = catalog.parameter("sensitivity_swing").value.at("default")
     if not 0 <= swing < 1:  # a swing of 100 % or more would price hardware at zero or below
@@ -298,6 +307,10 @@ def sensitivity(spec: ClusterSpec, catalog: Catalog, swing: float | None = None,
     if roce and others:
         cases.append(("RoCE operations staff", f"-{swing:.0%}", f"+{swing:.0%}",
                       lambda m: (spec, each(roce, "fabric_staff_multipliers", m))))
+    if others and any(_lists_vendor_optics(catalog, p) for p in profiles.values()):
+        # Every fabric at one basis (one rule for all): third-party on the low side, vendor-qualified on the high.
+        cases.append(("optics basis (every fabric)", "third-party", "vendor", lambda m: (spec, Scenario(
+            fabric_optics_basis=tuple((f, "third_party" if m == low else "vendor") for f in profiles)))))
     rows = []
     for factor, low_label, high_label, make in cases:
         if progress:

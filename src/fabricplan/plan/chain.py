@@ -287,8 +287,10 @@ def choose_design(plan: Plan, spec: ClusterSpec, catalog: Catalog, choice: Fabri
             note = "chosen: lowest cost per useful GPU-hour"
         else:
             gap = outcome.cost_per_useful_gpu_hour_usd / best.cost_per_useful_gpu_hour_usd - 1
-            capex = outcome.cost.network_capex_usd / best.cost.network_capex_usd - 1
-            note = (f"{100 * gap:+.1f} % cost per useful GPU-hour (network capex {100 * capex:+.1f} %, "
+            best_capex = best.cost.network_capex_usd
+            capex = (f"network capex {100 * (outcome.cost.network_capex_usd / best_capex - 1):+.1f} %"
+                     if best_capex else f"network capex ${outcome.cost.network_capex_usd:,.0f} vs none")
+            note = (f"{100 * gap:+.1f} % cost per useful GPU-hour ({capex}, "
                     f"{outcome.cost.topology.total_switches} vs {best.cost.topology.total_switches} switches)")
         summaries.append(_summary(option, outcome, note).model_copy(update={"chosen": option is best_option}))
     chosen = next(s for s in summaries if s.chosen)

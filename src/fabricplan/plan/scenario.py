@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from fabricplan.catalog import Catalog
+from fabricplan.catalog.models import OPTICS_BASES
 from fabricplan.cost import Assumptions, resolve_assumptions
 from fabricplan.cost.bom import CATEGORIES
+from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec
 
 
@@ -22,7 +24,8 @@ class Levers:
 class Scenario:
     """What-if adjustments: category price multipliers, energy price multiplier, efficiency; and
     fabric-specific ones (fabric id -> multiplier) so a factor can move one fabric against another:
-    its network hardware prices (all categories), its per-NIC bandwidth, its operations staff."""
+    its network hardware prices (all categories), its per-NIC bandwidth, its operations staff, and
+    its optics basis (fabric id -> ``vendor`` | ``third_party``: whose optics and cables it is priced with)."""
 
     price_multipliers: tuple[tuple[str, float], ...] = ()
     energy_multiplier: float = 1.0
@@ -30,6 +33,13 @@ class Scenario:
     fabric_price_multipliers: tuple[tuple[str, float], ...] = ()
     fabric_bandwidth_multipliers: tuple[tuple[str, float], ...] = ()
     fabric_staff_multipliers: tuple[tuple[str, float], ...] = ()
+    fabric_optics_basis: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for fabric, basis in self.fabric_optics_basis:
+            if basis not in OPTICS_BASES:
+                raise InputError(f"optics basis of '{fabric}' must be one of {', '.join(OPTICS_BASES)}, got '{basis}'",
+                                 location=f"scenario.fabric_optics_basis.{fabric}")
 
     def assumptions(self, spec: ClusterSpec, catalog: Catalog) -> Assumptions:
         """The economic assumptions every fabric shares under this scenario."""
@@ -48,6 +58,9 @@ class Scenario:
         if staff is not None:
             assumptions = assumptions.model_copy(update={
                 "maturity_fte_multiplier": assumptions.maturity_fte_multiplier * staff})
+        basis = dict(self.fabric_optics_basis).get(fabric)
+        if basis is not None:
+            assumptions = assumptions.model_copy(update={"optics_basis": {**assumptions.optics_basis, fabric: basis}})
         bandwidth = dict(self.fabric_bandwidth_multipliers).get(fabric)
         if bandwidth is not None:
             levers = replace(levers, bandwidth_multiplier=levers.bandwidth_multiplier * bandwidth)

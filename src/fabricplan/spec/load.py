@@ -57,6 +57,12 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
             if value is not None:
                 lookup(value, field=f"fabrics[{index}].{name}")
         check_fabric_choice(spec, catalog, choice)
+    listed = {choice.profile for choice in spec.fabric_choices()}
+    for fabric in spec.economics.optics_basis_by_fabric:
+        if fabric not in listed:
+            raise InputError(f"economics.optics_basis_by_fabric names fabric '{fabric}', which the spec does not "
+                             f"compare; its fabrics are {', '.join(sorted(listed))}",
+                             location=f"economics.optics_basis_by_fabric.{fabric}")
     check_jobs(spec, catalog, gpu)
 
 

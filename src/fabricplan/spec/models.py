@@ -11,6 +11,7 @@ from fabricplan.catalog.models import (
     MAX_DEVICE_POWER_W,
     MAX_HBM_GBYTES,
     MAX_RADIX,
+    OpticsBasis,
     PeakTflops,
 )
 from fabricplan.spec.job import JobSpec
@@ -18,6 +19,8 @@ from fabricplan.spec.job import JobSpec
 TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
 Maturity = Literal["none", "basic", "experienced", "expert"]
 DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
+#: Network capex categories a support contract can cover (cost.bom.CATEGORIES).
+SupportCategory = Literal["switches", "nics", "optics", "cables"]
 
 
 class Strict(BaseModel):
@@ -172,6 +175,16 @@ class Economics(Strict):
     support_fraction_per_year: float | None = Field(default=None, ge=0, le=1)
     fte_cost_usd_per_year: float | None = Field(
         default=None, ge=0, le=10_000_000, description="At most 10 million (fully loaded costs are ~0.2-0.4 million)")
+    optics_basis: OpticsBasis | None = Field(
+        default=None, description="Price every fabric's optics and cables at this basis: 'vendor' (the switch "
+                                  "vendor's qualified parts, e.g. NVIDIA LinkX) or 'third_party'; None = each "
+                                  "fabric's catalog default (costs.optics_basis)")
+    optics_basis_by_fabric: dict[str, OpticsBasis] = Field(
+        default_factory=dict, description="Per fabric profile id, its optics basis (overrides optics_basis)")
+    support_covers: list[SupportCategory] | None = Field(
+        default=None, min_length=1,
+        description="Network capex categories the support contract covers; None = switches and NICs, with optics "
+                    "and cables covered by the catalog's support_covers_optics_share / support_covers_cables_share")
 
 
 class Operations(Strict):

@@ -67,6 +67,7 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     crossing = crossovers(spec, catalog, curve, plan, threshold) if search_scale else []
     boundaries = tier_boundaries(spec, decision.outcomes, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
+    notes += _memory_notes(decision.outcomes)
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
@@ -75,3 +76,15 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
         efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty)
+
+
+def _memory_notes(outcomes: dict) -> list[str]:
+    """One note per job and distinct memory verdict of the chain (re-laid to fit, or over memory),
+    naming the fabrics when not all share it."""
+    verdicts: dict[tuple[str, str], list[str]] = {}
+    for fabric, outcome in outcomes.items():
+        for job in outcome.jobs:
+            if job.memory_note:
+                verdicts.setdefault((job.job, job.memory_note), []).append(fabric)
+    return [f"Memory: {job} {note}" + ("" if len(fabrics) == len(outcomes) else f" (on {', '.join(fabrics)})") + "."
+            for (job, note), fabrics in verdicts.items()]

@@ -27,18 +27,25 @@ class RuleResult(BaseModel):
     disfavours: list[str] = Field(default_factory=list)
     excludes: list[str] = Field(default_factory=list, description="Fabrics the rule rules out")
     message: str
+    role: Literal["constraint", "advice", "check"] = Field(
+        default="advice", description="constraint: rules fabrics out (a hard requirement such as the latency SLA); "
+                                      "advice: the seeds' claim, shown beside the numbers with its citation, never "
+                                      "a vote; check: a misjudgement the seeds warn about, asked of the result")
+    mechanism: str = Field(default="", description="Where the rule's subject acts in the numbers (the chain's "
+                                                   "number it is about), or why it is not modelled")
 
 
-class RuleVote(BaseModel):
-    """A fired rule's vote and its weight (catalog ``rule_weight_<ID>``); rules break ties only."""
+class RuleAdvice(BaseModel):
+    """A fired rule beside the numbers: what it favours, whether the numbers agree, and where (if
+    anywhere) its subject acts in the chain. It never changes the ranking."""
 
     rule: str
-    weight: float
+    title: str
     favours: list[str] = Field(default_factory=list)
     disfavours: list[str] = Field(default_factory=list)
     agrees_with_numbers: bool = Field(description="The rule favours (or does not disfavour) the numbers' leader")
-    decided: bool = Field(description="The weighted votes decided the recommendation (a close call) and this rule "
-                                      "voted for the recommended fabric")
+    mechanism: str = Field(default="", description="Where its subject acts in the numbers, or why it is not modelled")
+    citation: str = ""
 
 
 class Recommendation(BaseModel):
@@ -46,16 +53,18 @@ class Recommendation(BaseModel):
     recommended: str
     reasons: list[str]
     why_not: dict[str, str]
-    disagreements: list[str] = Field(description="Where the rules and the numbers point different ways")
+    disagreements: list[str] = Field(description="Where the rules' advice and the numbers point different ways")
     close_call: bool = Field(description="No fabric is best with probability >= decision_best_probability over "
-                                         "the Monte Carlo draws (without draws: top two within the close-call band)")
-    decided_by: Literal["numbers", "rules", "exclusions"] = Field(
-        default="numbers", description="What chose the recommended fabric: the numbers (a clear or undisputed "
-                                       "leader), the weighted rule votes (a close call), or exclusions (one left)")
+                                         "the Monte Carlo draws (without draws: top two within the close-call band); "
+                                         "the numbers still rank (probability of being best, then cost)")
+    decided_by: Literal["numbers", "exclusions"] = Field(
+        default="numbers", description="What chose the recommended fabric: the numbers (always, among the fabrics "
+                                       "no constraint rules out), or exclusions (one fabric left)")
     numbers_leader: str = Field(default="", description="The eligible fabric the numbers put first")
     probability_best: dict[str, float] | None = Field(
         default=None, description="Share of Monte Carlo draws in which each fabric is the cheapest eligible one")
-    rule_votes: list[RuleVote] = Field(default_factory=list)
+    advice: list[RuleAdvice] = Field(
+        default_factory=list, description="Fired advice rules beside the numbers (the seeds' claims, not votes)")
     feasible: bool = Field(
         default=True,
         description="False when the rules rule out every fabric (e.g. none meets the latency SLA): "

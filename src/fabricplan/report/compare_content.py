@@ -34,6 +34,8 @@ YES_MARK = "✓"
 NO_MARK = "✗"
 RECOMMENDED_MARK = "★"
 WARNING_MARK = "⚠"
+RELAID_MARK = "*"
+MEMORY_LEGEND = "* re-laid to fit in GPU memory, ⚠ over GPU memory (the notes say how)"
 
 
 def usd_cents(value: float | None) -> str:
@@ -150,6 +152,25 @@ def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, f
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
 
+def memory_flagged_jobs(report: CompareReport) -> set[str]:
+    """Jobs that were re-laid to fit in GPU memory, or do not fit, on some fabric's design."""
+    return {job.job for fabric in report.fabrics for job in fabric.jobs
+            if not getattr(job, "fits_memory", True) or getattr(job, "memory_note", "")}
+
+
+def _memory_cell(job) -> str:
+    if job is None:
+        return "-"
+    mark = "" if job.fits_memory else f" {WARNING_MARK}"
+    relaid = RELAID_MARK if job.memory_note.startswith("re-laid") else ""
+    return f"{job.memory_per_gpu_gib:,.1f} GiB{relaid}{mark}"
+
+
+def _memory_row(report: CompareReport, job_name: str) -> MetricRow:
+    jobs = [next((j for j in fabric.jobs if j.job == job_name), None) for fabric in report.fabrics]
+    return MetricRow(f"memory/GPU: {job_name}", [_memory_cell(j) for j in jobs], [None] * len(jobs))
+
+
 def _row(label: str, values: list[float | None], formatter: Formatter, better: Better | None) -> MetricRow:
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
@@ -161,9 +182,12 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
         MetricRow("rank", rank_labels(report), [None] * len(fabrics)),
         MetricRow("fabric", [fabric.name for fabric in fabrics], [None] * len(fabrics)),
     ]
+    flagged = memory_flagged_jobs(report)
     for name in job_names(report):
         rows.append(_job_row(report, name, f"step time: {name}", "step_time_s", seconds, "lower"))
         rows.append(_job_row(report, name, f"exposed comm share: {name}", "exposed_comm_share", percent, "lower"))
+        if name in flagged:
+            rows.append(_memory_row(report, name))
     bases = {fabric.tco_basis for fabric in fabrics}
     tco_label = f"TCO ({'/'.join(sorted(bases))}, {report.horizon_years:g} yr)"
     rows += [
@@ -190,9 +214,11 @@ def summary_line(report: CompareReport) -> str:
 
 
 def rule_effect(rule: RuleResult) -> str:
-    """'favours a; disfavours b; excludes c' (empty parts left out)."""
+    """'favours a; disfavours b; excludes c' (empty parts left out; 'advice: ' first for an advice rule)."""
     parts = [f"{verb} {', '.join(fabrics)}" for verb, fabrics in
              (("favours", rule.favours), ("disfavours", rule.disfavours), ("excludes", rule.excludes)) if fabrics]
+    if parts and getattr(rule, "role", "advice") == "advice":  # the seeds' claim: shown, never ranked on
+        parts[0] = f"advice: {parts[0]}"
     return "; ".join(parts) or "-"
 
 
@@ -255,21 +281,22 @@ def design_rows(report: CompareReport) -> list[tuple[str, ...]]:
     return rows
 
 
-RULE_VOTE_HEADERS = ("rule", "weight", "favours", "agrees with the numbers", "decided")
+ADVICE_HEADERS = ("rule", "favours", "numbers agree", "acts through")
+ADVICE_TITLE = "The seeds' advice beside the numbers (it does not rank)"
 
 
-def rule_vote_rows(report: CompareReport) -> list[tuple[str, ...]]:
-    return [(v.rule, f"{v.weight:g}", ", ".join(v.favours) or "-", YES_MARK if v.agrees_with_numbers else NO_MARK,
-             YES_MARK if v.decided else NO_MARK) for v in report.recommendation.rule_votes]
+def advice_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    """Fired advice rules: what each favours, whether the numbers' choice agrees, and where its
+    subject acts in the numbers (or why it is not modelled)."""
+    return [(a.rule, ", ".join(a.favours) or "-", YES_MARK if a.agrees_with_numbers else NO_MARK, a.mechanism)
+            for a in report.recommendation.advice]
 
 
 def decided_by_line(report: CompareReport) -> str:
     r = report.recommendation
-    if r.decided_by == "rules":
-        return (f"Decided by the weighted rule votes (a close call); the numbers' leader is {r.numbers_leader}.")
     if r.decided_by == "exclusions":
         return "Decided by exclusions: one fabric is left."
-    return "Decided by the numbers; rules only break ties inside the uncertainty."
+    return "Decided by the numbers; the seeds' rules of thumb are advice beside them."
 
 
 TIER_HEADERS = ("fabric", "switch", "radix", "GPUs", "tiers above")
@@ -320,8 +347,9 @@ def close_call_note(report: CompareReport) -> str | None:
     if u is not None:
         return (f"Close call: no fabric is the cheapest per useful GPU-hour with probability >= "
                 f"{100 * u.threshold:.0f} % over the catalog's ranges ({u.leader} in {100 * u.leader_probability:.0f} "
-                "% of the draws); the rules' weighted votes and the sensitivity table matter more than the ranking.")
+                "% of the draws); ranked by the numbers all the same: the flips and the sensitivity table say what "
+                "would change it.")
     pair = " and ".join(ranking[:2]) if len(ranking) >= 2 else "the top two fabrics"
     return (f"Close call: {pair} are within the close-call band on "
-            f"{metric_label(report.deciding_metric)}; the rules and the sensitivity table matter more "
-            f"than the ranking.")
+            f"{metric_label(report.deciding_metric)}; ranked by the numbers all the same: the flips and "
+            f"the sensitivity table say what would change it.")

@@ -105,8 +105,9 @@ def comparison_section(report: CompareReport) -> str:
         body.append(f"<tr><td>{esc(row.label)}</td>{cells}</tr>")
     table = (f'<table class="numbers" id="comparison"><thead><tr><th></th>{headers}</tr></thead>'
              f"<tbody>{''.join(body)}</tbody></table>")
+    memory = (f'<p class="caption">{esc(content.MEMORY_LEGEND)}</p>' if content.memory_flagged_jobs(report) else "")
     return (f'<section><h2>Comparison</h2>{table}'
-            f'<p class="caption">Bold green: best value in the row.</p></section>')
+            f'<p class="caption">Bold green: best value in the row.</p>{memory}</section>')
 
 
 def _bullets(items: Sequence[str]) -> str:
@@ -171,14 +172,13 @@ def _plain_section(title: str, headers, rows) -> str:
 
 
 def extra_sections(report: CompareReport) -> str:
-    """Uncertainty, designs considered, rule votes and tier boundaries."""
+    """Uncertainty, designs considered, the rules' advice and tier boundaries."""
     parts = []
     if report.uncertainty is not None:
         parts.append(_plain_section(content.uncertainty_title(report), content.UNCERTAINTY_HEADERS,
                                     content.uncertainty_rows(report)))
     parts.append(_plain_section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report)))
-    parts.append(_plain_section("Rule votes (weights; they count only in a close call)", content.RULE_VOTE_HEADERS,
-                                content.rule_vote_rows(report)))
+    parts.append(_plain_section(content.ADVICE_TITLE, content.ADVICE_HEADERS, content.advice_rows(report)))
     parts.append(_plain_section("Tier boundaries", content.TIER_HEADERS, content.tier_rows(report)))
     return "".join(parts)
 

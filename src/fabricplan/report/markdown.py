@@ -34,7 +34,10 @@ def _comparison(report: CompareReport) -> list[str]:
         cells = [f"**{markdown_text(value)}**" if index in best else markdown_text(value)
                  for index, value in enumerate(row.formatted)]
         rows.append([markdown_text(row.label)] + cells)
-    return markdown_table(headers, rows, align_right_from=1) + ["", "_Bold: best value in the row._"]
+    keys = ["", "_Bold: best value in the row._"]
+    if content.memory_flagged_jobs(report):
+        keys += ["", f"_{markdown_text(content.MEMORY_LEGEND)}_"]
+    return markdown_table(headers, rows, align_right_from=1) + keys
 
 
 def _recommendation(report: CompareReport) -> list[str]:
@@ -74,9 +77,8 @@ def compare_markdown(report: CompareReport) -> str:
     if any(f.designs_considered for f in report.fabrics):
         lines += _section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report))
     lines += _section("Decision rules", content.RULE_HEADERS, content.rule_rows(report))
-    if report.recommendation.rule_votes:
-        lines += _section("Rule votes (weights; they count only in a close call)", content.RULE_VOTE_HEADERS,
-                          content.rule_vote_rows(report))
+    if report.recommendation.advice:
+        lines += _section(content.ADVICE_TITLE, content.ADVICE_HEADERS, content.advice_rows(report))
     if report.crossovers:
         lines += _section("Crossovers", content.CROSSOVER_HEADERS, content.crossover_rows(report))
     if report.tier_boundaries:

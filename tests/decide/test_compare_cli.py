@@ -153,3 +153,21 @@ def test_the_relaid_job_runs_slower_than_the_layout_that_does_not_fit():
     unfit = DEFAULT_PLAN.performance(spec, catalog, relaid.design, relaid.levers, DEFAULT_PLAN.efficiency())
     assert not unfit[0].memory_fits and relaid.steps[0].memory_fits
     assert relaid.steps[0].step_time_s > unfit[0].step_time_s
+
+
+def test_the_single_node_designs_table_lists_each_distinct_design_once(cli):
+    # One 8-GPU server: every switch model x style is "0 tiers, 0 switches" at the same cost, so each
+    # fabric's table shows one buildable row standing for all its options.
+    from fabricplan.catalog import load_catalog
+    from fabricplan.decide import compare
+    from fabricplan.report.compare_content import design_rows
+    from fabricplan.spec import load_spec
+
+    catalog = load_catalog()
+    report = compare(load_spec(EXAMPLES / "single-node-8-inference.yaml", catalog), catalog, search_scale=False,
+                     analyse_sensitivity=False, draws=0)
+    buildable = [row for row in design_rows(report) if row[3] != "-"]
+    assert sorted(row[0] for row in buildable) == sorted(f.fabric for f in report.fabrics)
+    assert all(row[3:5] == ("0", "0") and "the same design as" in row[7] for row in buildable)
+    considered = sum(1 for f in report.fabrics for d in f.designs_considered if d.tiers is not None)
+    assert considered > len(buildable)  # the options are all still in the JSON

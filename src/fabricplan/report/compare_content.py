@@ -268,16 +268,37 @@ def uncertainty_rows(report: CompareReport) -> list[tuple[str, str, str, str, st
 DESIGN_HEADERS = ("fabric", "switch", "style", "tiers", "switches", "network capex", "cost / useful GPU-h", "verdict")
 
 
+def _same_design(d) -> tuple:
+    """What makes two buildable designs the same to the buyer: tiers, switch count, network capex and
+    the deciding metric (e.g. every switch model and style of a single node: no switches at all)."""
+    return (d.tiers, d.switches, round(d.network_capex_usd or 0.0, 2), round(d.cost_per_useful_gpu_hour_usd or 0.0, 6))
+
+
 def design_rows(report: CompareReport) -> list[tuple[str, ...]]:
-    """Every design considered per fabric (switch model x style), the chosen one first."""
+    """Every distinct design considered per fabric (switch model x style), the chosen one first.
+    Buildable designs with the same tiers, switches, capex and cost are one row (the first, chosen
+    if it is among them), its note saying how many options it stands for."""
     rows = []
     for fabric in report.fabrics:
-        for d in sorted(fabric.designs_considered, key=lambda d: (not d.chosen, d.cost_per_useful_gpu_hour_usd is None,
-                                                                   d.cost_per_useful_gpu_hour_usd or 0)):
+        ordered = sorted(fabric.designs_considered, key=lambda d: (not d.chosen, d.cost_per_useful_gpu_hour_usd is None,
+                                                                   d.cost_per_useful_gpu_hour_usd or 0))
+        groups: dict[tuple, list] = {}
+        for d in ordered:
+            key = _same_design(d) if d.tiers is not None else (id(d),)
+            groups.setdefault(key, []).append(d)
+        for same in groups.values():
+            d = same[0]
+            note = d.note
+            if len(same) > 1:
+                switches = sorted({x.switch for x in same})
+                styles = sorted({x.style.replace("_", " ") for x in same})
+                note += (f" (the same design as {len(same) - 1} other option{'s' if len(same) > 2 else ''}: "
+                         f"{len(switches)} switch model{'s' if len(switches) > 1 else ''} x {len(styles)} "
+                         f"style{'s' if len(styles) > 1 else ''})")
             rows.append((fabric.fabric, d.switch, d.style.replace("_", " "), "-" if d.tiers is None else str(d.tiers),
                          "-" if d.switches is None else f"{d.switches:,}",
                          "-" if d.network_capex_usd is None else usd(d.network_capex_usd),
-                         usd_cents(d.cost_per_useful_gpu_hour_usd), d.note))
+                         usd_cents(d.cost_per_useful_gpu_hour_usd), note))
     return rows
 
 

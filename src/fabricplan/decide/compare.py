@@ -67,6 +67,13 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     crossing = crossovers(spec, catalog, curve, plan, threshold) if search_scale else []
     boundaries = tier_boundaries(spec, decision.outcomes, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
+    flips = None
+    if analyse_sensitivity:
+        from fabricplan.decide.flips import what_would_change
+
+        if progress:
+            progress("what would change the answer")
+        flips = what_would_change(spec, catalog, plan)
     notes += _memory_notes(decision.outcomes)
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
@@ -75,7 +82,7 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
-        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty)
+        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, what_would_change=flips)
 
 
 def _memory_notes(outcomes: dict) -> list[str]:

@@ -123,6 +123,41 @@ class SensitivityRow(BaseModel):
     excluded_high: list[str] = Field(default_factory=list, description="Fabrics a fired rule rules out, high case")
 
 
+class Flip(BaseModel):
+    """The smallest change of one assumption found to flip the numbers' leader, and what it costs."""
+
+    candidate: str = Field(description="The assumption changed (a registry entry of fabricplan.decide.flips)")
+    fabric: str | None = Field(default=None, description="The fabric it applies to (None: every fabric)")
+    unit: Literal["multiplier", "gpus", "toggle"]
+    base_value: float = Field(description="The assumption as the spec and catalog have it (1 for a multiplier)")
+    value: float = Field(description="The value at which the leader flips (for a toggle: 1 on, 0 off)")
+    size: float = Field(description="Relative size of the change: |value / base - 1| (a toggle counts 1)")
+    change: str = Field(description="The change in words, e.g. 'roce-v2 network prices x1.23'")
+    new_leader: str
+    regret_usd: float = Field(description="Cost per useful GPU-hour of the chosen fabric minus the new leader's, "
+                                          "at the flip (>= 0)")
+    regret: float = Field(description="regret_usd relative to the new leader's cost per useful GPU-hour")
+    regret_at_limit: float = Field(description="The same at the end of the searched range (the change carried "
+                                               "as far as searched)")
+    limit_value: float = Field(description="The end of the searched range in this direction")
+
+
+class WhatWouldChange(BaseModel):
+    """For the numbers' leader, the smallest single change of each assumption that flips it."""
+
+    leader: str = Field(description="The numbers' leader at the point (catalog defaults) the flips are against")
+    flips: list[Flip] = Field(default_factory=list, description="One per assumption that flips, smallest first")
+    no_flip: list[str] = Field(default_factory=list, description="Assumptions searched without a flip, with ranges")
+    method: str = ("each assumption of the registry moved alone from its value, each way over its search range; "
+                   "where the range's end flips the leader (point numbers, constraints applied), bisection finds "
+                   "the smallest change that flips it; GPU counts are searched on the scale grid, then bisected in "
+                   "whole job-mix layouts; a toggle counts as size 1 (100 %)")
+
+    @property
+    def smallest(self) -> Flip | None:
+        return self.flips[0] if self.flips else None
+
+
 class CompareReport(BaseModel):
     spec_name: str
     gpus: int
@@ -142,3 +177,6 @@ class CompareReport(BaseModel):
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")
+    what_would_change: WhatWouldChange | None = Field(
+        default=None, description="The smallest single change of each assumption that flips the numbers' leader, "
+                                  "with its regret (None with --quick)")

@@ -344,6 +344,38 @@ def sensitivity_rows(report: CompareReport) -> list[tuple[str, ...]]:
     return rows
 
 
+FLIP_HEADERS = ("change that flips it", "size", "new leader", "regret", "at range end")
+
+
+def flip_title(report: CompareReport) -> str:
+    w = report.what_would_change
+    return f"What would change the answer (against {w.leader}, one assumption at a time)"
+
+
+def flip_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    """Per assumption that flips the numbers' leader: the change, its size, the new leader and the
+    regret (how much more the leader costs per useful GPU-hour than the new one) at the flip and at
+    the end of the searched range."""
+    w = report.what_would_change
+    if w is None:
+        return []
+    return [(f.change, "toggle" if f.unit == "toggle" else f"{100 * f.size:.1f}%", f.new_leader,
+             f"{100 * f.regret:+.2f}%", f"{100 * f.regret_at_limit:+.1f}%") for f in w.flips]
+
+
+def smallest_flip_line(report: CompareReport) -> str | None:
+    w = report.what_would_change
+    if w is None:
+        return None
+    if w.smallest is None:
+        return f"No single assumption searched flips {w.leader}: " + "; ".join(w.no_flip) + "."
+    f = w.smallest
+    size = "switching it" if f.unit == "toggle" else f"a change of {100 * f.size:.1f} %"
+    return (f"Smallest flip: {f.change} ({size}) makes {f.new_leader} the leader; {w.leader} then costs "
+            f"{100 * f.regret:.2f} % (${f.regret_usd:,.4f}) more per useful GPU-hour, and "
+            f"{100 * f.regret_at_limit:.1f} % more if the change goes to the end of the searched range.")
+
+
 def feasible(report: CompareReport) -> bool:
     """Whether some fabric meets the spec's constraints (False: e.g. no fabric meets the latency SLA)."""
     return getattr(report.recommendation, "feasible", True)

@@ -133,6 +133,21 @@ def sensitivity_table(report: CompareReport) -> RenderableType:
     return Group(table, legend)
 
 
+def flips_table(report: CompareReport) -> RenderableType:
+    """Each assumption that flips the leader, smallest first, and the smallest in words below."""
+    rows = [list(r) for r in content.flip_rows(report)]
+    parts: list[RenderableType] = []
+    if rows:
+        parts.append(FitTable(("change that flips it", "size", "leader", "regret", "at end"), rows,
+                              title=content.flip_title(report), justify=["left", "right", "left", "right", "right"]))
+    line = content.smallest_flip_line(report)
+    if line:
+        parts.append(Lines([("", line)]))
+    parts.append(Text("regret: how much more the current leader costs per useful GPU-hour than the new one, at "
+                      "the flip / at the end of the searched range", style="dim"))
+    return Group(*parts)
+
+
 def uncertainty_table(report: CompareReport) -> RenderableType:
     return FitTable(content.UNCERTAINTY_HEADERS, [list(r) for r in content.uncertainty_rows(report)],
                     title=content.uncertainty_title(report), justify=["left", "right", "right", "right", "right"])
@@ -188,6 +203,8 @@ def compare_renderables(report: CompareReport, verbose: bool = False) -> list[Re
         out.append(tier_table(report))
     if report.sensitivity:
         out.append(sensitivity_table(report))
+    if report.what_would_change is not None:
+        out.append(flips_table(report))
     if report.notes:
         out.append(Lines([("note: ", note) for note in report.notes], style="dim"))
     return out

@@ -85,6 +85,9 @@ def compare_markdown(report: CompareReport) -> str:
         lines += _section("Tier boundaries", content.TIER_HEADERS, content.tier_rows(report))
     if report.sensitivity:
         lines += _section("Sensitivity", content.sensitivity_headers(report), content.sensitivity_rows(report))
+    if report.what_would_change is not None:
+        lines += _section(content.flip_title(report), content.FLIP_HEADERS, content.flip_rows(report))
+        lines += [markdown_text(content.smallest_flip_line(report)), ""]
     if report.notes:
         lines += ["## Notes", ""] + [f"- {markdown_text(note)}" for note in report.notes] + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -101,17 +101,73 @@ def test_draws_and_seed_flags(cli):
     assert one.code == 0 and json.loads(one.out)["uncertainty"] == json.loads(two.out)["uncertainty"]
     report = json.loads(one.out)
     assert (report["uncertainty"]["draws"], report["uncertainty"]["seed"]) == (300, 5)
-    assert report["recommendation"]["decided_by"] in {"numbers", "rules", "exclusions"}
+    assert report["recommendation"]["decided_by"] in {"numbers", "exclusions"}
     none = json.loads(cli("compare", spec, "--quick", "--quiet", "--json", "--draws", "0").out)
     assert none["uncertainty"] is None and none["recommendation"]["probability_best"] is None
     bad = cli("compare", spec, "--quick", "--quiet", "--draws", "-1")
     assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1
 
 
-def test_markdown_shows_uncertainty_designs_votes_and_tier_boundaries(cli):
+def test_markdown_shows_uncertainty_designs_advice_and_tier_boundaries(cli):
     out = cli("compare", str(EXAMPLES / "mid-128-h100-existing-ethernet.yaml"), "--quiet", "--markdown",
               "--draws", "200").out
     for heading in ("## Uncertainty: cost per useful GPU-hour over 200 draws", "## Designs considered",
-                    "## Rule votes", "## Tier boundaries", "## Crossovers"):
+                    "## The seeds' advice beside the numbers (it does not rank)", "## Tier boundaries",
+                    "## Crossovers"):
         assert heading in out, heading
     assert "| infiniband-ndr | sw_ib_qm9700 | rail optimized | 2 | 6 |" in out  # 4 leaves + 2 spines
+
+
+def test_a_job_over_memory_is_re_laid_and_flagged_in_json_and_terminal(cli):
+    # The 128-GPU example's 8B fine-tune needs 82.5 GiB per GPU at selective recompute on a 74.5 GiB
+    # H100: the chain re-lays it with full recomputation (which fits) and every output says so.
+    spec = str(EXAMPLES / "mid-128-h100-existing-ethernet.yaml")
+    result = cli("compare", spec, "--quick", "--quiet", "--json", "--draws", "0")
+    assert result.code == 0
+    report = json.loads(result.out)
+    for fabric in report["fabrics"]:
+        job = next(j for j in fabric["jobs"] if j["job"] == "llama3-8b-finetune")
+        assert job["fits_memory"] and job["recompute"] == "full"
+        assert job["memory_per_gpu_gib"] <= job["memory_capacity_gib"]
+        assert job["memory_note"].startswith("re-laid: needs 82.5 GiB per GPU with recompute selective")
+        other = next(j for j in fabric["jobs"] if j["job"] != "llama3-8b-finetune")
+        assert other["fits_memory"] and other["memory_note"] == ""
+    assert any(n.startswith("Memory: llama3-8b-finetune re-laid") for n in report["notes"])
+    text = cli("compare", spec, "--quick", "--quiet", "--draws", "0").out
+    assert "memory/GPU: llama3-8b-finetune" in text and "re-laid to fit in GPU memory" in text
+    assert "Memory: llama3-8b-finetune re-laid" in " ".join(text.split())
+    markdown = cli("compare", spec, "--quick", "--quiet", "--markdown", "--draws", "0").out
+    assert "memory/GPU: llama3-8b-finetune" in markdown and "Memory: llama3-8b-finetune re-laid" in markdown
+
+
+def test_the_relaid_job_runs_slower_than_the_layout_that_does_not_fit():
+    # Full recomputation repeats the forward pass: the re-laid step is longer than the (unfitting) one.
+    from fabricplan.catalog import load_catalog
+    from fabricplan.plan import DEFAULT_PLAN
+    from fabricplan.spec import load_spec
+
+    catalog = load_catalog()
+    spec = load_spec(EXAMPLES / "mid-128-h100-existing-ethernet.yaml", catalog)
+    relaid = DEFAULT_PLAN.evaluate(spec, catalog, fabrics=["roce-v2"]).runs["roce-v2"]
+    assert relaid.spec.jobs[0].recompute == "full" and spec.jobs[0].recompute == "selective"
+    unfit = DEFAULT_PLAN.performance(spec, catalog, relaid.design, relaid.levers, DEFAULT_PLAN.efficiency())
+    assert not unfit[0].memory_fits and relaid.steps[0].memory_fits
+    assert relaid.steps[0].step_time_s > unfit[0].step_time_s
+
+
+def test_the_single_node_designs_table_lists_each_distinct_design_once(cli):
+    # One 8-GPU server: every switch model x style is "0 tiers, 0 switches" at the same cost, so each
+    # fabric's table shows one buildable row standing for all its options.
+    from fabricplan.catalog import load_catalog
+    from fabricplan.decide import compare
+    from fabricplan.report.compare_content import design_rows
+    from fabricplan.spec import load_spec
+
+    catalog = load_catalog()
+    report = compare(load_spec(EXAMPLES / "single-node-8-inference.yaml", catalog), catalog, search_scale=False,
+                     analyse_sensitivity=False, draws=0)
+    buildable = [row for row in design_rows(report) if row[3] != "-"]
+    assert sorted(row[0] for row in buildable) == sorted(f.fabric for f in report.fabrics)
+    assert all(row[3:5] == ("0", "0") and "the same design as" in row[7] for row in buildable)
+    considered = sum(1 for f in report.fabrics for d in f.designs_considered if d.tiers is not None)
+    assert considered > len(buildable)  # the options are all still in the JSON

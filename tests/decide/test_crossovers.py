@@ -24,18 +24,36 @@ def point(gpus, roce, ib, p_roce_lower):
                       probability_lower={"roce-v2|infiniband-ndr": p_roce_lower})
 
 
-def test_leader_changes_inside_the_uncertainty_are_no_clear_leader_not_crossovers():
+def test_a_dip_into_the_uncertainty_with_the_same_leader_either_side_is_no_crossover():
     # 256 to 1,024 GPUs lie between the radix-64 tier boundaries (2,048) and the radix-128 ones
-    # (1,024 is below 8,192): the deterministic leader flips twice, but inside the uncertainty.
+    # (1,024 is below 8,192): the deterministic leader flips twice, but inside the uncertainty, and
+    # RoCE leads clearly on both sides: the leader does not change.
     curve = [point(128, 1.00, 1.10, 0.95), point(256, 1.00, 0.99, 0.55), point(512, 0.99, 1.00, 0.45),
              point(1024, 1.00, 0.995, 0.6), point(2048, 1.00, 1.10, 0.9)]
-    result = crossovers(two_fabric_spec(), CATALOG, curve, threshold=0.8)
-    assert [c.kind for c in result] == ["no_clear_leader"]
-    (unclear,) = result
-    assert (unclear.from_gpus, unclear.to_gpus) == (256, 1024) and unclear.gpus is None
-    assert unclear.note.startswith("no clear leader from 256 to 1,024 GPUs")
+    (row,) = crossovers(two_fabric_spec(), CATALOG, curve, threshold=0.8)
+    assert row.kind == "no_change" and row.leader_below == "roce-v2" and row.gpus is None
+    assert "no clear leader at 256, 512, 1,024 GPUs" in row.note
     # Without draws (--draws 0), the same curve reports every deterministic flip.
     assert sum(c.kind == "crossover" for c in crossovers(two_fabric_spec(), CATALOG, curve, threshold=None)) >= 2
+
+
+def test_an_unclear_span_between_two_different_leaders_is_a_no_clear_leader_crossover():
+    curve = [point(128, 1.00, 1.10, 0.95), point(256, 1.00, 0.99, 0.55), point(512, 0.99, 1.00, 0.45),
+             point(1024, 1.10, 1.00, 0.1)]
+    (unclear,) = crossovers(two_fabric_spec(), CATALOG, curve, threshold=0.8)
+    assert unclear.kind == "no_clear_leader" and (unclear.from_gpus, unclear.to_gpus) == (256, 512)
+    assert (unclear.leader_below, unclear.leader_above) == ("roce-v2", "infiniband-ndr")
+    assert unclear.note.startswith("no clear leader from 256 to 512 GPUs")
+
+
+def test_no_crossover_has_the_same_leader_on_both_sides_on_the_single_node():
+    report = compare(load_spec(EXAMPLES / "single-node-8-inference.yaml", CATALOG), CATALOG, draws=200,
+                     analyse_sensitivity=False)
+    assert report.crossovers
+    for crossing in report.crossovers:
+        if crossing.kind != "no_change":
+            assert crossing.leader_above is not None and crossing.leader_below != "-", crossing
+            assert crossing.leader_below != crossing.leader_above, crossing
 
 
 def test_a_clear_hand_over_is_a_crossover():

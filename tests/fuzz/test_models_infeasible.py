@@ -26,7 +26,7 @@ def _write(tmp_path, document, name="spec.yaml") -> str:
 def test_no_fabric_meets_the_sla(cli, tmp_path):
     spec = _write(tmp_path, {**SLA_SPEC, "constraints": {"latency_sla_us": 0.1}})
     result = cli("compare", spec, "--quick", "--quiet", "--json")
-    assert result.code == 0, result.err
+    assert result.code == 1, result.err  # the report is printed, and the exit says nothing is feasible
     recommendation = result.json()["recommendation"]
     assert recommendation["feasible"] is False
     reason = recommendation["infeasible_reason"]
@@ -36,13 +36,14 @@ def test_no_fabric_meets_the_sla(cli, tmp_path):
     assert latency["infiniband-ndr"] == min(latency.values()) > 0.1
     assert recommendation["reasons"][0].startswith("No feasible fabric: no fabric meets")
     text = cli("compare", spec, "--quick", "--quiet")
-    assert text.code == 0 and "No feasible fabric" in text.out
+    assert text.code == 1 and "No feasible fabric" in text.out
 
 
 def test_an_sla_some_fabric_meets_is_feasible(cli, tmp_path):
     spec = _write(tmp_path, {**SLA_SPEC, "constraints": {"latency_sla_us": 1.8}})
-    recommendation = cli("compare", spec, "--quick", "--quiet", "--json").json()["recommendation"]
-    assert recommendation["feasible"] is True and recommendation["infeasible_reason"] is None
+    result = cli("compare", spec, "--quick", "--quiet", "--json")
+    recommendation = result.json()["recommendation"]
+    assert result.code == 0 and recommendation["feasible"] is True and recommendation["infeasible_reason"] is None
     assert recommendation["recommended"] == "infiniband-ndr"
 
 

@@ -93,21 +93,25 @@ def test_close_call_is_flagged():
 def test_no_feasible_fabric_is_never_shown_as_recommended(cli, tmp_path):
     # A 0.5 us SLA rules out every fabric (SLA001): the report says so instead of "#1 ★ recommended",
     # in the terminal, Markdown and HTML alike, and the JSON carries feasible=false with the reason.
+    # Every output still prints, and the command exits 1 (nothing meets the constraints).
     spec = tmp_path / "sla.yaml"
     spec.write_text("name: sla\ncluster: {gpu: h100-sxm, gpus: 128}\nconstraints: {latency_sla_us: 0.5}\n"
                     "jobs: [{name: j, model: llama3-8b, tp: 8, global_batch_sequences: 64, seq_len_tokens: 4096}]\n")
     text = cli("compare", spec, "--quick", "-q")
-    assert text.code == 0, text.err
+    assert text.code == 1, text.err
     assert "No fabric meets the constraints" in text.out and "0.5 us latency SLA" in text.out
     assert "recommended" not in text.out.split("Recommendation")[0]
     assert "★" not in text.out
-    markdown = cli("compare", spec, "--quick", "-q", "--markdown").out
-    assert "No fabric meets the constraints" in markdown and "★" not in markdown
+    markdown = cli("compare", spec, "--quick", "-q", "--markdown")
+    assert markdown.code == 1
+    assert "No fabric meets the constraints" in markdown.out and "★" not in markdown.out
     html = tmp_path / "r.html"
-    assert cli("compare", spec, "--quick", "-q", "--html", html).code == 0
+    assert cli("compare", spec, "--quick", "-q", "--html", html).code == 1
     page = html.read_text(encoding="utf-8")
     assert "No fabric meets the constraints" in page and "★" not in page
-    report = cli("compare", spec, "--quick", "--json").json()
+    result = cli("compare", spec, "--quick", "--json")
+    assert result.code == 1
+    report = result.json()
     assert report["recommendation"]["feasible"] is False
     assert "closest is infiniband-ndr" in report["recommendation"]["infeasible_reason"]
 

@@ -35,7 +35,9 @@ def compare(
     seed: Annotated[Optional[int], typer.Option(
         "--seed", min=0, max=2**32 - 1, help="Seed of the Monte Carlo draws (default: catalog uncertainty_seed).")] = None,
 ) -> None:
-    """Compare the fabrics on performance and cost, recommend one and say what would change it."""
+    """Compare the fabrics on performance and cost, recommend one and say what would change it.
+
+    Exits 1 when no fabric meets the spec's constraints (the report is still printed)."""
     from fabricplan.catalog import load_catalog
     from fabricplan.decide import compare as compare_spec
     from fabricplan.spec import load_spec
@@ -81,6 +83,8 @@ def compare(
 
         for renderable in compare_renderables(report, verbose=verbose):
             stdout.print(renderable)
+    if not report.recommendation.feasible:  # the report is printed, but no fabric meets the constraints
+        raise typer.Exit(code=1)
 
 
 def register(app: typer.Typer) -> None:

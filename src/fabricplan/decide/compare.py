@@ -70,6 +70,14 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     opened = open_search(spec, catalog, plan, decision.outcomes) if spec.style_pinned else None
     if opened is not None:
         notes.append(open_search_note(opened))
+    flips = None
+    if analyse_sensitivity:
+        from fabricplan.decide.flips import what_would_change
+
+        if progress:
+            progress("what would change the answer")
+        flips = what_would_change(spec, catalog, plan)
+    notes += _memory_notes(decision.outcomes)
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
@@ -77,7 +85,8 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
-        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened)
+        efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened,
+        what_would_change=flips)
 
 
 def open_search(spec: ClusterSpec, catalog: Catalog, plan: Plan, pinned: dict) -> OpenSearch | None:
@@ -118,3 +127,15 @@ def open_search_note(found: OpenSearch) -> str:
                else f"the leader stays {found.leader}")
     return (f"The spec pins topology.style {found.pinned_style}; left open, the design search would choose: "
             f"{'; '.join(parts)}; {verdict}.")
+
+
+def _memory_notes(outcomes: dict) -> list[str]:
+    """One note per job and distinct memory verdict of the chain (re-laid to fit, or over memory),
+    naming the fabrics when not all share it."""
+    verdicts: dict[tuple[str, str], list[str]] = {}
+    for fabric, outcome in outcomes.items():
+        for job in outcome.jobs:
+            if job.memory_note:
+                verdicts.setdefault((job.job, job.memory_note), []).append(fabric)
+    return [f"Memory: {job} {note}" + ("" if len(fabrics) == len(outcomes) else f" (on {', '.join(fabrics)})") + "."
+            for (job, note), fabrics in verdicts.items()]

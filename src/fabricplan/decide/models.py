@@ -31,18 +31,25 @@ class RuleResult(BaseModel):
     disfavours: list[str] = Field(default_factory=list)
     excludes: list[str] = Field(default_factory=list, description="Fabrics the rule rules out")
     message: str
+    role: Literal["constraint", "advice", "check"] = Field(
+        default="advice", description="constraint: rules fabrics out (a hard requirement such as the latency SLA); "
+                                      "advice: the seeds' claim, shown beside the numbers with its citation, never "
+                                      "a vote; check: a misjudgement the seeds warn about, asked of the result")
+    mechanism: str = Field(default="", description="Where the rule's subject acts in the numbers (the chain's "
+                                                   "number it is about), or why it is not modelled")
 
 
-class RuleVote(BaseModel):
-    """A fired rule's vote and its weight (catalog ``rule_weight_<ID>``); rules break ties only."""
+class RuleAdvice(BaseModel):
+    """A fired rule beside the numbers: what it favours, whether the numbers agree, and where (if
+    anywhere) its subject acts in the chain. It never changes the ranking."""
 
     rule: str
-    weight: float
+    title: str
     favours: list[str] = Field(default_factory=list)
     disfavours: list[str] = Field(default_factory=list)
     agrees_with_numbers: bool = Field(description="The rule favours (or does not disfavour) the numbers' leader")
-    decided: bool = Field(description="The weighted votes decided the recommendation (a close call) and this rule "
-                                      "voted for the recommended fabric")
+    mechanism: str = Field(default="", description="Where its subject acts in the numbers, or why it is not modelled")
+    citation: str = ""
 
 
 class Recommendation(BaseModel):
@@ -50,16 +57,18 @@ class Recommendation(BaseModel):
     recommended: str
     reasons: list[str]
     why_not: dict[str, str]
-    disagreements: list[str] = Field(description="Where the rules and the numbers point different ways")
+    disagreements: list[str] = Field(description="Where the rules' advice and the numbers point different ways")
     close_call: bool = Field(description="No fabric is best with probability >= decision_best_probability over "
-                                         "the Monte Carlo draws (without draws: top two within the close-call band)")
-    decided_by: Literal["numbers", "rules", "exclusions"] = Field(
-        default="numbers", description="What chose the recommended fabric: the numbers (a clear or undisputed "
-                                       "leader), the weighted rule votes (a close call), or exclusions (one left)")
+                                         "the Monte Carlo draws (without draws: top two within the close-call band); "
+                                         "the numbers still rank (probability of being best, then cost)")
+    decided_by: Literal["numbers", "exclusions"] = Field(
+        default="numbers", description="What chose the recommended fabric: the numbers (always, among the fabrics "
+                                       "no constraint rules out), or exclusions (one fabric left)")
     numbers_leader: str = Field(default="", description="The eligible fabric the numbers put first")
     probability_best: dict[str, float] | None = Field(
         default=None, description="Share of Monte Carlo draws in which each fabric is the cheapest eligible one")
-    rule_votes: list[RuleVote] = Field(default_factory=list)
+    advice: list[RuleAdvice] = Field(
+        default_factory=list, description="Fired advice rules beside the numbers (the seeds' claims, not votes)")
     feasible: bool = Field(
         default=True,
         description="False when the rules rule out every fabric (e.g. none meets the latency SLA): "
@@ -134,6 +143,41 @@ class OpenSearch(BaseModel):
         return self.leader != self.pinned_leader
 
 
+class Flip(BaseModel):
+    """The smallest change of one assumption found to flip the numbers' leader, and what it costs."""
+
+    candidate: str = Field(description="The assumption changed (a registry entry of fabricplan.decide.flips)")
+    fabric: str | None = Field(default=None, description="The fabric it applies to (None: every fabric)")
+    unit: Literal["multiplier", "gpus", "toggle"]
+    base_value: float = Field(description="The assumption as the spec and catalog have it (1 for a multiplier)")
+    value: float = Field(description="The value at which the leader flips (for a toggle: 1 on, 0 off)")
+    size: float = Field(description="Relative size of the change: |value / base - 1| (a toggle counts 1)")
+    change: str = Field(description="The change in words, e.g. 'roce-v2 network prices x1.23'")
+    new_leader: str
+    regret_usd: float = Field(description="Cost per useful GPU-hour of the chosen fabric minus the new leader's, "
+                                          "at the flip (>= 0)")
+    regret: float = Field(description="regret_usd relative to the new leader's cost per useful GPU-hour")
+    regret_at_limit: float = Field(description="The same at the end of the searched range (the change carried "
+                                               "as far as searched)")
+    limit_value: float = Field(description="The end of the searched range in this direction")
+
+
+class WhatWouldChange(BaseModel):
+    """For the numbers' leader, the smallest single change of each assumption that flips it."""
+
+    leader: str = Field(description="The numbers' leader at the point (catalog defaults) the flips are against")
+    flips: list[Flip] = Field(default_factory=list, description="One per assumption that flips, smallest first")
+    no_flip: list[str] = Field(default_factory=list, description="Assumptions searched without a flip, with ranges")
+    method: str = ("each assumption of the registry moved alone from its value, each way over its search range; "
+                   "where the range's end flips the leader (point numbers, constraints applied), bisection finds "
+                   "the smallest change that flips it; GPU counts are searched on the scale grid, then bisected in "
+                   "whole job-mix layouts; a toggle counts as size 1 (100 %)")
+
+    @property
+    def smallest(self) -> Flip | None:
+        return self.flips[0] if self.flips else None
+
+
 class CompareReport(BaseModel):
     spec_name: str
     gpus: int
@@ -155,3 +199,6 @@ class CompareReport(BaseModel):
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")
+    what_would_change: WhatWouldChange | None = Field(
+        default=None, description="The smallest single change of each assumption that flips the numbers' leader, "
+                                  "with its regret (None with --quick)")

@@ -1,22 +1,23 @@
-"""Rank the fabrics: the numbers decide, the rules exclude and break close calls, and the
-three misjudgements the seeds warn about are checked on the result.
+"""Rank the fabrics: the numbers decide, constraints exclude, the seeds' rules of thumb are shown
+beside the numbers as advice, and the three misjudgements the seeds warn about are checked on the
+result.
 
-1. Fabrics a fired rule excludes (latency SLA, operations maturity) drop to the bottom.
-2. The rest are ranked by cost per useful GPU-hour (lower is better).
-3. The numbers lead: with a Monte Carlo over the catalog's ranges, the fabric most often best; a
-   fabric best with probability >= ``decision_best_probability`` (0.8) is a clear winner and no
-   rule overrides it. Otherwise (a close call) the contenders (best with probability >= 1 - 0.8;
-   without a Monte Carlo: within ``decision_close_call_band`` of the cheapest) are ordered by the
-   weighted votes of the fired rules (``rule_weight_<ID>`` in decision.yaml: favouring minus
-   disfavouring), unless the fabrics hardly change the step time (rule MIX001): then cost decides.
-4. A rule that favours a fabric the numbers put behind is reported as a disagreement.
+1. Fabrics a fired constraint rules out (latency SLA, operations maturity) drop to the bottom.
+2. The rest are ranked by the numbers: with a Monte Carlo over the catalog's ranges, by the
+   probability of being the cheapest per useful GPU-hour (then by the point cost); without one, by
+   cost per useful GPU-hour (lower is better).
+3. A close call (no fabric best with probability >= ``decision_best_probability``; without draws:
+   fabrics within ``decision_close_call_band`` of the cheapest) is said, and still ranked by the
+   numbers: no rule votes. A rule with a mechanism acts through the number it is about (its
+   ``mechanism``: staffing, placement, step time); one without is advice with its citation.
+4. Advice that favours a fabric the numbers put behind is reported as a disagreement.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.decide.models import FabricOutcome, Recommendation, RuleResult, RuleVote
+from fabricplan.decide.models import FabricOutcome, Recommendation, RuleAdvice, RuleResult
 from fabricplan.decide.rules import S2, RuleContext
 
 
@@ -28,21 +29,6 @@ def _relative(a: float, b: float) -> float:
     return a / b - 1.0
 
 
-def rule_weight(catalog, rule_id: str) -> float:
-    """Votes of a rule in a close call (catalog ``rule_weight_<ID>``, else ``rule_weight_default``)."""
-    try:
-        return catalog.parameter(f"rule_weight_{rule_id}").value.at("default")
-    except Exception:  # noqa: BLE001 - a rule registered without its own weight
-        return catalog.parameter("rule_weight_default").value.at("default")
-
-
-def _score(fabric: str, rules: list[RuleResult], catalog) -> float:
-    """Weighted votes: Σ weight of fired rules favouring ``fabric`` − Σ weight of those disfavouring it."""
-    fired = [r for r in rules if r.fired and r.kind != "check"]
-    return (sum(rule_weight(catalog, r.id) for r in fired if fabric in r.favours)
-            - sum(rule_weight(catalog, r.id) for r in fired if fabric in r.disfavours))
-
-
 @dataclass(frozen=True)
 class Ranking:
     """The order of the fabrics and what shaped it."""
@@ -51,8 +37,8 @@ class Ranking:
     excluded: set[str]  # fabrics a fired rule rules out (empty when it would rule out all)
     contenders: list[str]  # fabrics the numbers cannot separate from the leader (close call)
     all_excluded: bool  # the rules ruled out every fabric, so the numbers alone rank them
-    numbers_leader: str = ""  # the eligible fabric the numbers put first
-    decided_by: str = "numbers"  # numbers | rules
+    numbers_leader: str = ""  # the eligible fabric the numbers put first (always the first of ``order``)
+    decided_by: str = "numbers"  # numbers | exclusions
 
     @property
     def close_call(self) -> bool:
@@ -64,14 +50,14 @@ class Ranking:
 
 
 def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
-                 uncertainty=None, *, catalog) -> Ranking:
-    """Rank by the numbers, exclusions last; weighted rule votes decide only among contenders.
+                 uncertainty=None) -> Ranking:
+    """Rank by the numbers, exclusions last; the contenders of a close call are only reported.
 
-    With a Monte Carlo (``uncertainty``), the numbers' order is by probability of being best, and
-    the contenders are the fabrics best with probability at least ``1 − threshold`` when no fabric
-    reaches ``threshold`` (catalog ``decision_best_probability``): a clear winner is never
-    overridden. Without one, the contenders are the fabrics within the close-call ``band`` of the
-    cheapest (catalog ``decision_close_call_band``)."""
+    With a Monte Carlo (``uncertainty``), the order is by probability of being best (then the point
+    cost), and the contenders are the fabrics best with probability at least ``1 − threshold`` when
+    no fabric reaches ``threshold`` (catalog ``decision_best_probability``). Without one, the order
+    is by cost and the contenders are the fabrics within the close-call ``band`` of the cheapest
+    (catalog ``decision_close_call_band``)."""
     excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
     all_excluded = excluded == set(outcomes)
     if all_excluded:  # nothing left: report all, but keep the numbers' order
@@ -90,16 +76,9 @@ def rank_fabrics(outcomes: dict[str, FabricOutcome], rules: list[RuleResult], ba
         by_metric = sorted((f for f in outcomes if f not in excluded), key=lambda f: _metric(outcomes[f]))
         leader = by_metric[0]
         contenders = [f for f in by_metric if _metric(outcomes[f]) <= _metric(outcomes[leader]) * (1 + band)]
-    # When the fabrics hardly change the step time (MIX001), cost alone decides: no rule vote.
-    cost_decides = any(r.fired and r.id == "MIX001" for r in rules)
-    if len(contenders) > 1 and not cost_decides:
-        position = {f: i for i, f in enumerate(by_metric)}
-        contenders.sort(key=lambda f: (-_score(f, rules, catalog), position[f]))
-    rest = [f for f in by_metric if f not in contenders]
     dropped = sorted(excluded, key=lambda f: _metric(outcomes[f]))
-    decided_by = "rules" if contenders[0] != leader else "numbers"
-    return Ranking(order=contenders + rest + dropped, excluded=excluded, contenders=contenders,
-                   all_excluded=all_excluded, numbers_leader=leader, decided_by=decided_by)
+    return Ranking(order=by_metric + dropped, excluded=excluded, contenders=contenders,
+                   all_excluded=all_excluded, numbers_leader=leader)
 
 
 def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str], rules: list[RuleResult],
@@ -117,7 +96,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
     gain_share = ctx.threshold("check_bandwidth_only_min_gain_share")
     bandwidth_only = premium > min_premium and gain < premium * gain_share
     checks = [RuleResult(
-        id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check",
+        id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check", role="check",
         citation=f"{S2}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
         thresholds={"min_tco_premium": min_premium, "min_gain_share_of_premium": gain_share},
         message=(f"{recommended} costs {100 * premium:.1f} % more to own than {cheapest} but raises GPU utilisation "
@@ -132,7 +111,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
                           and chosen.family == "ethernet" and outcomes[numbers_leader].family == "infiniband"
                           and recommended != numbers_leader)
     checks.append(RuleResult(
-        id="CHECK002", title="Misjudgement 2: compatibility-only thinking", kind="check",
+        id="CHECK002", title="Misjudgement 2: compatibility-only thinking", kind="check", role="check",
         citation=f"{S2}, 误判二: 把'现网兼容'当成唯一优势", fired=compatibility_only,
         message=(f"{recommended} was chosen over {numbers_leader}, which the numbers favour; make sure the "
                  "existing estate, not the workload, is not the only reason" if compatibility_only
@@ -145,7 +124,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
         ib_default = (chosen.family == "infiniband" and any(
             o.family != "infiniband" and _metric(o) <= _metric(chosen) * (1 + band) for o in outcomes.values()))
     checks.append(RuleResult(
-        id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check",
+        id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check", role="check",
         citation=f"{S2}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
         thresholds={"close_call_band": band},
         message=("InfiniBand is recommended although an Ethernet fabric is within the close-call band on cost "
@@ -186,54 +165,45 @@ def _win_text(uncertainty, fabric: str) -> str:
     return f"best in {100 * uncertainty.fabrics[fabric].probability_best:.0f} % of {uncertainty.draws:,} draws"
 
 
-def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
-                  uncertainty, catalog) -> list[str]:
+def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], band: float, uncertainty) -> list[str]:
     """Why the chosen fabric leads: the numbers (its gap to the runner-up, its probability of being
-    best) or, in a close call, the weighted rule votes."""
+    best), and in a close call that it is close, ranked by the numbers all the same."""
     chosen = ranked.order[0]
     best = outcomes[chosen]
     others = ranked.eligible[1:]
     cheapest = min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
-    leader = ranked.numbers_leader or cheapest
-    threshold = uncertainty.threshold if uncertainty is not None else None
     if not others:
-        return [f"{chosen} is the only fabric left after the rules' exclusions."]
-    if ranked.decided_by == "numbers":
-        reasons = []
-        runner = min(others, key=lambda f: _metric(outcomes[f]))
-        gap = _relative(_metric(outcomes[runner]), _metric(best))
-        if chosen == cheapest:
-            reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
-                           f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
-        else:  # most often best over the draws, though not the cheapest at the catalog defaults
-            reasons.append(f"{chosen} costs {_money(_metric(best))} per useful GPU-hour at the catalog defaults, "
-                           f"{100 * _relative(_metric(best), _metric(outcomes[cheapest])):+.1f} % against "
-                           f"{cheapest}, but is the cheapest in more of the draws over the catalog's ranges.")
-        if uncertainty is not None:
-            verdict = ("a clear numeric winner: no rule overrides it" if uncertainty.clear else
-                       "not a clear winner, but the weighted rule votes do not favour another contender")
-            reasons.append(f"Over the catalog's ranges it is {_win_text(uncertainty, chosen)} (threshold "
-                           f"{100 * threshold:.0f} %): {verdict}.")
-        return reasons
+        return [f"{chosen} is the only fabric left after the constraints' exclusions."]
+    reasons = []
+    runner = min(others, key=lambda f: _metric(outcomes[f]))
+    gap = _relative(_metric(outcomes[runner]), _metric(best))
+    if chosen == cheapest:
+        reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
+                       f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
+    else:  # most often best over the draws, though not the cheapest at the catalog defaults
+        reasons.append(f"{chosen} costs {_money(_metric(best))} per useful GPU-hour at the catalog defaults, "
+                       f"{100 * _relative(_metric(best), _metric(outcomes[cheapest])):+.1f} % against "
+                       f"{cheapest}, but is the cheapest in more of the draws over the catalog's ranges.")
     if uncertainty is not None:
-        return [f"No fabric is best with probability >= {100 * threshold:.0f} % ({leader} "
-                f"{_win_text(uncertainty, leader)}, {chosen} {_win_text(uncertainty, chosen)}), so the "
-                f"weighted rule votes decided among {', '.join(ranked.contenders)}: {chosen} "
-                f"{_score(chosen, rules, catalog):+g} vs {leader} {_score(leader, rules, catalog):+g}."]
-    gap = _relative(_metric(best), _metric(outcomes[cheapest]))
-    return [f"{chosen} is within the {100 * band:.0f} % close-call band of {cheapest}, the cheapest "
-            f"per useful GPU-hour ({_money(_metric(best))} vs {_money(_metric(outcomes[cheapest]))}, "
-            f"{100 * gap:+.1f} %), so the weighted rule votes decided."]
+        threshold = uncertainty.threshold
+        verdict = ("a clear numeric winner" if uncertainty.clear else
+                   f"a close call with {', '.join(f for f in ranked.contenders if f != chosen)}, ranked by the "
+                   "numbers (probability of being best)")
+        reasons.append(f"Over the catalog's ranges it is {_win_text(uncertainty, chosen)} (clear at "
+                       f"{100 * threshold:.0f} %): {verdict}.")
+    elif ranked.close_call:
+        reasons.append(f"A close call: {', '.join(f for f in ranked.contenders if f != chosen)} within the "
+                       f"{100 * band:.0f} % band on cost per useful GPU-hour; ranked by the numbers.")
+    return reasons
 
 
-def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], uncertainty,
-             catalog) -> dict[str, str]:
-    """Per fabric behind the chosen one: what it costs against the choice and why, or the rule that
-    rules it out."""
+def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], band: float,
+             uncertainty) -> dict[str, str]:
+    """Per fabric behind the chosen one: what it costs against the choice and why, or the constraint
+    that rules it out."""
     chosen = ranked.order[0]
     best = outcomes[chosen]
     fired = [r for r in rules if r.fired]
-    mix = next((r for r in fired if r.id == "MIX001"), None)
     why_not: dict[str, str] = {}
     for fabric in ranked.order[1:]:
         outcome = outcomes[fabric]
@@ -253,64 +223,54 @@ def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[Ru
         text += "."
         if uncertainty is not None and fabric in uncertainty.fabrics:
             text += f" It is {_win_text(uncertainty, fabric)}."
-        where = "inside the uncertainty" if uncertainty is not None else "within the close-call band"
-        if fabric in ranked.contenders and mix is None:
-            text += (f" {where[0].upper() + where[1:]}; weighted rule votes {_score(fabric, rules, catalog):+g}"
-                     f" vs {_score(chosen, rules, catalog):+g}.")
-        elif fabric in ranked.contenders:
-            text += f" {where[0].upper() + where[1:]}, but the fabric barely changes the step time, so cost decided."
-        against = [r for r in fired if fabric in r.disfavours]
-        if against:
-            text += " Disfavoured by " + ", ".join(r.id for r in against) + "."
+        if fabric in ranked.contenders:
+            where = "inside the uncertainty" if uncertainty is not None else f"within the {100 * band:.0f} % band"
+            text += f" A close call ({where}); the numbers rank it second."
+        favoured = [r.id for r in fired if r.role == "advice" and fabric in r.favours]
+        if favoured:
+            text += f" The seeds' advice ({', '.join(favoured)}) favours it; advice does not rank."
         why_not[fabric] = text
     return why_not
 
 
-def _votes(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult], uncertainty,
-           catalog) -> tuple[list[RuleVote], list[str]]:
-    """Each fired rule's weighted vote, and where a rule disagrees with the choice."""
+def _advice(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[RuleResult],
+            uncertainty) -> tuple[list[RuleAdvice], list[str]]:
+    """Each fired advice rule beside the numbers, and where one points away from the numbers' choice."""
     chosen = ranked.order[0]
     best = outcomes[chosen]
-    leader = ranked.numbers_leader or min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
     disagreements: list[str] = []
-    votes: list[RuleVote] = []
+    advice: list[RuleAdvice] = []
     for rule in rules:
-        if not rule.fired or rule.kind == "check":
+        if not rule.fired or rule.role != "advice":
             continue
-        weight = rule_weight(catalog, rule.id)
         favoured = [f for f in rule.favours if f not in ranked.excluded]
-        if favoured or rule.disfavours:
-            votes.append(RuleVote(rule=rule.id, weight=weight, favours=favoured, disfavours=list(rule.disfavours),
-                                  agrees_with_numbers=(leader in favoured or (not favoured and leader not in rule.disfavours)),
-                                  decided=ranked.decided_by == "rules" and chosen in favoured))
+        advice.append(RuleAdvice(rule=rule.id, title=rule.title, favours=favoured, disfavours=list(rule.disfavours),
+                                 agrees_with_numbers=(chosen in favoured or (not favoured
+                                                                             and chosen not in rule.disfavours)),
+                                 mechanism=rule.mechanism, citation=rule.citation))
         if favoured and chosen not in rule.favours:
             fabric = min(favoured, key=lambda f: _metric(outcomes[f]))
             gap = _relative(_metric(outcomes[fabric]), _metric(best))
-            decided = (f"the numbers decided ({chosen} {_win_text(uncertainty, chosen)}, a clear winner)"
-                       if uncertainty is not None and uncertainty.clear else "the numbers decided"
-                       if ranked.decided_by == "numbers" else "the other rules' votes decided")
-            disagreements.append(f"{rule.id} ({rule.title}, weight {weight:g}) favours {fabric}, but the numbers put "
-                                 f"it {100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}: {decided}.")
-        elif favoured and ranked.decided_by == "rules" and chosen != leader:
-            disagreements.append(f"{rule.id} ({rule.title}, weight {weight:g}) favours {chosen}, which the numbers "
-                                 f"rank behind {leader}; inside the uncertainty the weighted rule votes decided.")
+            win = f" ({chosen} {_win_text(uncertainty, chosen)})" if uncertainty is not None else ""
+            disagreements.append(f"{rule.id} ({rule.title}) favours {fabric}, which the numbers put "
+                                 f"{100 * gap:+.1f} % on cost per useful GPU-hour against {chosen}{win}; "
+                                 f"the seeds' claim is advice ({rule.mechanism}).")
         if chosen in rule.disfavours:
-            disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which still ranks first.")
-    return votes, disagreements
+            disagreements.append(f"{rule.id} ({rule.title}) disfavours {chosen}, which the numbers rank first; "
+                                 f"the seeds' claim is advice ({rule.mechanism}).")
+    return advice, disagreements
 
 
 def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
               uncertainty=None) -> tuple[Recommendation, list[RuleResult]]:
     """Rank, explain, and check the result; returns the recommendation and the check results."""
     outcomes = ctx.outcomes
-    catalog = ctx.catalog
-    ranked = rank_fabrics(outcomes, rules, band, uncertainty, catalog=catalog)
+    ranked = rank_fabrics(outcomes, rules, band, uncertainty)
     ranking, excluded = ranked.order, ranked.excluded
     chosen = ranking[0]
     best = outcomes[chosen]
     fired = [r for r in rules if r.fired]
-    leader = ranked.numbers_leader or min(ranked.eligible, key=lambda f: _metric(outcomes[f]))
-    reasons = _lead_reasons(ranked, outcomes, rules, band, uncertainty, catalog)
+    reasons = _lead_reasons(ranked, outcomes, band, uncertainty)
     infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
     if ranked.all_excluded:
         reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "
@@ -322,15 +282,14 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
         reasons.append(f"The network barely matters for this job mix ({mix.message}), so cost decided.")
     reasons.append(f"Its TCO over {best.cost.horizon_years:g} years is ${best.tco_usd / 1e6:,.2f}M "
                    f"({best.tco_basis}) at a weighted GPU utilisation of {100 * best.weighted_gpu_utilisation:.1f} %.")
-    supporting = [r for r in fired if chosen in r.favours]
+    supporting = [r for r in fired if r.role == "advice" and chosen in r.favours]
     if supporting:
-        reasons.append("Rules in favour: " + "; ".join(
-            f"{r.id} ({r.title}, weight {rule_weight(catalog, r.id):g})" for r in supporting) + ".")
+        reasons.append("The seeds' advice agrees: " + "; ".join(f"{r.id} ({r.title})" for r in supporting) + ".")
     if excluded:
         reasons.append("Ruled out: " + "; ".join(
             f"{f} by {', '.join(r.id for r in fired if f in r.excludes)}" for f in sorted(excluded)) + ".")
-    why_not = _why_not(ranked, outcomes, rules, uncertainty, catalog)
-    votes, disagreements = _votes(ranked, outcomes, rules, uncertainty, catalog)
+    why_not = _why_not(ranked, outcomes, rules, band, uncertainty)
+    advice, disagreements = _advice(ranked, outcomes, rules, uncertainty)
     checks = misjudgement_checks(ctx, chosen, ranked.eligible, rules, band, uncertainty)
     probability = ({f: d.probability_best for f, d in uncertainty.fabrics.items()} if uncertainty is not None
                    else None)
@@ -338,8 +297,9 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
                           disagreements=disagreements, close_call=ranked.close_call if uncertainty is None
                           else not uncertainty.clear,
                           feasible=not ranked.all_excluded, infeasible_reason=infeasible_reason,
-                          decided_by="exclusions" if not ranked.eligible[1:] else ranked.decided_by,
-                          numbers_leader=leader, probability_best=probability, rule_votes=votes), checks
+                          decided_by="exclusions" if not ranked.eligible[1:] else "numbers",
+                          numbers_leader=ranked.numbers_leader, probability_best=probability,
+                          advice=advice), checks
 
 
 def _infeasible_reason(outcomes: dict[str, FabricOutcome], fired: list[RuleResult]) -> str:

@@ -1,5 +1,9 @@
 """The rules half of the decision: the seeds' rules of thumb as small, cited, overridable units.
 
+A rule is a constraint (it rules fabrics out: the latency SLA, lossless Ethernet without the skills)
+or advice: the seeds' claim, shown beside the numbers with its citation and where its subject acts
+in the chain (``mechanism``). Advice never votes: the numbers rank (fabricplan.decide.recommend).
+
 Each rule is a function ``RuleContext -> RuleResult`` registered in ``RULES``. Its thresholds are
 catalog parameters (``catalog/data/decision.yaml``, each with the seed sentence it encodes), so a
 user overrides them with ``--catalog``. Seeds: [S1] the RoCE-vs-InfiniBand article (2026-04-12),
@@ -70,6 +74,8 @@ def single_node(ctx: RuleContext) -> RuleResult:
     fired = ctx.gpus <= limit
     return RuleResult(
         id="SCALE001", title="Single node: Ethernet or RoCE", kind="scale",
+        mechanism="in the numbers: the step-time model keeps a single node's collectives on NVLink, so the fabric "
+                  "changes no step time there",
         citation=f"{S1}, decision framework: 单节点8卡以下…优先选择RoCE; {S2}, scenario 1",
         thresholds={"max_gpus": limit}, fired=fired, favours=ctx.ethernet if fired else [],
         message=(f"{ctx.gpus} GPUs fit in one node: collectives stay on NVLink and the scale-out fabric "
@@ -82,6 +88,7 @@ def roce_tco_band(ctx: RuleContext) -> RuleResult:
     fired = ctx.gpus < limit
     return RuleResult(
         id="SCALE002", title="Below ~100 GPUs RoCE has the TCO advantage", kind="scale",
+        mechanism="in the numbers: the cost model prices every fabric's design at this size",
         citation=f"{S1}, TCO: 对于百卡以下规模的训练集群，RoCE的TCO优势明显",
         thresholds={"below_gpus": limit}, fired=fired, favours=ctx.roce if fired else [],
         message=f"{ctx.gpus} GPUs is {'below' if fired else 'not below'} the ~{limit:g}-GPU band")
@@ -107,6 +114,7 @@ def infiniband_allreduce(ctx: RuleContext) -> RuleResult:
     fired = ctx.gpus > limit and share >= heavy and bool(ctx.infiniband)
     return RuleResult(
         id="SCALE003", title="Above ~256 GPUs with frequent all-reduce: InfiniBand", kind="scale",
+        mechanism="in the numbers: the step-time model times every all-reduce on each fabric's design",
         citation=f"{S1}, decision framework: 超过256卡…建议采用InfiniBand，尤其当…频繁的all-reduce同步或使用SHARP",
         thresholds={"above_gpus": limit, "allreduce_share": heavy}, fired=fired,
         favours=ctx.infiniband if fired else [],
@@ -121,6 +129,8 @@ def infiniband_operations(ctx: RuleContext) -> RuleResult:
     fired = ctx.gpus > limit and bool(ctx.infiniband)
     return RuleResult(
         id="SCALE004", title="Above ~500 GPUs InfiniBand's operations efficiency pays", kind="scale",
+        mechanism="not modelled beyond staffing: no source quantifies the operations benefit; each fabric's "
+                  "staffing (fabrics.yaml costs) and failure multipliers are what the numbers use",
         citation=f"{S1}, TCO: 超过五百卡时，InfiniBand的运维效率和性能稳定性带来的隐性收益通常能够抵消硬件成本差距",
         thresholds={"above_gpus": limit}, fired=fired, favours=ctx.infiniband if fired else [],
         message=(f"{ctx.gpus} GPUs is {'above' if ctx.gpus > limit else 'not above'} ~{limit:g}; the seed's "
@@ -131,17 +141,18 @@ def latency_sla(ctx: RuleContext) -> RuleResult:
     """SLA001: fabrics whose small-message latency misses the SLA are ruled out."""
     sla = ctx.spec.constraints.latency_sla_us
     if sla is None:
-        return RuleResult(id="SLA001", title="Latency SLA", kind="sla", fired=False,
+        return RuleResult(id="SLA001", title="Latency SLA", kind="sla", fired=False, role="constraint",
                           citation=f"{S1}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
                           message="no latency SLA given (constraints.latency_sla_us)")
     latencies = {f: o.small_message_latency_us for f, o in ctx.outcomes.items()}
     missing = [f for f, value in latencies.items() if value > sla]
     shown = ", ".join(f"{f} {v:.2f} us" for f, v in latencies.items())
     return RuleResult(
-        id="SLA001", title="Latency SLA", kind="sla", thresholds={"latency_sla_us": sla},
+        id="SLA001", title="Latency SLA", kind="sla", thresholds={"latency_sla_us": sla}, role="constraint",
+        mechanism="a constraint: fabrics whose modelled small-message latency misses the SLA are ruled out",
         citation=f"{S1}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
         fired=bool(missing), excludes=missing,
-        favours=[f for f in latencies if f not in missing] if missing else [],
+        favours=[],
         message=f"SLA {sla:g} us; modelled small-message latency across the fabric: {shown}")
 
 
@@ -156,6 +167,7 @@ def small_models(ctx: RuleContext) -> RuleResult:
     fired = bool(first.jobs) and share >= majority
     return RuleResult(
         id="WORK001", title="Mostly small and medium models: RoCE is sufficient", kind="workload",
+        mechanism="in the numbers: the step-time model runs each job of the mix on each fabric",
         citation=(f"{S1}, business SLA: 对于推理或中小模型训练，RoCE的性能已足够; "
                   f"{S2}, step 1: 先确定未来 12 到 24 个月的主要任务类型"),
         thresholds={"max_params_billion": limit, "min_share_of_mix": majority}, fired=fired,
@@ -178,6 +190,8 @@ def existing_estate(ctx: RuleContext) -> RuleResult:
                    "should not decide (misjudgement 2)")
     return RuleResult(
         id="EST001", title="Existing Ethernet estate: RoCE is the balanced route", kind="estate",
+        mechanism="not modelled: the cost model does not yet credit owned switches or the team's Ethernet skills, "
+                  "so this stays advice",
         citation=f"{S2}, step 3: 已在大规模以太网上积累深厚…RoCE 往往是更平衡的路线",
         thresholds={"extreme_scale_gpus": limit}, fired=fired,
         favours=(ctx.roce or ctx.ethernet) if fired else [], message=message)
@@ -198,6 +212,9 @@ def operations_maturity(ctx: RuleContext) -> RuleResult:
         message = f"operations maturity '{maturity}' can run a lossless fabric"
     return RuleResult(
         id="OPS001", title="Operations maturity for lossless Ethernet", kind="operations", citation=citation,
+        role="constraint",
+        mechanism=(f"a constraint at maturity 'none'; the maturity also acts through staffing "
+                   f"(maturity_fte_multiplier_{maturity} on every fabric's operations staff)"),
         fired=fired, excludes=lossless_ethernet if fired else [], message=message)
 
 
@@ -212,14 +229,14 @@ def network_matters(ctx: RuleContext) -> RuleResult:
     limit = ctx.threshold("rule_network_matters_min_spread")
     spread = step_time_spread(ctx.outcomes)
     fired = spread < limit
-    # No fabric is favoured by name: the rule changes how the close call is settled (by cost, not
-    # by rule votes), which also keeps it right when another rule rules the cheapest fabric out.
+    # No fabric is favoured by name: the rule notes that cost dominates; the numbers rank anyway.
     return RuleResult(
         id="MIX001", title="The fabric barely changes the step time: cost decides", kind="workload",
+        mechanism="in the numbers: cost per useful GPU-hour already weighs the small utilisation spread",
         citation=f"{S2}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
         thresholds={"min_utilisation_spread": limit}, fired=fired,
         message=(f"GPU utilisation differs by {100 * spread:.2f} % between the best and worst fabric"
-                 + ("; cost per useful GPU-hour decides among the fabrics left" if fired else "")))
+                 + ("; the ranking is by cost in effect" if fired else "")))
 
 
 def scheduling(ctx: RuleContext) -> RuleResult:
@@ -228,6 +245,8 @@ def scheduling(ctx: RuleContext) -> RuleResult:
     fired = not ctx.spec.operations.topology_aware_scheduling and ctx.gpus >= limit
     return RuleResult(
         id="SCHED001", title="Topology-aware scheduling", kind="scheduling",
+        mechanism="in the numbers: operations.topology_aware_scheduling sets the job placement the step-time "
+                  "model runs (jobs straddling leaf groups without it)",
         citation=f"{S2}, hidden condition 2 (平台调度能力): 调度器无法感知…节点拓扑…任务仍然可能被放到错误的位置",
         thresholds={"min_gpus": limit}, fired=fired,
         favours=[f for f in ctx.outcomes if ctx.catalog.fabric(f).routing == "adaptive"] if fired else [],

@@ -180,13 +180,57 @@ def _tier_change(before: ScalePoint, after: ScalePoint, pair: tuple[str, str]) -
     return f"; {' and '.join(changes)} in between" if changes else ""
 
 
+def _unclear_spans(states: list[str | None]) -> list[tuple[int, int, str | None, str | None]]:
+    """(first, last index, clear leader before, clear leader after) of each run of unclear points."""
+    spans, k, last_clear = [], 0, None
+    while k < len(states):
+        if states[k] is None:
+            start = k
+            while k < len(states) and states[k] is None:
+                k += 1
+            spans.append((start, k - 1, last_clear, states[k] if k < len(states) else None))
+            continue
+        last_clear = states[k]
+        k += 1
+    return spans
+
+
+def _unclear_crossover(a: str, b: str, points: list[ScalePoint], span, threshold: float | None,
+                       searched: str) -> Crossover:
+    start, end, before, after = span
+    first, last = points[start].gpus, points[end].gpus
+    where = f"at {first:,} GPUs" if first == last else f"from {first:,} to {last:,} GPUs"
+    return Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=before or "-", leader_above=after,
+                     kind="no_clear_leader", from_gpus=first, to_gpus=last,
+                     note=f"no clear leader {where}: neither is cheaper with probability >= "
+                          f"{100 * (threshold or 0):.0f} % ({before} leads below, {after} above) ({searched})")
+
+
+def _hand_over(spec: ClusterSpec, catalog: Catalog, plan: Plan, pair: tuple[str, str], before: ScalePoint,
+               after: ScalePoint, leader_below: str, leader_above: str, searched: str) -> Crossover:
+    """A clear leader handing over to another between two adjacent grid points, bisected in whole layouts."""
+    boundaries = [before.tier_capacity_gpus[f] for f in pair
+                  if before.tiers.get(f) != after.tiers.get(f) and f in before.tier_capacity_gpus]
+    low, high = _bisect(spec, catalog, pair, before.gpus, after.gpus, leader_below, plan, boundaries)
+    unit = layout_unit(spec)
+    step = "" if unit == spec.cluster.domain_gpus else f" (the job mix lays out every {unit:,} GPUs)"
+    where = (f"below {high:,} GPUs, {leader_above} from there{step}" if high - low == unit else
+             f"up to {low:,} GPUs, {leader_above} by {high:,} (the job mix does not lay out at the sizes in between)")
+    return Crossover(fabric_a=pair[0], fabric_b=pair[1], gpus=high, leader_below=leader_below,
+                     leader_above=leader_above,
+                     note=f"{leader_below} leads {where}{_tier_change(before, after, pair)} ({searched})")
+
+
 def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
                plan: Plan = DEFAULT_PLAN, threshold: float | None = None) -> list[Crossover]:
     """Leader changes of every pair over the scale curve. With draws on the curve, a size is led
     clearly by a fabric that is cheaper with probability >= ``threshold`` (catalog
-    ``decision_best_probability``); sizes inside the uncertainty are reported as "no clear leader
-    from X to Y", and only a hand-over from one clear leader to another is a crossover (bisected
-    in whole nodes, at sizes where the job mix lays out, between the two grid points around it)."""
+    ``decision_best_probability``). A crossover changes the leader: a hand-over from one clear
+    leader to the other at adjacent sizes (bisected in whole nodes, at sizes where the job mix lays
+    out), or a span without a clear leader between two different clear leaders ("no clear leader
+    from X to Y"). A dip into the uncertainty with the same leader on both sides, or at either end
+    of the range, changes nothing and is only named in the pair's "no change" note; a pair never
+    clear anywhere is one "no clear leader" row."""
     fabrics = [c.profile for c in spec.fabric_choices()]
     results = []
     for i, a in enumerate(fabrics):
@@ -196,50 +240,26 @@ def crossovers(spec: ClusterSpec, catalog: Catalog, curve: list[ScalePoint],
                 continue
             searched = f"searched {points[0].gpus:,}-{points[-1].gpus:,} GPUs"
             states = _states(points, a, b, threshold)
-            if all(s == states[0] for s in states) and states[0] is not None:
-                results.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=states[0],
-                                         leader_above=None, kind="no_change",
-                                         note=f"{states[0]} leads at every size ({searched})"))
+            clear = [s for s in states if s is not None]
+            if not clear:
+                results.append(_unclear_crossover(a, b, points, (0, len(points) - 1, None, None), threshold, searched))
                 continue
-            k = 0
-            last_clear: str | None = None
-            while k < len(points):
-                if states[k] is None:
-                    start = k
-                    while k < len(points) and states[k] is None:
-                        k += 1
-                    after = states[k] if k < len(points) else None
-                    first, last = points[start].gpus, points[k - 1].gpus
-                    span = f"at {first:,} GPUs" if first == last else f"from {first:,} to {last:,} GPUs"
-                    around = []
-                    if last_clear:
-                        around.append(f"{last_clear} leads below")
-                    if after:
-                        around.append(f"{after} above")
-                    results.append(Crossover(
-                        fabric_a=a, fabric_b=b, gpus=None, leader_below=last_clear or "-", leader_above=after,
-                        kind="no_clear_leader", from_gpus=first, to_gpus=last,
-                        note=f"no clear leader {span}: neither is cheaper with probability >= "
-                             f"{100 * (threshold or 0):.0f} %" + (f" ({', '.join(around)})" if around else "")
-                             + f" ({searched})"))
-                    continue
-                if last_clear is not None and states[k] != last_clear and states[k - 1] == last_clear:
-                    boundaries = [points[k - 1].tier_capacity_gpus[f] for f in (a, b)
-                                  if points[k - 1].tiers.get(f) != points[k].tiers.get(f)
-                                  and f in points[k - 1].tier_capacity_gpus]
-                    low, high = _bisect(spec, catalog, (a, b), points[k - 1].gpus, points[k].gpus, last_clear, plan,
-                                        boundaries)
-                    unit = layout_unit(spec)
-                    step = "" if unit == spec.cluster.domain_gpus else f" (the job mix lays out every {unit:,} GPUs)"
-                    where = (f"below {high:,} GPUs, {states[k]} from there{step}" if high - low == unit else
-                             f"up to {low:,} GPUs, {states[k]} by {high:,} (the job mix does not lay out at the "
-                             "sizes in between)")
-                    cause = _tier_change(points[k - 1], points[k], (a, b))
-                    results.append(Crossover(fabric_a=a, fabric_b=b, gpus=high, leader_below=last_clear,
-                                             leader_above=states[k],
-                                             note=f"{last_clear} leads {where}{cause} ({searched})"))
-                last_clear = states[k]
-                k += 1
+            found = []
+            for span in _unclear_spans(states):
+                if span[2] is not None and span[3] is not None and span[2] != span[3]:
+                    found.append(_unclear_crossover(a, b, points, span, threshold, searched))
+            for k in range(1, len(points)):
+                if states[k] is not None and states[k - 1] is not None and states[k] != states[k - 1]:
+                    found.append(_hand_over(spec, catalog, plan, (a, b), points[k - 1], points[k], states[k - 1],
+                                            states[k], searched))
+            if not found:
+                unclear = [points[k].gpus for k, s in enumerate(states) if s is None]
+                dips = f"; no clear leader at {', '.join(f'{g:,}' for g in unclear)} GPUs" if unclear else ""
+                found.append(Crossover(fabric_a=a, fabric_b=b, gpus=None, leader_below=clear[0], leader_above=None,
+                                       kind="no_change",
+                                       note=f"{clear[0]} leads at every size with a clear leader{dips} ({searched})"
+                                       if unclear else f"{clear[0]} leads at every size ({searched})"))
+            results += sorted(found, key=lambda c: c.gpus if c.gpus is not None else c.from_gpus or 0)
     return results
 
 

@@ -172,10 +172,20 @@ class Plan:
     def run_chain(self, spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
                   levers: Levers = Levers(), inputs: Inputs | None = None) -> Run:
         """Cost, performance and outcome of one design at a point (``inputs`` None: the price point)."""
+        from fabricplan.plan.memory_fit import relayout
+
         inputs = inputs or Inputs.point(assumptions.price_point)
         fabric_cost = self.cost(spec, catalog, design, assumptions, inputs)
-        steps = self.performance(spec, catalog, design, levers, self.efficiency())
+        efficiency = self.efficiency()
+        steps = self.performance(spec, catalog, design, levers, efficiency)
+        # memory gates the comparison: a job over the GPU's memory is re-laid (heavier recompute) first
+        spec, steps, changes = relayout(spec, steps, lambda s: self.performance(s, catalog, design, levers, efficiency))
         outcome = self.outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)
+        if changes:
+            notes = {change.job: change.note for change in changes}
+            outcome = outcome.model_copy(update={"jobs": [
+                job.model_copy(update={"memory_note": notes[job.job]}) if job.job in notes else job
+                for job in outcome.jobs]})
         return Run(spec=spec, design=design, assumptions=assumptions, levers=levers, steps=steps, outcome=outcome)
 
     def run_drawn(self, run: Run, catalog: Catalog, draws: Draws, light: bool = False) -> FabricOutcome:

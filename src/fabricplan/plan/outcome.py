@@ -28,6 +28,7 @@ from fabricplan.design import FabricDesign
 from fabricplan.errors import InputError
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import point_to_point_latency
+from fabricplan.perf.memory import GIB
 from fabricplan.perf.step import StepResult
 from fabricplan.plan.goodput import Goodput, failure_rates_per_hour, job_goodput
 from fabricplan.spec import ClusterSpec, JobSpec
@@ -56,6 +57,13 @@ class JobOutcome(BaseModel):
     checkpoint_interval_min: Num = Field(default=0.0, description="Checkpoint interval used (Daly optimum or spec)")
     run_gpu_hours: Num | None = Field(description="GPU-hours to train the token budget, failures included")
     run_cost_usd: Num | None = Field(description="Cost of one training run at the cluster's hourly TCO")
+    memory_per_gpu_gib: float = Field(default=0.0, description="Memory per GPU of the fullest pipeline stage, "
+                                                                "as run [GiB] (fabricplan.perf.memory)")
+    memory_capacity_gib: float = Field(default=0.0, description="The GPU's memory [GiB]")
+    fits_memory: bool = Field(default=True, description="The job as run fits in GPU memory on this design")
+    recompute: str = Field(default="", description="Activation recomputation the job ran with")
+    memory_note: str = Field(default="", description="Set when the job was re-laid to fit in memory (what changed) "
+                                                     "or does not fit")
 
 
 class DesignSummary(BaseModel):
@@ -118,6 +126,11 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
         checkpoint_interval_min=goodput.checkpoint_interval_min if goodput else 0.0,
         run_gpu_hours=run_gpu_hours,
         run_cost_usd=run_gpu_hours * hourly_cost_per_gpu_usd if run_gpu_hours is not None else None,
+        memory_per_gpu_gib=result.memory_per_gpu_bytes / GIB, memory_capacity_gib=result.memory_capacity_bytes / GIB,
+        fits_memory=result.memory_fits, recompute=job.recompute,
+        memory_note="" if result.memory_fits else (
+            f"does not fit: needs {result.memory_per_gpu_bytes / GIB:,.1f} GiB per GPU on a "
+            f"{result.memory_capacity_bytes / GIB:,.1f} GiB GPU at every recompute setting"),
     )
 
 

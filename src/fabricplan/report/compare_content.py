@@ -34,6 +34,8 @@ YES_MARK = "✓"
 NO_MARK = "✗"
 RECOMMENDED_MARK = "★"
 WARNING_MARK = "⚠"
+RELAID_MARK = "*"
+MEMORY_LEGEND = "* re-laid to fit in GPU memory, ⚠ over GPU memory (the notes say how)"
 
 
 def usd_cents(value: float | None) -> str:
@@ -150,6 +152,25 @@ def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, f
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
 
+def memory_flagged_jobs(report: CompareReport) -> set[str]:
+    """Jobs that were re-laid to fit in GPU memory, or do not fit, on some fabric's design."""
+    return {job.job for fabric in report.fabrics for job in fabric.jobs
+            if not getattr(job, "fits_memory", True) or getattr(job, "memory_note", "")}
+
+
+def _memory_cell(job) -> str:
+    if job is None:
+        return "-"
+    mark = "" if job.fits_memory else f" {WARNING_MARK}"
+    relaid = RELAID_MARK if job.memory_note.startswith("re-laid") else ""
+    return f"{job.memory_per_gpu_gib:,.1f} GiB{relaid}{mark}"
+
+
+def _memory_row(report: CompareReport, job_name: str) -> MetricRow:
+    jobs = [next((j for j in fabric.jobs if j.job == job_name), None) for fabric in report.fabrics]
+    return MetricRow(f"memory/GPU: {job_name}", [_memory_cell(j) for j in jobs], [None] * len(jobs))
+
+
 def _row(label: str, values: list[float | None], formatter: Formatter, better: Better | None) -> MetricRow:
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
@@ -161,9 +182,12 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
         MetricRow("rank", rank_labels(report), [None] * len(fabrics)),
         MetricRow("fabric", [fabric.name for fabric in fabrics], [None] * len(fabrics)),
     ]
+    flagged = memory_flagged_jobs(report)
     for name in job_names(report):
         rows.append(_job_row(report, name, f"step time: {name}", "step_time_s", seconds, "lower"))
         rows.append(_job_row(report, name, f"exposed comm share: {name}", "exposed_comm_share", percent, "lower"))
+        if name in flagged:
+            rows.append(_memory_row(report, name))
     bases = {fabric.tco_basis for fabric in fabrics}
     tco_label = f"TCO ({'/'.join(sorted(bases))}, {report.horizon_years:g} yr)"
     rows += [
@@ -190,9 +214,11 @@ def summary_line(report: CompareReport) -> str:
 
 
 def rule_effect(rule: RuleResult) -> str:
-    """'favours a; disfavours b; excludes c' (empty parts left out)."""
+    """'favours a; disfavours b; excludes c' (empty parts left out; 'advice: ' first for an advice rule)."""
     parts = [f"{verb} {', '.join(fabrics)}" for verb, fabrics in
              (("favours", rule.favours), ("disfavours", rule.disfavours), ("excludes", rule.excludes)) if fabrics]
+    if parts and getattr(rule, "role", "advice") == "advice":  # the seeds' claim: shown, never ranked on
+        parts[0] = f"advice: {parts[0]}"
     return "; ".join(parts) or "-"
 
 
@@ -242,34 +268,56 @@ def uncertainty_rows(report: CompareReport) -> list[tuple[str, str, str, str, st
 DESIGN_HEADERS = ("fabric", "switch", "style", "tiers", "switches", "network capex", "cost / useful GPU-h", "verdict")
 
 
+def _same_design(d) -> tuple:
+    """What makes two buildable designs the same to the buyer: tiers, switch count, network capex and
+    the deciding metric (e.g. every switch model and style of a single node: no switches at all)."""
+    return (d.tiers, d.switches, round(d.network_capex_usd or 0.0, 2), round(d.cost_per_useful_gpu_hour_usd or 0.0, 6))
+
+
 def design_rows(report: CompareReport) -> list[tuple[str, ...]]:
-    """Every design considered per fabric (switch model x style), the chosen one first."""
+    """Every distinct design considered per fabric (switch model x style), the chosen one first.
+    Buildable designs with the same tiers, switches, capex and cost are one row (the first, chosen
+    if it is among them), its note saying how many options it stands for."""
     rows = []
     for fabric in report.fabrics:
-        for d in sorted(fabric.designs_considered, key=lambda d: (not d.chosen, d.cost_per_useful_gpu_hour_usd is None,
-                                                                   d.cost_per_useful_gpu_hour_usd or 0)):
+        ordered = sorted(fabric.designs_considered, key=lambda d: (not d.chosen, d.cost_per_useful_gpu_hour_usd is None,
+                                                                   d.cost_per_useful_gpu_hour_usd or 0))
+        groups: dict[tuple, list] = {}
+        for d in ordered:
+            key = _same_design(d) if d.tiers is not None else (id(d),)
+            groups.setdefault(key, []).append(d)
+        for same in groups.values():
+            d = same[0]
+            note = d.note
+            if len(same) > 1:
+                switches = sorted({x.switch for x in same})
+                styles = sorted({x.style.replace("_", " ") for x in same})
+                note += (f" (the same design as {len(same) - 1} other option{'s' if len(same) > 2 else ''}: "
+                         f"{len(switches)} switch model{'s' if len(switches) > 1 else ''} x {len(styles)} "
+                         f"style{'s' if len(styles) > 1 else ''})")
             rows.append((fabric.fabric, d.switch, d.style.replace("_", " "), "-" if d.tiers is None else str(d.tiers),
                          "-" if d.switches is None else f"{d.switches:,}",
                          "-" if d.network_capex_usd is None else usd(d.network_capex_usd),
-                         usd_cents(d.cost_per_useful_gpu_hour_usd), d.note))
+                         usd_cents(d.cost_per_useful_gpu_hour_usd), note))
     return rows
 
 
-RULE_VOTE_HEADERS = ("rule", "weight", "favours", "agrees with the numbers", "decided")
+ADVICE_HEADERS = ("rule", "favours", "numbers agree", "acts through")
+ADVICE_TITLE = "The seeds' advice beside the numbers (it does not rank)"
 
 
-def rule_vote_rows(report: CompareReport) -> list[tuple[str, ...]]:
-    return [(v.rule, f"{v.weight:g}", ", ".join(v.favours) or "-", YES_MARK if v.agrees_with_numbers else NO_MARK,
-             YES_MARK if v.decided else NO_MARK) for v in report.recommendation.rule_votes]
+def advice_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    """Fired advice rules: what each favours, whether the numbers' choice agrees, and where its
+    subject acts in the numbers (or why it is not modelled)."""
+    return [(a.rule, ", ".join(a.favours) or "-", YES_MARK if a.agrees_with_numbers else NO_MARK, a.mechanism)
+            for a in report.recommendation.advice]
 
 
 def decided_by_line(report: CompareReport) -> str:
     r = report.recommendation
-    if r.decided_by == "rules":
-        return (f"Decided by the weighted rule votes (a close call); the numbers' leader is {r.numbers_leader}.")
     if r.decided_by == "exclusions":
         return "Decided by exclusions: one fabric is left."
-    return "Decided by the numbers; rules only break ties inside the uncertainty."
+    return "Decided by the numbers; the seeds' rules of thumb are advice beside them."
 
 
 TIER_HEADERS = ("fabric", "switch", "radix", "GPUs", "tiers above")
@@ -296,6 +344,38 @@ def sensitivity_rows(report: CompareReport) -> list[tuple[str, ...]]:
     return rows
 
 
+FLIP_HEADERS = ("change that flips it", "size", "new leader", "regret", "at range end")
+
+
+def flip_title(report: CompareReport) -> str:
+    w = report.what_would_change
+    return f"What would change the answer (against {w.leader}, one assumption at a time)"
+
+
+def flip_rows(report: CompareReport) -> list[tuple[str, ...]]:
+    """Per assumption that flips the numbers' leader: the change, its size, the new leader and the
+    regret (how much more the leader costs per useful GPU-hour than the new one) at the flip and at
+    the end of the searched range."""
+    w = report.what_would_change
+    if w is None:
+        return []
+    return [(f.change, "toggle" if f.unit == "toggle" else f"{100 * f.size:.1f}%", f.new_leader,
+             f"{100 * f.regret:+.2f}%", f"{100 * f.regret_at_limit:+.1f}%") for f in w.flips]
+
+
+def smallest_flip_line(report: CompareReport) -> str | None:
+    w = report.what_would_change
+    if w is None:
+        return None
+    if w.smallest is None:
+        return f"No single assumption searched flips {w.leader}: " + "; ".join(w.no_flip) + "."
+    f = w.smallest
+    size = "switching it" if f.unit == "toggle" else f"a change of {100 * f.size:.1f} %"
+    return (f"Smallest flip: {f.change} ({size}) makes {f.new_leader} the leader; {w.leader} then costs "
+            f"{100 * f.regret:.2f} % (${f.regret_usd:,.4f}) more per useful GPU-hour, and "
+            f"{100 * f.regret_at_limit:.1f} % more if the change goes to the end of the searched range.")
+
+
 def feasible(report: CompareReport) -> bool:
     """Whether some fabric meets the spec's constraints (False: e.g. no fabric meets the latency SLA)."""
     return getattr(report.recommendation, "feasible", True)
@@ -320,8 +400,9 @@ def close_call_note(report: CompareReport) -> str | None:
     if u is not None:
         return (f"Close call: no fabric is the cheapest per useful GPU-hour with probability >= "
                 f"{100 * u.threshold:.0f} % over the catalog's ranges ({u.leader} in {100 * u.leader_probability:.0f} "
-                "% of the draws); the rules' weighted votes and the sensitivity table matter more than the ranking.")
+                "% of the draws); ranked by the numbers all the same: the flips and the sensitivity table say what "
+                "would change it.")
     pair = " and ".join(ranking[:2]) if len(ranking) >= 2 else "the top two fabrics"
     return (f"Close call: {pair} are within the close-call band on "
-            f"{metric_label(report.deciding_metric)}; the rules and the sensitivity table matter more "
-            f"than the ranking.")
+            f"{metric_label(report.deciding_metric)}; ranked by the numbers all the same: the flips and "
+            f"the sensitivity table say what would change it.")

@@ -37,7 +37,10 @@ def comparison_table(report: CompareReport) -> RenderableType:
     table = FitTable(headers, rows, title=f"Compare: {report.spec_name}, {content.summary_line(report)}",
                      justify=["left"] + ["right"] * len(report.fabrics), header_styles=header_styles)
     legend = Lines([(f"{fabric.fabric}: ", fabric.name) for fabric in report.fabrics], style="dim")
-    return Group(table, legend, Text("bold green = best value in the row", style="dim"))
+    keys = [Text("bold green = best value in the row", style="dim")]
+    if content.memory_flagged_jobs(report):
+        keys.append(Text(content.MEMORY_LEGEND, style="dim"))
+    return Group(table, legend, *keys)
 
 
 def recommendation_panel(report: CompareReport) -> Panel:
@@ -130,6 +133,21 @@ def sensitivity_table(report: CompareReport) -> RenderableType:
     return Group(table, legend)
 
 
+def flips_table(report: CompareReport) -> RenderableType:
+    """Each assumption that flips the leader, smallest first, and the smallest in words below."""
+    rows = [list(r) for r in content.flip_rows(report)]
+    parts: list[RenderableType] = []
+    if rows:
+        parts.append(FitTable(("change that flips it", "size", "leader", "regret", "at end"), rows,
+                              title=content.flip_title(report), justify=["left", "right", "left", "right", "right"]))
+    line = content.smallest_flip_line(report)
+    if line:
+        parts.append(Lines([("", line)]))
+    parts.append(Text("regret: how much more the current leader costs per useful GPU-hour than the new one, at "
+                      "the flip / at the end of the searched range", style="dim"))
+    return Group(*parts)
+
+
 def uncertainty_table(report: CompareReport) -> RenderableType:
     return FitTable(content.UNCERTAINTY_HEADERS, [list(r) for r in content.uncertainty_rows(report)],
                     title=content.uncertainty_title(report), justify=["left", "right", "right", "right", "right"])
@@ -154,10 +172,12 @@ def designs_table(report: CompareReport) -> RenderableType:
     return Group(*parts)
 
 
-def rule_votes_table(report: CompareReport) -> RenderableType:
-    return FitTable(content.RULE_VOTE_HEADERS, [list(r) for r in content.rule_vote_rows(report)],
-                    title="Rule votes (weights from decision.yaml; they count only in a close call)",
-                    justify=["left", "right", "left", "left", "left"])
+def advice_table(report: CompareReport) -> RenderableType:
+    """Fired advice rules in a narrow table; where each acts in the numbers as a line below."""
+    rows = [[rule, favours, agrees] for rule, favours, agrees, _ in content.advice_rows(report)]
+    table = FitTable(content.ADVICE_HEADERS[:3], rows, title=content.ADVICE_TITLE, justify=["left", "left", "left"])
+    return Group(table, Lines([(f"  {rule}: ", mechanism) for rule, _, _, mechanism in content.advice_rows(report)],
+                              style="dim"))
 
 
 def tier_table(report: CompareReport) -> RenderableType:
@@ -175,14 +195,16 @@ def compare_renderables(report: CompareReport, verbose: bool = False) -> list[Re
     if any(f.designs_considered for f in report.fabrics):
         out.append(designs_table(report))
     out.append(rules_table(report, verbose=verbose))
-    if report.recommendation.rule_votes:
-        out.append(rule_votes_table(report))
+    if report.recommendation.advice:
+        out.append(advice_table(report))
     if report.crossovers:
         out.append(crossovers_table(report))
     if report.tier_boundaries:
         out.append(tier_table(report))
     if report.sensitivity:
         out.append(sensitivity_table(report))
+    if report.what_would_change is not None:
+        out.append(flips_table(report))
     if report.notes:
         out.append(Lines([("note: ", note) for note in report.notes], style="dim"))
     return out

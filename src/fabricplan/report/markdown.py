@@ -34,7 +34,10 @@ def _comparison(report: CompareReport) -> list[str]:
         cells = [f"**{markdown_text(value)}**" if index in best else markdown_text(value)
                  for index, value in enumerate(row.formatted)]
         rows.append([markdown_text(row.label)] + cells)
-    return markdown_table(headers, rows, align_right_from=1) + ["", "_Bold: best value in the row._"]
+    keys = ["", "_Bold: best value in the row._"]
+    if content.memory_flagged_jobs(report):
+        keys += ["", f"_{markdown_text(content.MEMORY_LEGEND)}_"]
+    return markdown_table(headers, rows, align_right_from=1) + keys
 
 
 def _recommendation(report: CompareReport) -> list[str]:
@@ -74,15 +77,17 @@ def compare_markdown(report: CompareReport) -> str:
     if any(f.designs_considered for f in report.fabrics):
         lines += _section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report))
     lines += _section("Decision rules", content.RULE_HEADERS, content.rule_rows(report))
-    if report.recommendation.rule_votes:
-        lines += _section("Rule votes (weights; they count only in a close call)", content.RULE_VOTE_HEADERS,
-                          content.rule_vote_rows(report))
+    if report.recommendation.advice:
+        lines += _section(content.ADVICE_TITLE, content.ADVICE_HEADERS, content.advice_rows(report))
     if report.crossovers:
         lines += _section("Crossovers", content.CROSSOVER_HEADERS, content.crossover_rows(report))
     if report.tier_boundaries:
         lines += _section("Tier boundaries", content.TIER_HEADERS, content.tier_rows(report))
     if report.sensitivity:
         lines += _section("Sensitivity", content.sensitivity_headers(report), content.sensitivity_rows(report))
+    if report.what_would_change is not None:
+        lines += _section(content.flip_title(report), content.FLIP_HEADERS, content.flip_rows(report))
+        lines += [markdown_text(content.smallest_flip_line(report)), ""]
     if report.notes:
         lines += ["## Notes", ""] + [f"- {markdown_text(note)}" for note in report.notes] + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,62 @@
+"""What would change the answer: every reported flip, applied through the chain, flips the leader."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricplan.catalog import load_catalog
+from fabricplan.decide import evaluate
+from fabricplan.decide.flips import FLIP_CANDIDATES, FlipCandidate, FlipContext, what_would_change
+from fabricplan.plan import Scenario
+from fabricplan.spec import load_spec
+from project_paths import EXAMPLES
+
+CATALOG = load_catalog()
+
+
+def _candidates(spec, leader):
+    fabrics = [c.profile for c in spec.fabric_choices()]
+    ctx = FlipContext(spec=spec, catalog=CATALOG, leader=leader, fabrics=fabrics)
+    return {c.name: c for factory in FLIP_CANDIDATES for c in factory(ctx)}
+
+
+def test_each_flip_applied_through_the_chain_flips_the_leader_with_regret_at_least_zero():
+    spec = load_spec(EXAMPLES / "llama70b-1024-h100.yaml", CATALOG)
+    result = what_would_change(spec, CATALOG)
+    assert result.leader == evaluate(spec, CATALOG).recommendation.recommended
+    assert result.flips and [f.size for f in result.flips] == sorted(f.size for f in result.flips)
+    candidates = _candidates(spec, result.leader)
+    for flip in result.flips:
+        assert flip.regret >= 0 and flip.regret_usd >= 0 and flip.regret_at_limit >= 0
+        case_spec, case_catalog, scenario = candidates[flip.candidate].apply(flip.value)
+        after = evaluate(case_spec, case_catalog, scenario)
+        assert after.recommendation.recommended == flip.new_leader != result.leader, flip
+        metrics = {f: o.cost_per_useful_gpu_hour_usd for f, o in after.outcomes.items()}
+        assert metrics[result.leader] - metrics[flip.new_leader] == pytest.approx(flip.regret_usd)
+    # a multiplier flip is the smallest: a change 2 % smaller leaves the leader where it is
+    smallest = next(f for f in result.flips if f.unit == "multiplier")
+    back = 1 + (smallest.value - 1) * 0.98
+    case = candidates[smallest.candidate].apply(back)
+    assert evaluate(case[0], case[1], case[2]).recommendation.recommended == result.leader
+
+
+def test_a_new_assumption_is_one_more_registry_entry():
+    spec = load_spec(EXAMPLES / "llama70b-1024-h100.yaml", CATALOG)
+
+    def optics_price(ctx):  # e.g. the optics price basis another change brings: one factory
+        return [FlipCandidate(name="optics prices", ends=(3.0,),
+                              apply=lambda m: (ctx.spec, ctx.catalog, Scenario(price_multipliers=(("optics", m),))),
+                              describe=lambda m: f"optics prices x{m:.3g}")]
+
+    result = what_would_change(spec, CATALOG, registry=(optics_price,))
+    assert [f.candidate for f in result.flips] + [n.split(" (")[0] for n in result.no_flip] == ["optics prices"]
+
+
+def test_compare_carries_the_flips_in_json_and_the_terminal(cli):
+    spec = str(EXAMPLES / "llama70b-1024-h100.yaml")
+    report = cli("compare", spec, "--quiet", "--json", "--draws", "100").json()
+    flips = report["what_would_change"]
+    assert flips["leader"] == report["recommendation"]["recommended"] and flips["flips"]
+    text = cli("compare", spec, "--quiet", "--draws", "100").out
+    assert "What would change the answer" in text and "Smallest flip:" in text
+    assert max(len(line) for line in text.splitlines()) <= 80

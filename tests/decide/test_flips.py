@@ -33,9 +33,14 @@ def test_each_flip_applied_through_the_chain_flips_the_leader_with_regret_at_lea
         assert after.recommendation.recommended == flip.new_leader != result.leader, flip
         metrics = {f: o.cost_per_useful_gpu_hour_usd for f, o in after.outcomes.items()}
         assert metrics[result.leader] - metrics[flip.new_leader] == pytest.approx(flip.regret_usd)
-    # a multiplier flip is the smallest: a change 2 % smaller leaves the leader where it is
+    # a multiplier flip is the smallest: the same change short by twice the bisection's precision
+    # (flip_search_tolerance, relative) leaves the leader where it is
+    import math
+
+    tolerance = CATALOG.parameter("flip_search_tolerance").value.at("default")
     smallest = next(f for f in result.flips if f.unit == "multiplier")
-    back = 1 + (smallest.value - 1) * 0.98
+    step = 2 * math.log1p(tolerance) * (1 if smallest.value > 1 else -1)
+    back = math.exp(math.log(smallest.value) - step)
     case = candidates[smallest.candidate].apply(back)
     assert evaluate(case[0], case[1], case[2]).recommendation.recommended == result.leader
 
@@ -60,3 +65,15 @@ def test_compare_carries_the_flips_in_json_and_the_terminal(cli):
     text = cli("compare", spec, "--quiet", "--draws", "100").out
     assert "What would change the answer" in text and "Smallest flip:" in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_the_optics_basis_is_a_flip_candidate_of_every_fabric_that_has_one():
+    spec = load_spec(EXAMPLES / "llama70b-1024-h100.yaml", CATALOG)
+    leader = evaluate(spec, CATALOG).recommendation.recommended
+    candidates = _candidates(spec, leader)
+    toggle = candidates["infiniband-ndr optics basis"]
+    assert toggle.unit == "toggle" and toggle.base == 0.0 and toggle.ends == (1.0,)  # third party by default
+    before = evaluate(spec, CATALOG).outcomes["infiniband-ndr"].cost
+    after = evaluate(*toggle.apply(1.0)).outcomes["infiniband-ndr"].cost
+    assert after.optics_basis == "vendor" and before.optics_basis == "third_party"
+    assert after.network_capex_usd > before.network_capex_usd * 1.2  # LinkX at about twice third-party prices

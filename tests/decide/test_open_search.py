@@ -13,12 +13,10 @@ CATALOG = load_catalog()
 
 
 def _spec(style: str | None):
-    spec = load_spec(ROOT / "examples" / "llama70b-1024-h100.yaml", CATALOG)
-    if style is None:
-        return spec
     from fabricplan.spec.models import Topology
 
-    return spec.model_copy(update={"topology": Topology(style=style)})
+    spec = load_spec(ROOT / "examples" / "llama70b-1024-h100.yaml", CATALOG)
+    return spec.model_copy(update={"topology": Topology() if style is None else Topology(style=style)})
 
 
 def _compare(spec):

@@ -36,7 +36,8 @@ def decide(spec: ClusterSpec, catalog: Catalog, numbers: dict[str, FabricOutcome
         excluded = {f for r in rules if r.fired for f in r.excludes if f in outcomes}
         eligible = [f for f in outcomes if f not in excluded] or list(outcomes)
         threshold = catalog.parameter("decision_best_probability").value.at("default")
-        uncertainty = summarise(evaluation.metric_draws, eligible, evaluation.draws, threshold)
+        uncertainty = summarise(evaluation.metric_draws, eligible, evaluation.draws, threshold,
+                                catalog.parameter("decision_tie_relative").value.at("default"))
     recommendation, checks = recommend(context, rules, band, uncertainty)
     ranked = {fabric: outcomes[fabric].model_copy(update={"rank": index + 1})
               for index, fabric in enumerate(recommendation.ranking)}

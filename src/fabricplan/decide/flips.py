@@ -122,6 +122,26 @@ def scheduler(ctx: FlipContext) -> list[FlipCandidate]:
                           ends=(float(not now),))]
 
 
+def optics_basis(ctx: FlipContext) -> list[FlipCandidate]:
+    """Each fabric's optics price basis switched to the other one (vendor-qualified or third-party
+    optics and cables, catalog ``optics.yaml``): a toggle, 1 = vendor, 0 = third party."""
+    from fabricplan.plan.scenario import optics_bases
+
+    out = []
+    for fabric, now in optics_bases(ctx.spec, ctx.catalog).items():
+        if fabric not in ctx.fabrics:
+            continue
+
+        def apply(value: float, f: str = fabric) -> Case:
+            basis = "vendor" if value else "third_party"
+            return ctx.spec, ctx.catalog, Scenario(fabric_optics_basis=((f, basis),))
+        out.append(FlipCandidate(name=f"{fabric} optics basis", fabric=fabric, unit="toggle",
+                                 base=float(now == "vendor"), apply=apply,
+                                 describe=lambda v, f=fabric: f"{f} optics {'vendor-qualified' if v else 'third-party'}",
+                                 ends=(float(now != "vendor"),)))
+    return out
+
+
 def gpu_count(ctx: FlipContext) -> list[FlipCandidate]:
     """The cluster's GPU count (the job mix weak-scaled, :func:`fabricplan.plan.scale.full_mix_spec`)."""
     def apply(gpus: float) -> Case:
@@ -130,9 +150,9 @@ def gpu_count(ctx: FlipContext) -> list[FlipCandidate]:
                           describe=lambda g: f"{int(g):,} GPUs", ends=())]
 
 
-#: The assumptions searched, one factory each (optics price basis and SHARP: one more entry each).
+#: The assumptions searched, one factory each.
 FLIP_CANDIDATES: tuple[Callable[[FlipContext], list[FlipCandidate]], ...] = (
-    network_price, gpu_count, scheduler, staffing, failure_rate, bandwidth, gpu_efficiency,
+    network_price, optics_basis, gpu_count, scheduler, staffing, failure_rate, bandwidth, gpu_efficiency,
 )
 
 

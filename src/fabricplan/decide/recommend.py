@@ -165,7 +165,8 @@ def _win_text(uncertainty, fabric: str) -> str:
     return f"best in {100 * uncertainty.fabrics[fabric].probability_best:.0f} % of {uncertainty.draws:,} draws"
 
 
-def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], band: float, uncertainty) -> list[str]:
+def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], band: float, uncertainty,
+                  tie: float = 0.0) -> list[str]:
     """Why the chosen fabric leads: the numbers (its gap to the runner-up, its probability of being
     best), and in a close call that it is close, ranked by the numbers all the same."""
     chosen = ranked.order[0]
@@ -177,6 +178,11 @@ def _lead_reasons(ranked: Ranking, outcomes: dict[str, FabricOutcome], band: flo
     reasons = []
     runner = min(others, key=lambda f: _metric(outcomes[f]))
     gap = _relative(_metric(outcomes[runner]), _metric(best))
+    tied = [f for f in others if _relative(_metric(outcomes[f]), _metric(best)) <= tie]
+    if len(tied) == len(others) and chosen == cheapest:
+        return [f"Every fabric gives the same numbers ({_money(_metric(best))} per useful GPU-hour): the fabric "
+                "changes neither the cost nor the step times of this cluster, so the choice is free; listed in "
+                f"the spec's order, {chosen} first."]
     if chosen == cheapest:
         reasons.append(f"{chosen} has the lowest cost per useful GPU-hour: {_money(_metric(best))}; the next, "
                        f"{runner}, costs {100 * gap:.1f} % more ({_money(_metric(outcomes[runner]))}).")
@@ -225,7 +231,9 @@ def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[Ru
             text += f" It is {_win_text(uncertainty, fabric)}."
         if fabric in ranked.contenders:
             where = "inside the uncertainty" if uncertainty is not None else f"within the {100 * band:.0f} % band"
-            text += f" A close call ({where}); the numbers rank it second."
+            place = ranked.order.index(fabric) + 1
+            ordinal = {2: "second", 3: "third", 4: "fourth"}.get(place, f"#{place}")
+            text += f" A close call ({where}); the numbers rank it {ordinal}."
         favoured = [r.id for r in fired if r.role == "advice" and fabric in r.favours]
         if favoured:
             text += f" The seeds' advice ({', '.join(favoured)}) favours it; advice does not rank."
@@ -270,7 +278,8 @@ def recommend(ctx: RuleContext, rules: list[RuleResult], band: float,
     chosen = ranking[0]
     best = outcomes[chosen]
     fired = [r for r in rules if r.fired]
-    reasons = _lead_reasons(ranked, outcomes, band, uncertainty)
+    reasons = _lead_reasons(ranked, outcomes, band, uncertainty,
+                            ctx.catalog.parameter("decision_tie_relative").value.at("default"))
     infeasible_reason = _infeasible_reason(outcomes, fired) if ranked.all_excluded else None
     if ranked.all_excluded:
         reasons.insert(0, f"No feasible fabric: {infeasible_reason}. {chosen} ranks first on the numbers alone; "

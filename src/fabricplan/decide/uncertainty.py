@@ -48,15 +48,20 @@ class Uncertainty(BaseModel):
     ranged_inputs: list[str] = Field(description="The ranged quantities drawn (catalog ids), widths > 0")
 
 
-def summarise(metrics: dict[str, np.ndarray], eligible: list[str], draws: Draws, threshold: float) -> Uncertainty:
-    """Percentiles per fabric and the probability that each eligible fabric is the cheapest."""
+def summarise(metrics: dict[str, np.ndarray], eligible: list[str], draws: Draws, threshold: float,
+              tie_relative: float = 0.0) -> Uncertainty:
+    """Percentiles per fabric and the probability that each eligible fabric is the cheapest. Fabrics
+    within ``tie_relative`` of a draw's cheapest tie there and share its win equally."""
     import numpy as np
 
     names = [f for f in metrics if f in eligible] or list(metrics)
     stack = np.vstack([metrics[f] for f in names])
-    best = np.argmin(stack, axis=0)
-    progress = np.isfinite(stack.min(axis=0))  # a draw in which no fabric makes progress has no winner
-    wins = {f: float(np.mean((best == i) & progress)) for i, f in enumerate(names)}
+    lowest = stack.min(axis=0)
+    progress = np.isfinite(lowest)  # a draw in which no fabric makes progress has no winner
+    with np.errstate(invalid="ignore"):
+        tied = (stack <= lowest * (1.0 + tie_relative)) & progress
+    share = np.divide(tied, np.maximum(tied.sum(axis=0), 1))
+    wins = {f: float(np.mean(share[i])) for i, f in enumerate(names)}
     fabrics = {}
     for fabric, values in metrics.items():
         p10, p50, p90 = np.percentile(values, [10, 50, 90])

@@ -136,11 +136,14 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
 
 def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int) -> dict[str, float]:
     """The parts a job on ``job_gpus`` GPUs of the design depends on, per failure class: the design's
-    GPUs, hosts, NICs, switches and links scaled to the job's share of the cluster."""
+    GPUs, hosts, NICs, switches and links scaled to the job's share of the cluster. Without a fabric
+    (one node, tiers 0) no backend NIC is bought (:func:`fabricplan.cost.bom.count_parts`), so none
+    can fail."""
     size = design.size
     share = min(job_gpus / max(spec.cluster.gpus, 1), 1.0)
+    nics = size.endpoints if size.tiers > 0 else 0
     return {"gpu": spec.cluster.gpus * share, "host": spec.cluster.nodes * share,
-            "nic": size.endpoints * share, "switch": size.total_switches * share,
+            "nic": nics * share, "switch": size.total_switches * share,
             "link": size.total_links * share}
 
 

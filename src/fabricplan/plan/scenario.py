@@ -65,3 +65,11 @@ class Scenario:
         if bandwidth is not None:
             levers = replace(levers, bandwidth_multiplier=levers.bandwidth_multiplier * bandwidth)
         return assumptions, levers
+
+
+def optics_bases(spec: ClusterSpec, catalog: Catalog) -> dict[str, str]:
+    """Each compared fabric's optics basis as the spec and catalog set it (``vendor`` or
+    ``third_party``; :func:`fabricplan.cost.tco.fabric_optics_basis`), for what-ifs that flip it."""
+    from fabricplan.cost.tco import fabric_optics_basis
+
+    return dict(fabric_optics_basis(spec, catalog))

@@ -29,6 +29,7 @@ run's numbers as JSON (the fixture ``scripts/validate_ns3.py`` and ``tests/sim/t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -51,8 +52,9 @@ NS3_LIBS = ["ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", "ns
 
 def ns3_binary() -> Path:
     """Compile benchmarks/ns3/fabric_tcp.cc against the system's ns-3 (once per source change)."""
-    out = Path(tempfile.gettempdir()) / "fabricplan-ns3" / "fabric_tcp"
-    if not out.exists() or out.stat().st_mtime < SOURCE.stat().st_mtime:
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]  # one binary per source version
+    out = Path(tempfile.gettempdir()) / "fabricplan-ns3" / f"fabric_tcp-{digest}"
+    if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["g++", "-O2", "-std=c++17", "-o", str(out), str(SOURCE)]
                        + [f"-l{lib}" for lib in NS3_LIBS], check=True)
@@ -97,10 +99,36 @@ def write_scenario(result, path: Path) -> None:
         payload = int(round(result.fluid.wire_bytes[i] / (1 + result.fluid.config.header_bytes
                                                           / result.fluid.config.payload_bytes)))
         lines.append(f"flow {i} {int(flows.src[i])} {int(flows.dst[i])} {payload} {flows.start_us[i]:g}")
+    lines += multipath_hops(net)
     path.write_text("\n".join(lines) + "\n")
 
 
-def run_ns3(result, cc: str = "newreno", max_time_ms: float = 3000.0) -> dict:
+def multipath_hops(net) -> list[str]:
+    """``hops`` lines for per-packet routing in ns-3 (``--routing spray|adaptive``): at every switch,
+    toward every host, the next hops of the up-down paths: down to the one child above the host
+    when the switch is an ancestor of it, else every uplink (a folded Clos: any parent leads on)."""
+    tier = net.node_tier
+    children: dict[int, list[int]] = {}
+    parents: dict[int, list[int]] = {}
+    for a, b in zip(net.link_src.tolist(), net.link_dst.tolist()):
+        if tier[b] > tier[a]:
+            parents.setdefault(a, []).append(b)
+            children.setdefault(b, []).append(a)
+    below: dict[int, set[int]] = {h: {h} for h in range(net.n_hosts)}
+    for t in range(1, int(tier.max()) + 1):
+        for node in np.flatnonzero(tier == t).tolist():
+            below[node] = set().union(*(below[c] for c in children.get(node, [])))
+    lines = []
+    for node in range(net.n_hosts, net.n_nodes):
+        down = {h: c for c in children.get(node, []) for h in below[c]}
+        for host in range(net.n_hosts):
+            nxt = [down[host]] if host in down else sorted(parents.get(node, []))
+            lines.append(f"hops {node} {host} " + " ".join(map(str, nxt)))
+    return lines
+
+
+def run_ns3(result, cc: str = "newreno", max_time_ms: float = 3000.0, routing: str = "static",
+            dup_thresh: int = 3, buffer_bytes: int | None = None) -> dict:
     """Run the scenario of a fabricplan result in ns-3; per-flow FCT (nan: not done) and bytes received."""
     binary = ns3_binary()
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +136,8 @@ def run_ns3(result, cc: str = "newreno", max_time_ms: float = 3000.0) -> dict:
         write_scenario(result, scen)
         start = time.perf_counter()
         proc = subprocess.run([str(binary), f"--input={scen}", f"--cc={cc}", f"--maxTimeMs={max_time_ms:g}",
-                               f"--buffer={int(result.network.buffer_bytes[0])}",
+                               f"--routing={routing}", f"--dupThresh={dup_thresh}",
+                               f"--buffer={int(buffer_bytes or result.network.buffer_bytes[0])}",
                                # the catalog's TCP and packet settings, as the fluid run used them
                                f"--minRtoMs={result.fluid.config.tcp_min_rto_us / 1e3:g}",
                                f"--segment={int(result.fluid.config.payload_bytes)}",
@@ -189,6 +218,34 @@ def compare_case(label: str, repeats: int, cc_ns3: str = "newreno", max_time_ms:
     return row
 
 
+#: Flow-level (max-min) simulator rows: (label, ns-3 --routing, buffer bytes per port, duplicate-ACK
+#: threshold). The 128-host k=8 3-tier permutation of 1 MB flows, ECMP paths as in the runs above.
+#: Per-packet routing reorders packets: its runs take a reordering-tolerant threshold (as RACK in
+#: Linux, or RDMA NICs that place out-of-order packets), else TCP's spurious fast retransmits, not
+#: the routing, set the FCT. The ECMP run gets a 10 MB buffer: no loss, so no 200 ms timeouts
+#: (the row above shows them) and the routing's collisions alone set its FCT.
+FLOW_LEVEL = [("ecmp", "static", 10_000_000, 3), ("adaptive", "adaptive", 375_000, 100),
+              ("spray", "spray", 375_000, 100)]
+
+
+def flow_level_runs() -> dict:
+    """ns-3 runs of the permutation for the flow-level simulator's check (FLOW_LEVEL)."""
+    res = run_scenarios("permutation", k=8, tiers=3, flow_size="1MB", cc="tcp", pfc="off", max_time_ms=1,
+                        catalog=CATALOG)
+    rows = []
+    for routing, ns3_routing, buffer, dup in FLOW_LEVEL:
+        ns = run_ns3(res, routing=ns3_routing, dup_thresh=dup, buffer_bytes=buffer)
+        rows.append({"routing": routing, "ns3_routing": ns3_routing, "buffer_bytes": buffer, "dup_ack_threshold": dup,
+                     "fct_us": _stats(ns["fct_us"]), "completed": int(np.isfinite(ns["fct_us"]).sum()),
+                     "drops_packets": ns["drops_packets"], "wall_s": ns["wall_s"]})
+        print(routing, rows[-1]["fct_us"], flush=True)
+    return {"scenario": {"scenario": "permutation", "k": 8, "tiers": 3, "flow_size": "1MB", "seed": 1},
+            "ns3": f"ns-3 {ns3_version()} (Debian libns3-dev), benchmarks/ns3/fabric_tcp.cc --routing",
+            "made_by": "PYTHONPATH=src python benchmarks/bench_ns3.py --flow-level --out tests/fixtures/ns3/runs.json",
+            "date": time.strftime("%Y-%m-%d"), "tcp": "NewReno + SACK, IW 10, 4,096-B segments, min RTO 200 ms",
+            "runs": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the 1,024-host and incast-sweep cases")
@@ -196,7 +253,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-only", action="store_true",
                         help="run only the speed cases; with --out, replace those rows of the existing file and "
                              "keep its other runs")
+    parser.add_argument("--flow-level", action="store_true",
+                        help="run only the flow-level simulator's routing rows (FLOW_LEVEL); with --out, store "
+                             "them under 'flow_level' and keep the other runs")
     args = parser.parse_args(argv)
+    if args.flow_level:
+        block = flow_level_runs()
+        if args.out:
+            doc = json.loads(args.out.read_text())
+            doc["flow_level"] = block
+            args.out.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+        return 0
     print(f"ns-3 {ns3_version()} (libns3-dev), fabricplan fluid model --cc tcp; speed = simulated us per wall s")
     print("| case | hosts | flows | fabricplan sim us / wall = us per s | ns-3 sim us / wall = us per s | ratio "
           "| FCT mean us fp / ns-3 | goodput Gb/s fp / ns-3 |")

@@ -5,12 +5,20 @@
 //   link <a> <b> <gbps> <latency_us>          one per cable (full duplex)
 //   route <node> <dst_host> <next_hop>        static host route at a switch
 //   flow <id> <src> <dst> <bytes> <start_us>
+//   hops <node> <dst_host> <next_hop> ...   equal-cost next hops at a switch (--routing spray|adaptive)
 //
 // Hosts are nodes 0 .. n_hosts-1 (each on one leaf, default route to it), switches store and
 // forward (point-to-point devices, IPv4 forwarding). Every flow is a BulkSend TCP connection
 // (NewReno, or DCTCP with step ECN marking at K bytes in RED); every egress port has one FIFO
 // (drop-tail, or RED/ECN) queue disc of --buffer bytes behind a one-packet device queue (hosts'
-// NICs a deep FIFO). --maxTimeMs ends the run (speed runs of long flows: bytes received count).
+// NICs a deep FIFO). --routing: "static" (default) forwards on the route lines (one path per
+// flow, the ECMP hash fabricplan drew); "spray" picks one of the hops lines' next hops per packet
+// at random (random packet spraying, Dixit et al. INFOCOM 2013); "adaptive" per packet the next hop
+// whose egress port holds the fewest bytes (queue disc + device queue), ties at random: per-packet
+// adaptive routing on local queue state (DRILL, Ghorbani et al. SIGCOMM 2017; InfiniBand adaptive
+// routing and Spectrum-X choose the output port per packet from the switch's own queues). Switches
+// only see their own ports: the downlinks at the far end are not known to the choice.
+// --maxTimeMs ends the run (speed runs of long flows: bytes received count).
 // Prints one line per flow: "fct <id> <us> <bytes_received>", then totals
 // ("wall_s", "simulated_us", "drops", "marks").
 #include "ns3/applications-module.h"
@@ -38,6 +46,66 @@ struct FlowRec {
 };
 
 static std::vector<FlowRec> g_flows;
+
+// Per-packet multipath forwarding at a switch (see --routing above): the candidates per
+// destination address are (interface, gateway) pairs; the choice is made per packet.
+class MultipathRouting : public Ipv4RoutingProtocol {
+ public:
+  struct Hop { uint32_t ifc; Ipv4Address gw; };
+  bool adaptive = false;
+  std::map<uint32_t, std::vector<Hop>> table;  // destination address -> candidates
+  Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
+
+  Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header &, Ptr<NetDevice>,
+                             Socket::SocketErrno &err) override {
+    err = Socket::ERROR_NOROUTETOHOST;  // switches originate nothing; the static protocol answers
+    return nullptr;
+  }
+  uint64_t Backlog(uint32_t ifc) const {
+    Ptr<NetDevice> dev = m_ipv4->GetNetDevice(ifc);
+    uint64_t bytes = 0;
+    Ptr<TrafficControlLayer> tc = m_ipv4->GetObject<Node>()->GetObject<TrafficControlLayer>();
+    if (Ptr<QueueDisc> q = tc->GetRootQueueDiscOnDevice(dev)) bytes += q->GetNBytes();
+    if (Ptr<PointToPointNetDevice> p2p = DynamicCast<PointToPointNetDevice>(dev)) bytes += p2p->GetQueue()->GetNBytes();
+    return bytes;
+  }
+  bool RouteInput(Ptr<const Packet> p, const Ipv4Header &h, Ptr<const NetDevice>, UnicastForwardCallback ucb,
+                  MulticastForwardCallback, LocalDeliverCallback, ErrorCallback) override {
+    auto it = table.find(h.GetDestination().Get());
+    if (it == table.end()) return false;
+    const std::vector<Hop> &hops = it->second;
+    size_t pick = 0;
+    if (hops.size() > 1) {
+      if (!adaptive) {
+        pick = rng->GetInteger(0, hops.size() - 1);
+      } else {  // fewest queued bytes; ties broken at random (reservoir over the tied ports)
+        uint64_t best = UINT64_MAX;
+        uint32_t tied = 0;
+        for (size_t i = 0; i < hops.size(); ++i) {
+          uint64_t b = Backlog(hops[i].ifc);
+          if (b < best) { best = b; pick = i; tied = 1; }
+          else if (b == best && rng->GetInteger(0, tied++) == 0) pick = i;
+        }
+      }
+    }
+    Ptr<Ipv4Route> r = Create<Ipv4Route>();
+    r->SetDestination(h.GetDestination());
+    r->SetGateway(hops[pick].gw);
+    r->SetOutputDevice(m_ipv4->GetNetDevice(hops[pick].ifc));
+    r->SetSource(m_ipv4->GetAddress(hops[pick].ifc, 0).GetLocal());
+    ucb(r, p, h);
+    return true;
+  }
+  void NotifyInterfaceUp(uint32_t) override {}
+  void NotifyInterfaceDown(uint32_t) override {}
+  void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+  void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+  void SetIpv4(Ptr<Ipv4> ipv4) override { m_ipv4 = ipv4; }
+  void PrintRoutingTable(Ptr<OutputStreamWrapper>, Time::Unit) const override {}
+
+ private:
+  Ptr<Ipv4> m_ipv4;
+};
 static uint32_t g_left = 0;
 
 static void OnRx(uint32_t id, Ptr<const Packet> p, const Address &) {
@@ -50,8 +118,9 @@ static void OnRx(uint32_t id, Ptr<const Packet> p, const Address &) {
 }
 
 int main(int argc, char **argv) {
-  std::string input, cc = "newreno";
+  std::string input, cc = "newreno", routing = "static";
   uint32_t segment = 4096, bufferBytes = 375000, ecnK = 65000, delack = 1, iw = 10;
+  uint32_t dupThresh = 3;
   double minRtoMs = 200, maxTimeMs = 2000;
   CommandLine cmd;
   cmd.AddValue("input", "scenario file", input);
@@ -62,6 +131,8 @@ int main(int argc, char **argv) {
   cmd.AddValue("minRtoMs", "minimum retransmission timeout, ms", minRtoMs);
   cmd.AddValue("delack", "segments per delayed ACK", delack);
   cmd.AddValue("iw", "initial window, segments", iw);
+  cmd.AddValue("routing", "static, spray or adaptive (per packet)", routing);
+  cmd.AddValue("dupThresh", "duplicate ACKs before fast retransmit (reordering tolerance)", dupThresh);
   cmd.AddValue("maxTimeMs", "stop after this much simulated time", maxTimeMs);
   cmd.Parse(argc, argv);
 
@@ -74,6 +145,7 @@ int main(int argc, char **argv) {
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
   Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+  Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(dupThresh));
 
   std::ifstream in(input);
   if (!in) { std::cerr << "cannot read " << input << "\n"; return 2; }
@@ -81,6 +153,7 @@ int main(int argc, char **argv) {
   struct Cable { uint32_t a, b; double gbps, lat; };
   std::vector<Cable> cables;
   std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> routes;
+  std::vector<std::tuple<uint32_t, uint32_t, std::vector<uint32_t>>> hops;
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream s(line);
@@ -89,6 +162,12 @@ int main(int argc, char **argv) {
     if (kind == "nodes") s >> nNodes >> nHosts;
     else if (kind == "link") { Cable c; s >> c.a >> c.b >> c.gbps >> c.lat; cables.push_back(c); }
     else if (kind == "route") { uint32_t n, d, h; s >> n >> d >> h; routes.emplace_back(n, d, h); }
+    else if (kind == "hops") {
+      uint32_t n, d, h; std::vector<uint32_t> nh;
+      s >> n >> d;
+      while (s >> h) nh.push_back(h);
+      hops.emplace_back(n, d, nh);
+    }
     else if (kind == "flow") {
       uint32_t id; FlowRec f; s >> id >> f.src >> f.dst >> f.bytes >> f.start_us;
       g_flows.push_back(f);
@@ -152,6 +231,20 @@ int main(int argc, char **argv) {
   for (auto &[n, d, nh] : routes) {
     auto &info = adj[n].at(nh);
     srh.GetStaticRouting(nodes.Get(n)->GetObject<Ipv4>())->AddHostRouteTo(hostAddr[d], info.second, info.first);
+  }
+  if (routing != "static") {
+    std::map<uint32_t, Ptr<MultipathRouting>> mp;
+    for (auto &[n, d, nh] : hops) {
+      if (!mp.count(n)) {
+        Ptr<MultipathRouting> r = CreateObject<MultipathRouting>();
+        r->adaptive = routing == "adaptive";
+        Ptr<Ipv4> ipv4 = nodes.Get(n)->GetObject<Ipv4>();
+        DynamicCast<Ipv4ListRouting>(ipv4->GetRoutingProtocol())->AddRoutingProtocol(r, 10);
+        mp[n] = r;
+      }
+      std::vector<MultipathRouting::Hop> &cand = mp[n]->table[hostAddr[d].Get()];
+      for (uint32_t h : nh) cand.push_back({adj[n].at(h).first, adj[n].at(h).second});
+    }
   }
 
   g_left = g_flows.size();

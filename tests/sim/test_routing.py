@@ -92,3 +92,17 @@ def test_routing_rejects_bad_input():
     with pytest.raises(InputError):
         route(net, [0], [99])
     assert route(net, [], []).n_flows == 0
+
+
+def test_downlink_backlog_kingman_below_saturation_random_walk_at_it():
+    import numpy as np
+
+    from fabricplan.sim.routing import downlink_backlog_packets
+
+    # below saturation: s2 / (2 (1 - rho)), s2 = rho (1 - rho / m); long transfers reach it
+    assert downlink_backlog_packets(0.5, 4, 1e9) == pytest.approx(0.5 * (1 - 0.125) / 1.0)
+    # at saturation: sqrt(2 n s2 / pi), growing with the square root of the transfer
+    at = downlink_backlog_packets(1.0, 4, [100, 400])
+    assert at[1] == pytest.approx(2 * at[0]) and at[0] == pytest.approx(np.sqrt(2 * 100 * 0.75 / np.pi))
+    assert downlink_backlog_packets(1.0, 1, 100) == 0.0  # one input: nothing collides
+    assert downlink_backlog_packets(0.0, 8, 100) == 0.0

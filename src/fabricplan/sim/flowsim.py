@@ -19,6 +19,13 @@ routing show up as the share of that ideal a connection reaches.
   approaches); efficiency = the same bound over host links / this one. FCTs are those of the
   first max-min allocation (no recomputation), so thousands of connections stay cheap.
 
+Per-packet routing (``adaptive`` with ``granularity="packet"``, ``spray``) adds to each flow's
+completion the wait of its last packet behind the backlog of the downlinks it crosses
+(:func:`fabricplan.sim.routing.downlink_backlog_packets`: packet-scale collisions the upstream
+choices cannot see), when ``packet_bytes`` (bytes per packet on the wire) is given. With
+``startup="tcp"`` (comparison with TCP packet-level runs, not the RDMA default) a flow also pays
+TCP's start-up: :func:`tcp_startup_us`.
+
 FCTs add the round-trip propagation of the path (the scenario convention: a flow completes when
 its last byte is acknowledged); serialisation per hop, queues and congestion control are the
 fluid model's business (:mod:`fabricplan.sim` dynamics), not this one's.
@@ -33,7 +40,10 @@ import numpy as np
 from fabricplan.errors import InputError
 from fabricplan.sim.maxmin import BYTES_PER_US_PER_GBPS, completion_times, max_min_rates
 from fabricplan.sim.network import HOST, Network
-from fabricplan.sim.routing import Routed, route
+from fabricplan.sim.routing import Routed, downlink_backlog_packets, downlink_fan_in, route
+
+PER_PACKET = ("adaptive", "spray")
+STARTUPS = ("none", "tcp")
 
 LOCKSTEP = ("ring", "tree")
 DRAIN = ("all_to_all",)
@@ -77,8 +87,38 @@ def host_link_mask(network: Network) -> np.ndarray:
     return (kind[network.link_src] == HOST) | (kind[network.link_dst] == HOST)
 
 
+def tcp_startup_us(size_bytes, rate_gbps, rtt_us, *, initial_window_bytes: float, packet_bytes: float,
+                   switches) -> np.ndarray:
+    """Time [us] a TCP transfer of ``size_bytes`` at ``rate_gbps`` takes beyond ``size / rate``
+    plus one round trip of propagation ``rtt_us`` (what the max-min model already counts):
+
+    * the handshake: one round trip before the first byte (RFC 9293, 3.5);
+    * slow start: from ``initial_window_bytes`` (RFC 6928) the window doubles per round trip
+      (RFC 5681, 3.1) and the sender idles for ``rtt - window / rate`` each round until the
+      window covers the bandwidth-delay product;
+    * store and forward: one packet's serialisation per switch on the path (``switches``).
+    Arrays broadcast."""
+    size = np.asarray(size_bytes, dtype=float)
+    speed = np.maximum(np.asarray(rate_gbps, dtype=float), 1e-300) * BYTES_PER_US_PER_GBPS
+    rtt = np.asarray(rtt_us, dtype=float)
+    size, speed, rtt = np.broadcast_arrays(size, speed, rtt)
+    idle = np.zeros(size.shape)
+    window = np.full(size.shape, float(initial_window_bytes))
+    sent = np.zeros(size.shape)
+    for _ in range(64):  # rounds of slow start (the window doubles: 64 rounds cover any size)
+        active = (sent < size) & (window < speed * rtt)
+        if not active.any():
+            break
+        burst = np.minimum(window, size - sent)
+        idle = np.where(active & (sent + burst < size), idle + rtt - burst / speed, idle)
+        sent = np.where(active, sent + burst, sent)
+        window = np.where(active, window * 2.0, window)
+    return rtt + idle + np.asarray(switches, dtype=float) * packet_bytes / speed
+
+
 def simulate_routed(network: Network, routed: Routed, size_bytes, *, pattern: str = "flows", routing: str = "ecmp",
-                    timing: str = "flows") -> FlowResult:
+                    timing: str = "flows", granularity: str = "packet", packet_bytes: float | None = None,
+                    startup: str = "none", initial_window_bytes: float = 0.0) -> FlowResult:
     """Rates, completion times and efficiency of routed connections (module docstring)."""
     n = routed.n_flows
     if n == 0:
@@ -95,6 +135,8 @@ def simulate_routed(network: Network, routed: Routed, size_bytes, *, pattern: st
                             minlength=n)
     if timing not in TIMINGS:
         raise InputError(f"unknown timing '{timing}'; known: {', '.join(TIMINGS)}", location="timing")
+    if startup not in STARTUPS:
+        raise InputError(f"unknown start-up '{startup}'; known: {', '.join(STARTUPS)}", location="startup")
     if timing == "lockstep":
         pace = float(share.min())
         ideal_fct = size / (ideal * BYTES_PER_US_PER_GBPS)
@@ -110,6 +152,13 @@ def simulate_routed(network: Network, routed: Routed, size_bytes, *, pattern: st
     else:
         ideal_fct = completion_times(size, *ideal_args)
         fct = completion_times(size, routed.entry_flow, routed.entry_link, capacity, routed.entry_weight)
+        if packet_bytes and (routing == "spray" or (routing == "adaptive" and granularity == "packet")):
+            fct = fct + _downlink_wait_us(network, routed, rate, fct, packet_bytes)
+        if startup == "tcp":
+            switches = np.bincount(routed.entry_flow, weights=routed.entry_weight
+                                   * (network.node_kind[network.link_dst[routed.entry_link]] != HOST), minlength=n)
+            fct = fct + tcp_startup_us(size, rate, rtt, initial_window_bytes=initial_window_bytes,
+                                       packet_bytes=packet_bytes or 0.0, switches=switches)
         efficiency = float(ideal_fct.max() / fct.max()) if np.isfinite(fct.max()) else 0.0
     fct_total = fct + rtt
     time_us = float(fct_total.max())
@@ -124,7 +173,8 @@ def simulate_routed(network: Network, routed: Routed, size_bytes, *, pattern: st
 
 
 def simulate(network: Network, src, dst, size_bytes, *, pattern: str = "flows", routing: str = "ecmp", qps: int = 1,
-             seed: int = 0, granularity: str = "packet", timing: str | None = None) -> FlowResult:
+             seed: int = 0, granularity: str = "packet", timing: str | None = None,
+             packet_bytes: float | None = None, startup: str = "none", initial_window_bytes: float = 0.0) -> FlowResult:
     """Route ``src[i] -> dst[i]`` (:func:`fabricplan.sim.routing.route`) and simulate them.
     ``timing`` (module docstring) defaults to ``lockstep`` for ``ring``/``tree``, ``drain`` for
     ``all_to_all``, else ``flows``."""
@@ -142,4 +192,25 @@ def simulate(network: Network, src, dst, size_bytes, *, pattern: str = "flows", 
         demand = max_min_rates(len(src), ideal_routes.entry_flow[hosts], ideal_routes.entry_link[hosts],
                                network.capacity_gbps, ideal_routes.entry_weight[hosts])
     routed = route(network, src, dst, routing=routing, qps=qps, seed=seed, granularity=granularity, demand=demand)
-    return simulate_routed(network, routed, size, pattern=pattern, routing=routing, timing=timing)
+    return simulate_routed(network, routed, size, pattern=pattern, routing=routing, timing=timing,
+                           granularity=granularity, packet_bytes=packet_bytes, startup=startup,
+                           initial_window_bytes=initial_window_bytes)
+
+
+def _downlink_wait_us(network: Network, routed: Routed, rate: np.ndarray, fct: np.ndarray,
+                      packet_bytes: float) -> np.ndarray:
+    """Per flow, the wait [us] of its last packet behind the downlinks' per-packet backlog (module
+    docstring): over the downlinks it crosses, the expected backlog of each (its load under the
+    first max-min rates, for as many packet times as the flow lasts) in that link's packet times."""
+    fan_in = downlink_fan_in(network)[routed.entry_link]
+    down = fan_in >= 2
+    if not down.any():
+        return np.zeros(routed.n_flows)
+    capacity = network.capacity_gbps
+    load = routed.link_load(rate, network.n_links) / capacity
+    link = routed.entry_link[down]
+    packet_us = packet_bytes / (capacity[link] * BYTES_PER_US_PER_GBPS)
+    flow = routed.entry_flow[down]
+    backlog = downlink_backlog_packets(load[link], fan_in[down], np.where(np.isfinite(fct[flow]), fct[flow], 0.0)
+                                       / packet_us)
+    return np.bincount(flow, weights=routed.entry_weight[down] * backlog * packet_us, minlength=routed.n_flows)

@@ -24,6 +24,14 @@ Every mode chooses among the same equal-cost up-down paths (:func:`fabricplan.si
 * ``spray``: packets go round-robin or at random over all ``P`` paths regardless of load: an even
   split, weight ``1/P`` each (random packet spraying, Dixit et al., INFOCOM 2013).
 
+Per-packet modes (``adaptive`` per packet, ``spray``) choose a packet's port at each switch on the
+way up from what that switch sees (its own queues, or nothing); below the top of the path the port
+is fixed by the destination. So the downlinks get the superposition of choices made upstream
+without knowledge of them: balanced on average (the fluid split above), but with packet-scale
+fluctuations that queue at a busy downlink (:func:`downlink_backlog_packets`; the flow-level
+simulator adds that wait to a flow's completion). ECMP and flowlets pin a flow to one path: no such
+per-packet fluctuation.
+
 Paths between two leaves are computed once per network and shared by the hosts beneath them.
 """
 
@@ -269,3 +277,43 @@ def _greedy_flowlets(network: Network, links, count, demand, qps: int, rng) -> n
             utilisation[table[best]] += step[best]
             weight[i, best] += 1.0 / qps
     return weight
+
+
+def downlink_backlog_packets(load, fan_in, packets):
+    """Expected packets queued at a downlink fed by per-packet choices made upstream (module docstring).
+
+    ``load`` is the link's utilisation ``rho`` under the fluid split (0..1), ``fan_in`` the
+    number of input ports of the switch that feed it, ``packets`` how many packet times the
+    transfer lasts. Per packet time the link receives ``A ~ Binomial(fan_in, rho / fan_in)``
+    packets (each input's packet picks this output at random, independently of the others:
+    the upstream choice did not see it) and sends one, so its queue is a reflected random walk
+    with step variance ``s2 = rho (1 - rho / fan_in)``:
+
+    * below saturation, the heavy-traffic mean queue of a discrete-time queue with deterministic
+      service, ``s2 / (2 (1 - rho))`` (Kingman, "The single server queue in heavy traffic",
+      Proc. Cambridge Phil. Soc. 57, 1961; for Poisson arrivals this is M/D/1's ``rho^2 / (2(1-rho))``
+      plus the packet in service);
+    * at saturation (``rho -> 1``, every link of a permutation on a full fat tree), the mean of the
+      reflected walk after ``n`` steps, ``sqrt(2 n s2 / pi)`` (Feller, An Introduction to
+      Probability Theory, vol. 1, III.7: ``E|S_n| ~ sqrt(2 n / pi) sigma``).
+
+    The smaller of the two: a queue cannot build beyond the walk's reach in ``n`` steps. Arrays
+    broadcast; zero where ``load`` or ``packets`` is zero or ``fan_in < 2`` (one input: no
+    collision)."""
+    rho = np.clip(np.asarray(load, dtype=float), 0.0, 1.0)
+    m = np.asarray(fan_in, dtype=float)
+    n = np.maximum(np.asarray(packets, dtype=float), 0.0)
+    s2 = np.where(m >= 2, rho * (1.0 - rho / np.maximum(m, 1.0)), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steady = np.where(rho < 1.0, s2 / (2.0 * (1.0 - rho)), np.inf)
+    return np.minimum(steady, np.sqrt(2.0 * n * s2 / np.pi))
+
+
+def downlink_fan_in(network: Network) -> np.ndarray:
+    """Per link, the input ports of its sending switch that can feed it when it goes down a tier
+    (every other port of the switch: traffic from above and from its other children), else 0
+    (uplinks and host NICs: the deciding side)."""
+    tier = network.node_tier
+    down = (tier[network.link_dst] < tier[network.link_src]) & (network.node_kind[network.link_src] != 0)
+    in_degree = np.bincount(network.link_dst, minlength=network.n_nodes)
+    return np.where(down, in_degree[network.link_src] - 1, 0)

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from fabricplan.catalog import default_catalog
+from fabricplan.design import fabric_as_built
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
     collective_time,
@@ -15,6 +16,8 @@ from fabricplan.perf.collectives import (
 from fabricplan.units import parse_bytes
 
 CATALOG = default_catalog()
+# SHARP is off as installed (NCCL_COLLNET_ENABLE=0): tests of CollNet/NVLS-SHARP turn it on.
+IB_SHARP = fabric_as_built(CATALOG, "infiniband-ndr", sharp=True)
 H100 = CATALOG.gpu("h100-sxm")
 A100 = CATALOG.gpu("a100-sxm-80gb")
 
@@ -42,7 +45,7 @@ def _best_sharp_us(size, gpus, gpu):
     times = []
     for algorithm in ("collnet_direct", "collnet_chain", "nvls"):
         try:
-            times.append(collective_time("all_reduce", size, gpus, 8, "infiniband-ndr", gpu, algorithm=algorithm,
+            times.append(collective_time("all_reduce", size, gpus, 8, IB_SHARP, gpu, algorithm=algorithm,
                                          catalog=CATALOG).time_us)
         except InputError:
             pass

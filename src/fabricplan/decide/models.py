@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fabricplan.decide.options import OptionUplift
 from fabricplan.decide.uncertainty import Uncertainty
 from fabricplan.plan.outcome import FabricOutcome, JobOutcome  # noqa: F401 (re-exported: the result types decide ranks)
 
@@ -130,6 +131,9 @@ class CompareReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
     efficiency_model: str = Field(default="auto",
                                   description="The model of each collective's share of the NIC bandwidth")
+    options: list[OptionUplift] = Field(
+        default_factory=list, description="Fabric options off as built (SHARP, adaptive routing) and what turning "
+                                          "each on changes, through the same chain")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")

@@ -183,6 +183,16 @@ def compare_renderables(report: CompareReport, verbose: bool = False) -> list[Re
         out.append(tier_table(report))
     if report.sensitivity:
         out.append(sensitivity_table(report))
+    if report.options:  # issue 26: options off as built, turned on through the same chain
+        out.append(Lines([("option: ", option_line(u)) for u in report.options], style="dim"))
     if report.notes:
         out.append(Lines([("note: ", note) for note in report.notes], style="dim"))
     return out
+
+
+def option_line(uplift) -> str:
+    """``infiniband-ndr with SHARP: step -1.2 % (job), cost per useful GPU-hour -0.8 %``."""
+    label = {"sharp": "SHARP", "adaptive_routing": "adaptive routing"}.get(uplift.option, uplift.option)
+    steps = ", ".join(f"{change:+.1%} ({job})" for job, change in uplift.step_time_change.items())
+    return (f"{uplift.fabric} with {label} (off as installed): step {steps}; cost per useful GPU-hour "
+            f"{uplift.cost_per_useful_gpu_hour_change:+.1%}")

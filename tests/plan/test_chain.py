@@ -148,8 +148,11 @@ def test_overlay_moves_a_perf_default_through_the_cli(cli, tmp_path):
     # Hide all TP communication (tp_overlap_efficiency 0 -> 1): the exposed TP time of the 1,024-GPU
     # example's job drops to 0 and its step time by that amount plus its share of the pipeline
     # bubble, (pp - 1) / (v x m) of it (the bubble is (pp - 1) / v micro-batch times).
+    # `step` runs compare's efficiency model (`auto`; its own default is `analytic`): since the pipeline
+    # sends leave the leaf (issue 26) the two models no longer agree on them, and the test is about the
+    # overlay reaching both commands, not about the models.
     path = _overlay(tmp_path, {"perf_defaults": {"parameters": {"tp_overlap_efficiency": {"value": 1.0, **SOURCE}}}})
-    args = ("step", EXAMPLE_1024, "--fabric", "roce-v2", "--json")
+    args = ("step", EXAMPLE_1024, "--fabric", "roce-v2", "--efficiency-model", "auto", "--json")
     base = cli(*args).json()["results"][0]
     moved = cli(*args, "--catalog", path).json()["results"][0]
     assert base["exposed_comm_s"]["tp"] > 1.0

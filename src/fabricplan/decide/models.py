@@ -132,8 +132,9 @@ class CompareReport(BaseModel):
     efficiency_model: str = Field(default="auto",
                                   description="The model of each collective's share of the NIC bandwidth")
     options: list[OptionUplift] = Field(
-        default_factory=list, description="Fabric options off as built (SHARP, adaptive routing) and what turning "
-                                          "each on changes, through the same chain")
+        default_factory=list, description="Each fabric option (SHARP, adaptive routing) switched from how the spec "
+                                          "builds it (on where off, off where on) and what that changes, through "
+                                          "the same chain")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")

@@ -333,6 +333,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
         graphs = {key: graph_for(key, 1.0 if key == "ring" else 2.0) for key in ("ring", "tree", "nvls", "collnet")}
         extra["node_nic_gbytes_per_s"] = {key: shapes[key][1] * nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
                                           for key in ("ring", "tree", "nvls", "collnet")}
+        extra["collnet_heads"] = shapes["collnet"][1]  # NICs the CollNet graph uses: NCCL's collNetHeadsNum
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
                         collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4, extra=extra)

@@ -152,21 +152,45 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
                     nics_per_node: int | None = None, algorithm: str | None = None, protocol: str | None = None,
                     nccl_version: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
                     efficiency_model: str | EfficiencyModel | None = None,
-                    gpus_per_host: int | None = None) -> CollectiveResult:
+                    gpus_per_host: int | None = None, spec: SpecLike | None = None,
+                    span_nodes: int | None = None) -> CollectiveResult:
     """Time, algbw and busbw of one collective (nccl-tests definitions) with NCCL's choice of
     algorithm and protocol, on a bare fabric sized for ``gpus`` (non-blocking rail-optimised).
     ``size`` in bytes or as text (``"8GiB"``, ``"16MiB"``). ``gpus_per_host`` below ``gpus_per_node``
-    makes each node a multi-host NVLink domain (GB200 NVL72: 72 per node, 4 per host)."""
+    makes each node a multi-host NVLink domain (GB200 NVL72: 72 per node, 4 per host).
+
+    With ``spec``: on that spec's design of ``fabric`` (its hardware, sizing, placement rules,
+    scheduling and options such as SHARP), the network the step model runs its collectives on, so a
+    step's collective (``StepResult.collectives``: ranks, ranks per node, ``span_nodes``) has the
+    same time here; ``gpus_per_node`` is then the communicator's ranks per node."""
     from fabricplan.perf.collectives import collective_time as collective_model
     from fabricplan.units import check_bytes, parse_bytes
 
     cat = _catalog(catalog)
-    gpu_entry = cat.gpu(gpu, field="gpu") if isinstance(gpu, str) else gpu
     size_bytes = parse_bytes(size, "size") if isinstance(size, str) else check_bytes(size, "size")
+    if spec is not None:
+        network = _spec_network(_spec(spec, cat), cat, fabric)
+        return collective_model(operation, size_bytes, gpus, gpus_per_node, catalog=cat, network=network,
+                                nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
+                                nccl_version=nccl_version, efficiency_model=efficiency_model,
+                                span_nodes=span_nodes)
+    gpu_entry = cat.gpu(gpu, field="gpu") if isinstance(gpu, str) else gpu
     return collective_model(operation, size_bytes, gpus, gpus_per_node, fabric, gpu_entry,
                             nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
                             nccl_version=nccl_version, catalog=cat, efficiency_model=efficiency_model,
-                            gpus_per_host=gpus_per_host)
+                            gpus_per_host=gpus_per_host, span_nodes=span_nodes)
+
+
+def _spec_network(spec, catalog: Catalog, fabric: str | FabricProfile):
+    """The network view of ``spec``'s design of ``fabric`` (the spec's choice of that profile, with its
+    overrides and options, else the plain profile)."""
+    from fabricplan.design import resolve
+    from fabricplan.spec.load import located
+
+    profile = fabric if isinstance(fabric, str) else fabric.id
+    choices = {choice.profile: choice for choice in spec.fabric_choices()}
+    with located(spec):
+        return resolve(spec, catalog, choices.get(profile, profile)).network
 
 
 def lint(nic: Sequence[str | Path] = (), switch: Sequence[str | Path] = (), *, cabling: str | Path | None = None,

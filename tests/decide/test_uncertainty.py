@@ -92,16 +92,23 @@ def vendor_optics(spec):
     return spec.model_copy(update={"economics": spec.economics.model_copy(update={"optics_basis": "vendor"})})
 
 
+def _switches_priced(catalog, family: str, factor: float):
+    return catalog.with_values({
+        f"switches.{sid}.price_usd": {"low": factor * sw.price_usd.low, "default": factor * sw.price_usd.default,
+                                      "high": factor * sw.price_usd.high}
+        for sid, sw in catalog.section("switches").items() if sw.family == family})
+
+
 def test_a_price_overlay_that_should_flip_the_winner_does_and_rules_do_not_override_it():
-    # 16,384 H100: at the catalog's prices (InfiniBand with NVIDIA LinkX optics) RoCE is the clear
-    # numeric winner; SCALE003/SCALE004 fire for InfiniBand, are shown with their weights, and do
-    # not override it.
-    spec = vendor_optics(example("llama405b-16k-h100"))
-    base = evaluate(spec, CATALOG, draws=1000)
-    rec = base.recommendation
-    assert base.uncertainty.leader == "roce-v2" and base.uncertainty.clear
+    # 16,384 H100 with InfiniBand switches at twice their price: RoCE is the clear numeric winner;
+    # SCALE003/SCALE004 fire for InfiniBand, are shown as advice beside the numbers, and do not
+    # override it.
+    cheap_eth = _switches_priced(CATALOG, "infiniband", 2)
+    clear = evaluate(load_spec(EXAMPLES / "llama405b-16k-h100.yaml", cheap_eth), cheap_eth, draws=1000)
+    rec = clear.recommendation
+    assert clear.uncertainty.leader == "roce-v2" and clear.uncertainty.clear
     assert rec.recommended == "roce-v2" and rec.decided_by == "numbers"
-    fired = {r.id for r in base.rules if r.fired}
+    fired = {r.id for r in clear.rules if r.fired}
     assert {"SCALE003", "SCALE004"} <= fired
     assert any(d.startswith("SCALE004") and "advice" in d and "roce-v2 best in" in d for d in rec.disagreements)
     advice = {a.rule: a for a in rec.advice}
@@ -109,10 +116,7 @@ def test_a_price_overlay_that_should_flip_the_winner_does_and_rules_do_not_overr
     assert advice["SCALE003"].mechanism.startswith("in the numbers")
     # Ethernet switches at four times their price: InfiniBand is then clearly cheaper per useful
     # GPU-hour, and the numbers (not the rules) say so.
-    dear = CATALOG.with_values({
-        f"switches.{sid}.price_usd": {"low": 4 * sw.price_usd.low, "default": 4 * sw.price_usd.default,
-                                      "high": 4 * sw.price_usd.high}
-        for sid, sw in CATALOG.section("switches").items() if sw.family == "ethernet"})
+    dear = _switches_priced(CATALOG, "ethernet", 4)
     flipped = evaluate(load_spec(EXAMPLES / "llama405b-16k-h100.yaml", dear), dear, draws=1000)
     assert flipped.uncertainty.leader == "infiniband-ndr" and flipped.uncertainty.clear
     assert flipped.recommendation.recommended == "infiniband-ndr"

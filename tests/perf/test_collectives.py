@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 
 from fabricplan.catalog import default_catalog
+from fabricplan.design import fabric_as_built
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import (
     collective_time,
@@ -15,6 +16,8 @@ from fabricplan.perf.collectives import (
 from fabricplan.units import parse_bytes
 
 CATALOG = default_catalog()
+# SHARP is off as installed (NCCL_COLLNET_ENABLE=0): tests of CollNet/NVLS-SHARP turn it on.
+IB_SHARP = fabric_as_built(CATALOG, "infiniband-ndr", sharp=True)
 H100 = CATALOG.gpu("h100-sxm")
 A100 = CATALOG.gpu("a100-sxm-80gb")
 
@@ -42,7 +45,7 @@ def _best_sharp_us(size, gpus, gpu):
     times = []
     for algorithm in ("collnet_direct", "collnet_chain", "nvls"):
         try:
-            times.append(collective_time("all_reduce", size, gpus, 8, "infiniband-ndr", gpu, algorithm=algorithm,
+            times.append(collective_time("all_reduce", size, gpus, 8, IB_SHARP, gpu, algorithm=algorithm,
                                          catalog=CATALOG).time_us)
         except InputError:
             pass
@@ -222,3 +225,30 @@ def test_pat_reduce_scatter_one_gpu_per_node_runs():
         for size in (2**10, 2**20, 2**30):
             result = collective_time(op, size, 64, 1, "roce-v2", catalog.gpu("h100-sxm"), catalog=catalog)
             assert result.time_us > 0 and result.busbw_gbytes_per_s > 0
+
+
+def test_collnet_direct_reduce_scatter_and_all_gather_follow_nccl_2_20():
+    """NCCL 2.20.3 added CollNet (SHARP) ReduceScatter/AllGather: CollNet Direct, Simple, one local rank
+    per CollNet head, algbw = ppn x min(bwIntra, 0.9 x bwInter) (tuning.cc), so per NIC it is 0.9 of
+    the NIC: above a ring only where the ring cannot fill the NICs. Releases before 2.20 have none."""
+    from fabricplan.perf import nccl_tuner
+    from fabricplan.perf.collectives import build_communicator
+
+    size = parse_bytes("1GiB", "size")
+    for op in ("reduce_scatter", "all_gather"):
+        sharp = collective_time(op, size, 128, 8, IB_SHARP, H100, catalog=CATALOG)
+        plain = collective_time(op, size, 128, 8, "infiniband-ndr", H100, catalog=CATALOG)
+        assert (sharp.algorithm, sharp.protocol, plain.algorithm) == ("collnet_direct", "simple", "ring")
+        assert 1.0 < plain.time_us / sharp.time_us < 1.15
+        old = collective_time(op, size, 128, 8, IB_SHARP, H100, catalog=CATALOG, nccl_version="2.19.3")
+        assert old.algorithm == "ring"
+    comm = build_communicator(128, 8, H100, IB_SHARP, nics_per_node=8, catalog=CATALOG)
+    constants = nccl_tuner.tuner_constants("2.30.7", catalog=CATALOG)
+    graph = comm.graph("collnet_direct")
+    expected = 8 * min(graph.bw_intra_gbytes_per_s, 0.9 * graph.bw_inter_gbytes_per_s)
+    assert nccl_tuner.algorithm_bandwidth_gbytes_per_s(constants, comm, "reduce_scatter", "collnet_direct",
+                                                       "simple") == pytest.approx(expected, rel=1e-12)
+    # 8 GPUs sharing 4 NICs: more local ranks than CollNet heads, NCCL rules CollNet out
+    shared = build_communicator(128, 8, H100, IB_SHARP, nics_per_node=4, catalog=CATALOG)
+    assert nccl_tuner.algorithm_bandwidth_gbytes_per_s(constants, shared, "all_gather", "collnet_direct",
+                                                       "simple") == 0.0

@@ -7,10 +7,13 @@ from __future__ import annotations
 import pytest
 
 from fabricplan.catalog import load_catalog
+from fabricplan.design import fabric_as_built
 from fabricplan.perf import nccl_tuner
 from fabricplan.perf.collectives import build_communicator, collective_time, communicator_nics
 
 CATALOG = load_catalog()
+# SHARP is off as installed (NCCL_COLLNET_ENABLE=0): tests of CollNet/NVLS-SHARP turn it on.
+IB_SHARP = fabric_as_built(CATALOG, "infiniband-ndr", sharp=True)
 H100 = CATALOG.gpu("h100-sxm")
 B200 = CATALOG.gpu("b200")
 GiB = 2**30
@@ -109,7 +112,7 @@ def test_tree_reads_its_nvlink_share_per_channel_across_racks():
 def test_nccl_219_nvls_sharp_is_held_to_the_nvlink_data_path():
     # NCCL 2.19's NVLS estimate on 16 x 8 H100 gives 606 GB/s busbw at 1 GiB; the NVLS data path moves
     # S (n+1)/n per GPU over NVLink: algbw <= 370.8 x 0.85 x 8/9 = 280.2 GB/s, as on one node.
-    result = collective_time("all_reduce", GiB, 128, 8, "infiniband-ndr", H100, nccl_version="2.19.3",
+    result = collective_time("all_reduce", GiB, 128, 8, IB_SHARP, H100, nccl_version="2.19.3",
                              catalog=CATALOG)
     assert result.algorithm == "nvls"
     bound = 18 * 20.6 * 0.85 * 8 / 9

@@ -104,7 +104,7 @@ def test_gpt3_step_time_within_tolerance(capsys):
     assert step.reason.startswith("checked only, nothing fitted to it")
     assert abs(step.error) <= step.tolerance
     assert abs(tflops.error) <= tflops.tolerance
-    assert step.model == pytest.approx(28.90, abs=0.01)
+    assert step.model == pytest.approx(28.91, abs=0.01)
 
 
 def test_nvls_single_node_busbw_within_5_percent():
@@ -134,7 +134,9 @@ def test_llama3_405b_rows_use_the_published_layout_and_gate_per_configuration():
     # shortfall of docs/validation.md, beyond the model's gap to NVIDIA's NeMo runs of the same model).
     assert all(step_time_error(row) < 0 for row in rows)
     assert [row.tolerance for row in rows] == [0.15, 0.15, 0.15]
-    assert [row.model for row in rows] == pytest.approx([0.502, 0.465, 0.397], abs=0.005)
+    # PP sends between stages cross the leaves and collide under static ECMP (span_nodes): 0.502, 0.465,
+    # 0.397 before, nearer the published 0.43, 0.41, 0.38 now.
+    assert [row.model for row in rows] == pytest.approx([0.468, 0.434, 0.386], abs=0.005)
     # More micro-batches per step (32 against 16 on half the GPUs) shrink the bubble's share, so the
     # model's MFU rises with them, as Meta's does (43 % against 41 %).
     assert rows[0].model > rows[1].model
@@ -145,8 +147,10 @@ def test_llama3_405b_layout_overrides_reach_the_step_model():
     two_layer_chunks = llama3_405b_rows(virtual_pipeline_stages=4, account_for_embedding_in_pipeline_split=False,
                                         account_for_loss_in_pipeline_split=False)
     assert all(row.detail.startswith("v=4, ") for row in two_layer_chunks)
-    # Half the chunks: twice the bubble, so the model is slower on every configuration.
-    assert all(slow.model < fast.model for slow, fast in zip(two_layer_chunks, base))
+    # Half the chunks: twice the bubble, but half the pipeline sends, which cross the leaves of this
+    # static-ECMP RoCE design (collective_time's span_nodes): slower where the bubble dominates, even at 8K.
+    assert all(slow.model < fast.model for slow, fast in zip(two_layer_chunks[1:], base[1:]))
+    assert two_layer_chunks[0].model == pytest.approx(base[0].model, rel=1e-3)
     recompute = llama3_405b_rows(recompute="selective")
     assert recompute[2].model == pytest.approx(base[2].model)  # the 128K row already recomputes
     assert recompute[0].model < base[0].model

@@ -28,9 +28,11 @@ SOURCE = {"source": "test overlay: a made-up value for the test", "date": "2026-
 # the earlier issue-12 mechanisms: RoCE pays its extra one-way latency per send/recv and all-to-all
 # message; kernel TCP gets the socket-transport model's per-NIC bandwidth and latency.
 STEP_TIMES = {  # issue 12 (2026-12-01): the H100 BF16 GEMM curve at sustained clocks (x 0.928; MoE: its BF16 output layer)
-    ("llama70b-1024-h100", "infiniband-ndr"): 9.543126260704557,  # 9.142861792752049 before
-    ("llama70b-1024-h100", "roce-v2"): 9.549804796619451,
-    ("llama70b-1024-h100", "ethernet-tcp"): 11.344632125589147,
+    # issue 26: the pipeline sends leave the leaf (4 stages of 32 nodes span 97): static ECMP keeps a
+    # third of RoCE's and TCP's bandwidth there, adaptive routing 92 % (9.5431, 9.5498, 11.3446 before).
+    ("llama70b-1024-h100", "infiniband-ndr"): 9.545264591632417,  # 9.142861792752049 before issue 12
+    ("llama70b-1024-h100", "roce-v2"): 9.600542533918743,
+    ("llama70b-1024-h100", "ethernet-tcp"): 11.697698821917541,
     ("moe-alltoall-2048-h100", "infiniband-ndr"): 1.556685776668131,  # 1.533709038513056 before
     ("moe-alltoall-2048-h100", "roce-v2"): 1.5910672368103014,
     ("moe-alltoall-2048-h100", "ethernet-tcp"): 8.45453285154812,
@@ -58,7 +60,7 @@ def test_default_chain_step_times_of_the_examples(cli, example, fabric):
     [row] = result.json()["results"]
     assert row["step_time_s"] == pytest.approx(STEP_TIMES[(example, fabric)], rel=1e-9)
     ib = STEP_TIMES[(example, "infiniband-ndr")]
-    if fabric == "roce-v2":  # latency per message only: a few percent at most (Mixtral's all-to-all)
+    if fabric == "roce-v2":  # latency per message and ECMP on the pipeline sends: a few percent at most
         assert 0 < row["step_time_s"] - ib < 0.05 * ib
     elif fabric == "ethernet-tcp":  # the socket model's bandwidth and latency make TCP slower
         assert row["step_time_s"] > 1.1 * ib
@@ -146,8 +148,11 @@ def test_overlay_moves_a_perf_default_through_the_cli(cli, tmp_path):
     # Hide all TP communication (tp_overlap_efficiency 0 -> 1): the exposed TP time of the 1,024-GPU
     # example's job drops to 0 and its step time by that amount plus its share of the pipeline
     # bubble, (pp - 1) / (v x m) of it (the bubble is (pp - 1) / v micro-batch times).
+    # `step` runs compare's efficiency model (`auto`; its own default is `analytic`): since the pipeline
+    # sends leave the leaf (issue 26) the two models no longer agree on them, and the test is about the
+    # overlay reaching both commands, not about the models.
     path = _overlay(tmp_path, {"perf_defaults": {"parameters": {"tp_overlap_efficiency": {"value": 1.0, **SOURCE}}}})
-    args = ("step", EXAMPLE_1024, "--fabric", "roce-v2", "--json")
+    args = ("step", EXAMPLE_1024, "--fabric", "roce-v2", "--efficiency-model", "auto", "--json")
     base = cli(*args).json()["results"][0]
     moved = cli(*args, "--catalog", path).json()["results"][0]
     assert base["exposed_comm_s"]["tp"] > 1.0

@@ -169,6 +169,9 @@ class TunerVersion(Strict):
     collnet_direct_sm90_factor: float = Field(gt=0)
     collnet_chain_factor: float = Field(gt=0)
     collnet_ll_factor: float | None = Field(default=None, gt=0)
+    collnet_direct_allgather_inter_factor: float | None = Field(
+        default=None, gt=0, description="CollNet Direct ReduceScatter/AllGather (NCCL 2.20+): algbw = ppn x "
+                                        "min(bwIntra, factor x bwInter); None: the release has no CollNet for them")
     nvls_rule: Literal["2.30", "2.19", "2.17"] | None
     nvls_algbw_ratio: float | Literal["nranks_over_nsteps"] | None
     tree_algbw_ratio: float = Field(gt=0)

@@ -433,6 +433,31 @@ class SocketTransport(Strict):
     _real_date = field_validator("date")(check_date_text)
 
 
+class FabricOption(Strict):
+    """A feature of a fabric the operator turns on or off (SHARP, adaptive routing): what a freshly
+    installed cluster runs (``default``), what it needs (``requires``: software, managers, licences)
+    and its yearly licence per server when on. The profile's ``in_network_reduction`` / ``routing``
+    say what the switches can do; the option says whether the built fabric does it
+    (``fabricplan.design.hardware.effective_profile``; a spec's ``fabrics[].sharp`` /
+    ``fabrics[].adaptive_routing`` override the default)."""
+
+    default: bool = Field(description="On in a freshly installed cluster")
+    requires: str = Field(min_length=3, description="Prerequisites (software, manager, licence, settings)")
+    licence_usd_per_node_year: Range = Field(
+        default_factory=lambda: Range(default=0.0),
+        description="Licence per server per year while the option is on, beyond the profile's costs block")
+    source: str = Field(min_length=3)
+    date: str
+    spread: Spread | None = None
+
+    _date_text = field_validator("date", mode="before")(_date_as_text)
+    _real_date = field_validator("date")(check_date_text)
+
+
+#: The options a fabric profile may carry, each acting on one capability field of the profile.
+FABRIC_OPTIONS = ("sharp", "adaptive_routing")
+
+
 class FabricProfile(Entry):
     family: Literal["ethernet", "infiniband"]
     transport: Literal["tcp", "rdma"]
@@ -456,6 +481,29 @@ class FabricProfile(Entry):
     costs: FabricCosts | None = Field(
         default=None, description="Support, licences, staffing and failure multipliers with ranges; when set, "
                                   "its ops_fte_multiplier replaces the plain one")
+    options: dict[Literal["sharp", "adaptive_routing"], FabricOption] = Field(
+        default_factory=dict,
+        description="Operator options (SHARP needs in_network_reduction, adaptive routing routing: adaptive): "
+                    "default as installed, prerequisites, licence. A capability without an option is always on")
+
+    @model_validator(mode="after")
+    def _options_need_capability(self) -> FabricProfile:
+        if "sharp" in self.options and not self.in_network_reduction:
+            raise ValueError("a sharp option needs in_network_reduction: true (switches that can aggregate)")
+        if "adaptive_routing" in self.options and self.routing != "adaptive":
+            raise ValueError("an adaptive_routing option needs routing: adaptive (switches that can route adaptively)")
+        return self
+
+    def option_on(self, name: str, chosen: bool | None = None) -> bool:
+        """Whether option ``name`` is on in the built fabric: ``chosen`` if given, else the option's
+        default; a capability without an option entry is on; an absent capability is off."""
+        capable = self.in_network_reduction if name == "sharp" else self.routing == "adaptive"
+        if not capable:
+            return False
+        option = self.options.get(name)
+        if chosen is not None:
+            return bool(chosen)
+        return True if option is None else option.default
 
     @model_validator(mode="after")
     def _one_staffing_multiplier(self) -> FabricProfile:

@@ -16,7 +16,8 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
                 nics_per_node: Optional[int], algo: Optional[str], protocol: Optional[str],
                 nccl_version: Optional[str], cpu_vendor: str, sweep_sizes: Optional[str], as_json: bool,
                 catalog_paths: Optional[list[Path]], efficiency_model: Optional[str],
-                gpus_per_host: Optional[int] = None) -> None:
+                gpus_per_host: Optional[int] = None, spec_path: Optional[Path] = None,
+                span_nodes: Optional[int] = None) -> None:
     from fabricplan.catalog import load_catalog
     from fabricplan.perf.collectives import collective_time
     from fabricplan.perf.collectives import sweep_sizes as sizes_of
@@ -25,6 +26,13 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
 
     catalog = load_catalog(catalog_paths or [])
     gpu_entry = catalog.gpu(gpu, field="--gpu")
+    network = None
+    if spec_path is not None:  # the spec's design of --fabric: the network the step runs on
+        from fabricplan.api import _spec_network
+        from fabricplan.spec import load_spec
+
+        catalog.fabric(fabric, field="--fabric")
+        network = _spec_network(load_spec(spec_path, catalog), catalog, fabric)
     if cpu_vendor not in ("intel", "amd"):
         raise InputError(f"--cpu-vendor must be intel or amd, got '{cpu_vendor}'")
     if sweep_sizes:
@@ -38,11 +46,19 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
         raise InputError("give --size or --sweep-sizes")
     # On the command line --gpus-per-node is the server, so NICs beyond one per GPU are the GPUs' own.
     nics_per_gpu = max(nics_per_node // gpus_per_node, 1) if nics_per_node and gpus_per_node > 0 else None
-    results = [collective_time(op, s, gpus, gpus_per_node, fabric, gpu_entry, nics_per_node=nics_per_node,
-                               nics_per_gpu=nics_per_gpu, algorithm=algo, protocol=protocol, nccl_version=nccl_version,
-                               cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model,
-                               gpus_per_host=gpus_per_host)
-               for s in sizes]
+    if network is not None:  # ranks per node of the communicator; the design sets GPU, NICs and hosts
+        results = [collective_time(op, s, gpus, gpus_per_node, network=network, nics_per_node=nics_per_node,
+                                   algorithm=algo, protocol=protocol, nccl_version=nccl_version,
+                                   cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model,
+                                   span_nodes=span_nodes)
+                   for s in sizes]
+    else:
+        results = [collective_time(op, s, gpus, gpus_per_node, fabric, gpu_entry, nics_per_node=nics_per_node,
+                                   nics_per_gpu=nics_per_gpu, algorithm=algo, protocol=protocol,
+                                   nccl_version=nccl_version, cpu_vendor=cpu_vendor, catalog=catalog,
+                                   efficiency_model=efficiency_model, gpus_per_host=gpus_per_host,
+                                   span_nodes=span_nodes)
+                   for s in sizes]
     if as_json:
         emit_json(collective_document(results, sweep=bool(sweep_sizes)))
     else:
@@ -106,11 +122,17 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
         catalog: CatalogOption = None,
         efficiency_model: EfficiencyOption = None,
+        spec: Optional[Path] = typer.Option(
+            None, "--spec", help="Run on this spec's design of --fabric (hardware, sizing, placement, "
+                                 "scheduling, SHARP/adaptive routing options): the network `step` uses"),
+        span_nodes: Optional[int] = typer.Option(
+            None, "--span-nodes", help="Consecutive nodes a strided communicator spans (a step's pipeline "
+                                       "pair: (pp-1) x stride + 1); default its own nodes"),
     ) -> None:
         """Time, algbw and busbw of one collective (nccl-tests definitions), with NCCL's algorithm choice."""
         _collective(op, size, gpus, gpus_per_node, fabric, gpu, nics_per_node, algo,
                     protocol.lower() if protocol else None, nccl_version, cpu_vendor, sweep, as_json, catalog,
-                    efficiency_model, gpus_per_host)
+                    efficiency_model, gpus_per_host, spec, span_nodes)
 
     @app.command("step")
     def step(

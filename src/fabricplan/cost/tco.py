@@ -264,6 +264,20 @@ def support_scope(spec: ClusterSpec, catalog: Catalog, assumptions: Assumptions,
     return capex["switches"] + capex["nics"] + optics * capex["optics"] + cables * capex["cables"], covers
 
 
+def option_licences(design: FabricDesign, inputs: Inputs, point) -> Num:
+    """Yearly licences of the fabric options (SHARP, adaptive routing) the built fabric runs: each
+    option's ``licence_usd_per_node_year`` per server while it is on (catalog ``options``)."""
+    profile, built = design.hardware.profile, design.network.profile
+    total: Num = 0.0
+    for name, option in profile.options.items():
+        on = built.in_network_reduction if name == "sharp" else built.routing == "adaptive"
+        if on:
+            total = total + design.size.nodes * inputs.of_range(
+                f"options:{name}:licence_usd_per_node_year:{profile.id}", option.licence_usd_per_node_year,
+                option.licence_usd_per_node_year.at(point))
+    return total
+
+
 def _network_opex(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
                   inputs: Inputs, supported_capex: Num, network_power: Num) -> tuple[OpexPerYear, Num, Num]:
     """The network's yearly opex, its staff and its support share of the covered capex."""
@@ -281,6 +295,8 @@ def _network_opex(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, ass
         licences = size.nodes * inputs.of_range(f"costs:licence_usd_per_node_year:{profile.id}",
                                                 costs.licence_usd_per_node_year,
                                                 costs.licence_usd_per_node_year.at(point))
+    if size.tiers > 0:
+        licences = licences + option_licences(design, inputs, point)
     fte = _network_staff(spec, catalog, design, assumptions, inputs)
     pue = economic(spec, catalog, inputs, "pue", assumptions.pue)
     kwh = economic(spec, catalog, inputs, "energy_usd_per_kwh", assumptions.energy_usd_per_kwh)

@@ -80,13 +80,16 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
     notes += _memory_notes(decision.outcomes)
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
+    from fabricplan.decide.options import option_uplifts
+
+    uplifts = option_uplifts(spec, catalog, plan, decision.outcomes)
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
     return CompareReport(
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
         fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
         efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened,
-        what_would_change=flips)
+        what_would_change=flips, options=uplifts)
 
 
 def open_search(spec: ClusterSpec, catalog: Catalog, plan: Plan, pinned: dict) -> OpenSearch | None:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from fabricplan.decide.options import OptionUplift
 from fabricplan.decide.uncertainty import Uncertainty
 from fabricplan.plan.outcome import (  # noqa: F401 (re-exported: the result types decide ranks)
     DesignSummary,
@@ -196,6 +197,10 @@ class CompareReport(BaseModel):
                                   description="The model of each collective's share of the NIC bandwidth")
     open_search: OpenSearch | None = Field(
         default=None, description="With a pinned topology style: what the open design search would choose")
+    options: list[OptionUplift] = Field(
+        default_factory=list, description="Each fabric option (SHARP, adaptive routing) switched from how the spec "
+                                          "builds it (on where off, off where on) and what that changes, through "
+                                          "the same chain")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")

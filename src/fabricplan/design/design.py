@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from fabricplan import topology
 from fabricplan.catalog import Catalog, FabricProfile, Gpu, Switch
-from fabricplan.design.hardware import FabricHardware, effective_profile, resolve_hardware
+from fabricplan.design.hardware import FabricHardware, built_options, effective_profile, resolve_hardware
 from fabricplan.design.placement import FabricTopology, NetworkPlacement, place, switches_across
 from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice
@@ -215,7 +215,11 @@ def bare_network(catalog: Catalog, fabric: str | FabricProfile, gpu: GpuLike, *,
     rules as :func:`resolve`, so a switch without ports at the link rate is an InputError here too,
     unless the caller states the ``radix`` of a hypothetical switch at that rate.
     """
-    profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
+    if isinstance(fabric, str):  # a catalog id: the fabric as installed (its options' defaults)
+        profile = catalog.fabric(fabric, field="fabric")
+        profile = profile.model_copy(update=built_options(profile)) if built_options(profile) else profile
+    else:
+        profile = fabric
     layout = layout or FabricTopology()
     switch = catalog.switch(profile.hardware.switch, field=f"fabrics[{profile.id}].switch")
     radix = radix or switch.radix_at(profile.link_rate_gbps)

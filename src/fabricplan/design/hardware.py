@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
+from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice
 from fabricplan.spec.load import check_fabric_choice, chosen_part
 
@@ -25,6 +26,36 @@ class FabricHardware:
     radix: int
 
 
+def built_options(profile: FabricProfile, chosen: dict[str, bool] | None = None, *,
+                  where: str = "fabric") -> dict[str, object]:
+    """The profile fields a built fabric changes by its options: ``in_network_reduction`` with SHARP
+    off, ``routing: ecmp`` with adaptive routing off (``FabricProfile.option_on``: the spec's
+    ``chosen`` value, else what a fresh install runs). InputError for an option the switches cannot
+    do (SHARP on Ethernet, adaptive routing on a hashing-only fabric)."""
+    chosen = chosen or {}
+    for name, on in chosen.items():
+        capable = profile.in_network_reduction if name == "sharp" else profile.routing == "adaptive"
+        if on and not capable:
+            what = ("in-network reduction (SHARP needs InfiniBand Quantum switches)" if name == "sharp"
+                    else "adaptive routing (its switches hash flows by ECMP)")
+            raise InputError(f"fabric '{profile.id}' has no {what}; remove {name}: true or choose another profile",
+                             location=f"{where}.{name}")
+    update: dict[str, object] = {}
+    if profile.in_network_reduction and not profile.option_on("sharp", chosen.get("sharp")):
+        update["in_network_reduction"] = False
+    if profile.routing == "adaptive" and not profile.option_on("adaptive_routing", chosen.get("adaptive_routing")):
+        update["routing"] = "ecmp"
+    return update
+
+
+def fabric_as_built(catalog: Catalog, fabric: str | FabricProfile, **options: bool) -> FabricProfile:
+    """The profile ``fabric`` (a catalog id or a profile) as a cluster runs it with ``options``
+    (``sharp=True``, ``adaptive_routing=False``) and the other options as installed."""
+    profile = catalog.fabric(fabric, field="fabric") if isinstance(fabric, str) else fabric
+    update = built_options(profile, options)
+    return profile.model_copy(update=update) if update else profile
+
+
 def effective_profile(catalog: Catalog, choice: FabricChoice, port_speed_gbps: int | None = None) -> FabricProfile:
     """The fabric profile with the spec's hardware overrides applied, so that the performance
     models see the switch and NIC the fabric is really built from. At a port speed other than the
@@ -33,7 +64,7 @@ def effective_profile(catalog: Catalog, choice: FabricChoice, port_speed_gbps: i
     profile = catalog.fabric(choice.profile)
     overrides = {name: getattr(choice, name) for name in ("switch", "nic", "switch_optic", "nic_optic",
                                                            "interswitch_optic") if getattr(choice, name)}
-    update: dict[str, object] = {}
+    update: dict[str, object] = built_options(profile, choice.options(), where=f"fabrics[{choice.profile}]")
     if overrides:
         update["hardware"] = profile.hardware.model_copy(update=overrides)
     if port_speed_gbps and port_speed_gbps != profile.link_rate_gbps:

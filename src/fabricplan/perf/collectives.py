@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from fabricplan.design import FabricTopology, NetworkPlacement, NetworkView, bare_network
@@ -333,6 +333,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
         graphs = {key: graph_for(key, 1.0 if key == "ring" else 2.0) for key in ("ring", "tree", "nvls", "collnet")}
         extra["node_nic_gbytes_per_s"] = {key: shapes[key][1] * nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
                                           for key in ("ring", "tree", "nvls", "collnet")}
+        extra["collnet_heads"] = shapes["collnet"][1]  # NICs the CollNet graph uses: NCCL's collNetHeadsNum
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
                         collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4, extra=extra)
@@ -444,7 +445,8 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                     placement: NetworkPlacement | None = None,
                     topology: FabricTopology | None = None, network: NetworkView | None = None,
                     efficiency_model: str | EfficiencyModel | None = None,
-                    nics_per_gpu: int | None = None, gpus_per_host: int | None = None) -> CollectiveResult:
+                    nics_per_gpu: int | None = None, gpus_per_host: int | None = None,
+                    span_nodes: int | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -466,6 +468,12 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         1-rank-per-node communicator on an 8-NIC node still drives one NIC).
     gpus_per_host : GPUs per host when a node (``gpus_per_node``) is a multi-host NVLink domain (4 on a
         GB200 NVL72 rack of 72); default from the ``network`` (``NetworkView.gpus_per_host``), else one host.
+    span_nodes : consecutive nodes the communicator's ranks spread over end to end (default: its own
+        nodes, packed). Larger for a strided group (pipeline neighbours ``tp x cp x dp`` GPUs apart): it
+        is placed over that span, and the nodes between, each running its own copy of the group at the
+        same time, send their flows up the same leaves (placed as not aligned: every node under a leaf
+        sends; :func:`fabricplan.perf.efficiency.ecmp_flows`), so ECMP collisions and oversubscription
+        act on it as on any traffic that leaves the leaf.
     """
     _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
     if gpus_per_host is not None and (gpus_per_host < 1 or gpus_per_node % gpus_per_host):
@@ -486,9 +494,13 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
             gpus_per_host = network.gpus_per_host
     profile = network.profile
     n_nodes = n_gpus // ranks_per_node
-    placement = placement or network.placement(n_nodes)
+    span = max(span_nodes or n_nodes, n_nodes)
+    if placement is None:
+        placement = network.placement(span)
+        if span > n_nodes:  # the nodes between run their own copies of the group at the same time
+            placement = replace(placement, aligned=False)
     model = resolve_efficiency_model(efficiency_model)
-    efficiency = _pattern_efficiency(model, network, placement, n_nodes, catalog)
+    efficiency = _pattern_efficiency(model, network, placement, span, catalog)
     constants = nccl_tuner.tuner_constants(nccl_version, catalog=catalog)
     extra = network_latency_inter_us(network, placement, catalog, constants["version"])
     nic = per_nic_bandwidth_gbytes_per_s or per_nic_bandwidth(profile, operation, size_bytes, n_gpus, ranks_per_node,

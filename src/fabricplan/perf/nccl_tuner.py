@@ -416,7 +416,15 @@ def algorithm_bandwidth_gbytes_per_s(constants: dict, comm: Communicator, collec
             bus_bw *= ll_factor
     if algorithm == "collnet_direct":
         if collective in ("all_gather", "reduce_scatter"):
-            return 0.0  # needs a CollNet plugin with iallgather/ireducescatter: not modelled
+            # NCCL 2.20+ (tuning.cc): CollNet Direct ReduceScatter/AllGather with the plugin's
+            # iallgather/ireducescatter (the SHARP plugin v8 has them), 1:1 GPU:NIC (every local rank a
+            # CollNet head), algbw ppn x min(bwIntra, 0.9 x bwInter): each rank still sends (AllGather:
+            # receives) its whole share through its NIC, so at bandwidth-bound sizes the ring is as fast.
+            factor = constants.get("collnet_direct_allgather_inter_factor")
+            heads = int(comm.extra.get("collnet_heads", 0))
+            if factor is None or protocol != "simple" or ppn > heads:
+                return 0.0
+            return ppn * min(graph.bw_intra_gbytes_per_s, factor * graph.bw_inter_gbytes_per_s)
         factor = ppn / n_ch
         factor -= (factor - 1) / 2
         bus_bw /= factor

@@ -140,6 +140,8 @@ class StepResult:
     memory_fits: bool = True
     #: Optimizer step (memory-bound Adam over the GPU's parameter shard), once per step [s].
     optimizer_s: float = 0.0
+    #: The distinct collectives the step ran (each as ``fabricplan collective --spec`` reports it).
+    collectives: list[StepCollective] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -177,12 +179,39 @@ def network_for(cluster: ClusterShape, fabric, catalog) -> NetworkView:
 
 
 def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, network: NetworkView, catalog,
-                  nccl_version, efficiency) -> float:
+                  nccl_version, efficiency, span_nodes: int | None = None, log: list | None = None) -> float:
     if ranks < 2 or size_bytes <= 0:
         return 0.0
     result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, catalog=catalog,
-                             nccl_version=nccl_version, network=network, efficiency_model=efficiency)
+                             nccl_version=nccl_version, network=network, efficiency_model=efficiency,
+                             span_nodes=span_nodes)
+    if log is not None:
+        log.append(StepCollective.of(result, span_nodes))
     return result.time_us * US
+
+
+@dataclass(frozen=True)
+class StepCollective:
+    """One collective the step ran, as ``collective_time`` (and ``fabricplan collective --spec``) gives
+    it for the same design: operation, buffer, communicator, NCCL's choice, time and busbw."""
+
+    operation: str
+    size_bytes: int
+    n_gpus: int
+    gpus_per_node: int
+    span_nodes: int
+    algorithm: str
+    protocol: str
+    time_us: float
+    busbw_gbytes_per_s: float
+    routing_efficiency: float
+
+    @classmethod
+    def of(cls, result, span_nodes: int | None = None) -> StepCollective:
+        return cls(operation=result.operation, size_bytes=result.size_bytes, n_gpus=result.n_gpus,
+                   gpus_per_node=result.gpus_per_node, span_nodes=span_nodes or result.n_nodes,
+                   algorithm=result.algorithm, protocol=result.protocol, time_us=result.time_us,
+                   busbw_gbytes_per_s=result.busbw_gbytes_per_s, routing_efficiency=result.routing_efficiency)
 
 
 def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog, nccl_version: str | None = None,
@@ -258,10 +287,15 @@ class _Setup:
     def where(self, field: str | None = None) -> str:
         return f"jobs[{self.job.name}]" + (f".{field}" if field else "")
 
-    def collective_s(self, op: str, size_bytes: float, ranks: int, ranks_per_node: int) -> float:
-        """Time [s] of one collective over ``ranks`` GPUs, ``ranks_per_node`` of them per node."""
+    #: every collective the step ran (distinct ones are kept in StepResult.collectives)
+    log: list = field(default_factory=list)
+
+    def collective_s(self, op: str, size_bytes: float, ranks: int, ranks_per_node: int,
+                     span_nodes: int | None = None) -> float:
+        """Time [s] of one collective over ``ranks`` GPUs, ``ranks_per_node`` of them per node, whose
+        ranks sit ``span_nodes`` consecutive nodes apart end to end (default: packed, ranks / per node)."""
         return _collective_s(op, size_bytes, ranks, ranks_per_node, self.network, self.catalog, self.nccl_version,
-                             self.efficiency)
+                             self.efficiency, span_nodes, self.log)
 
 
 def _lay_out(job, network: NetworkView, catalog, *, nccl_version, efficiency_model) -> _Setup:
@@ -396,7 +430,11 @@ def _pipeline_parallel(s: _Setup) -> _Traffic:
     when that >= node."""
     pp_stride = s.tp * s.cp * s.dp
     pp_per_node = 2 if pp_stride < s.network.gpus_per_node else 1
-    total = (2 * s.virtual * s.collective_s("send_recv", s.activation_bytes / s.tp, 2, pp_per_node)
+    # Neighbouring stages are pp_stride GPUs apart and run in lock step: the pipeline's pp stages
+    # span (pp - 1) x stride nodes + 1, the boundary that crosses a leaf paces them all, and every
+    # node sends to its peer at the same time (collective_time's span_nodes).
+    span = (s.pp - 1) * (pp_stride // s.network.gpus_per_node) + 1 if pp_per_node == 1 else None
+    total = (2 * s.virtual * s.collective_s("send_recv", s.activation_bytes / s.tp, 2, pp_per_node, span_nodes=span)
              if s.pp > 1 else 0.0)
     return _Traffic(total, total * (1 - perf_parameter("pp_overlap_efficiency", s.catalog)))
 
@@ -578,7 +616,7 @@ def _result(s: _Setup, compute: _Compute, comm: _Communication, exposure: _Expos
         token_budget=budget, notes=[compute.note, *s.memory_notes, *exposure.notes, *straggler],
         optimizer_s=compute.optimizer_s, virtual_pipeline_stages=s.virtual, memory_per_gpu_bytes=memory.total_bytes,
         memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
-        memory_fits=memory.fits)
+        memory_fits=memory.fits, collectives=list(dict.fromkeys(s.log)))
 
 
 def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:

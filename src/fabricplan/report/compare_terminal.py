@@ -205,6 +205,22 @@ def compare_renderables(report: CompareReport, verbose: bool = False) -> list[Re
         out.append(sensitivity_table(report))
     if report.what_would_change is not None:
         out.append(flips_table(report))
+    if report.options:  # issue 26: each option switched from how the spec builds it, through the same chain
+        out.append(Lines([("option: ", option_line(u)) for u in report.options], style="dim"))
     if report.notes:
         out.append(Lines([("note: ", note) for note in report.notes], style="dim"))
     return out
+
+
+def option_line(uplift) -> str:
+    """``infiniband-ndr with SHARP (off as installed): step -1.2 % (job); cost per useful GPU-hour -0.8 %``,
+    ``spectrum-x without adaptive routing (on as installed): ...``; where the step does not move, the
+    reason instead of a bare +0.0 %."""
+    label = {"sharp": "SHARP", "adaptive_routing": "adaptive routing"}.get(uplift.option, uplift.option)
+    how = (f"with {label} (off as installed)" if getattr(uplift, "enabled", True)
+           else f"without {label} (on as installed)")
+    cost = f"cost per useful GPU-hour {uplift.cost_per_useful_gpu_hour_change:+.1%}"
+    if getattr(uplift, "note", ""):
+        return f"{uplift.fabric} {how}: no step-time change: {uplift.note}; {cost}"
+    steps = ", ".join(f"{change:+.1%} ({job})" for job, change in uplift.step_time_change.items())
+    return f"{uplift.fabric} {how}: step {steps}; {cost}"

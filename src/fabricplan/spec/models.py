@@ -159,6 +159,15 @@ class FabricChoice(Strict):
     switch_optic: str | None = None
     nic_optic: str | None = None
     interswitch_optic: str | None = None
+    sharp: bool | None = Field(
+        default=None, description="SHARP in-network reduction (NCCL CollNet) on or off; None = as installed "
+                                  "(the profile's option default: off for InfiniBand)")
+    adaptive_routing: bool | None = Field(
+        default=None, description="Adaptive routing on or off; None = as installed (the profile's option default)")
+
+    def options(self) -> dict[str, bool]:
+        """The options this choice sets (SHARP, adaptive routing), leaving the others as installed."""
+        return {name: value for name in ("sharp", "adaptive_routing") if (value := getattr(self, name)) is not None}
 
 
 class Economics(Strict):

@@ -124,14 +124,19 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
               efficiency_model: str | EfficiencyModel | None = None,
               nccl_version: str | None = None) -> list[StepResult]:
     """Step time of the spec's jobs (or the one named ``job``) on its fabrics (or ``fabric``), each
-    fabric as the spec builds it (hardware overrides, port speed, topology)."""
+    fabric as the spec builds it (hardware overrides, port speed, topology). ``efficiency_model``
+    defaults to the model chain's (:attr:`fabricplan.plan.Plan.efficiency_model`, ``auto``), so the
+    numbers are those ``compare`` ranks."""
     from fabricplan.design import resolve
     from fabricplan.errors import InputError
     from fabricplan.perf.step import step_time as step_model
+    from fabricplan.plan import DEFAULT_PLAN
     from fabricplan.spec.load import located
 
     cat = _catalog(catalog)
     cluster_spec = _spec(spec, cat)
+    if efficiency_model is None:  # the chain's model, so `step` gives the step times compare ranks
+        efficiency_model = DEFAULT_PLAN.efficiency_model
     jobs = [j for j in cluster_spec.jobs if job is None or j.name == job]
     if not jobs:
         known = ", ".join(j.name for j in cluster_spec.jobs) or "none"
@@ -162,14 +167,19 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
     With ``spec``: on that spec's design of ``fabric`` (its hardware, sizing, placement rules,
     scheduling and options such as SHARP), the network the step model runs its collectives on, so a
     step's collective (``StepResult.collectives``: ranks, ranks per node, ``span_nodes``) has the
-    same time here; ``gpus_per_node`` is then the communicator's ranks per node."""
+    same time here (``efficiency_model`` defaults to the chain's, as the step's); ``gpus_per_node`` is
+    then the communicator's ranks per node."""
     from fabricplan.perf.collectives import collective_time as collective_model
     from fabricplan.units import check_bytes, parse_bytes
 
     cat = _catalog(catalog)
     size_bytes = parse_bytes(size, "size") if isinstance(size, str) else check_bytes(size, "size")
     if spec is not None:
+        from fabricplan.plan import DEFAULT_PLAN
+
         network = _spec_network(_spec(spec, cat), cat, fabric)
+        if efficiency_model is None:  # as the step on that design (the model chain's default)
+            efficiency_model = DEFAULT_PLAN.efficiency_model
         return collective_model(operation, size_bytes, gpus, gpus_per_node, catalog=cat, network=network,
                                 nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
                                 nccl_version=nccl_version, efficiency_model=efficiency_model,

@@ -77,3 +77,13 @@ def test_the_optics_basis_is_a_flip_candidate_of_every_fabric_that_has_one():
     after = evaluate(*toggle.apply(1.0)).outcomes["infiniband-ndr"].cost
     assert after.optics_basis == "vendor" and before.optics_basis == "third_party"
     assert after.network_capex_usd > before.network_capex_usd * 1.2  # LinkX at about twice third-party prices
+
+
+def test_sharp_is_a_flip_candidate_and_switching_it_changes_the_design_the_chain_runs():
+    spec = load_spec(EXAMPLES / "moe-alltoall-2048-h100.yaml", CATALOG)
+    leader = evaluate(spec, CATALOG).recommendation.recommended
+    sharp = _candidates(spec, leader)["infiniband-ndr sharp"]
+    assert sharp.unit == "toggle" and sharp.base == 0.0 and sharp.ends == (1.0,)  # off as installed
+    case_spec, _catalog, _scenario = sharp.apply(1.0)
+    choice = next(c for c in case_spec.fabric_choices() if c.profile == "infiniband-ndr")
+    assert choice.options().get("sharp") is True

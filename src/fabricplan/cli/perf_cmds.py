@@ -91,9 +91,11 @@ def _step(spec_path: Path, fabric: Optional[list[str]], nccl_version: Optional[s
 
 
 EfficiencyOption = Annotated[Optional[str], typer.Option(
-    "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: analytic (ECMP "
-                               "collisions x oversubscription, default), ideal (a perfect network), or a "
-                               "registered one.")]
+    "--efficiency-model", help="Model of each collective's share of the NIC bandwidth: auto (the flow "
+                               "simulator within a budget, else analytic; the default of step and of "
+                               "collective --spec, as compare), analytic (ECMP collisions x "
+                               "oversubscription; the default of a bare collective), ideal (a perfect "
+                               "network), or a registered one.")]
 
 
 def register(app: typer.Typer) -> None:

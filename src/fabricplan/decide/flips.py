@@ -142,6 +142,26 @@ def optics_basis(ctx: FlipContext) -> list[FlipCandidate]:
     return out
 
 
+def design_options(ctx: FlipContext) -> list[FlipCandidate]:
+    """Each fabric option of the catalog (SHARP, adaptive routing) switched from how the spec builds
+    it (:mod:`fabricplan.decide.options`): a toggle, 1 = on, 0 = off."""
+    from fabricplan.decide.options import with_option
+
+    out = []
+    for choice in ctx.spec.fabric_choices():
+        profile = ctx.catalog.fabric(choice.profile)
+        for name in profile.options:
+            now = bool(profile.option_on(name, choice.options().get(name)))
+
+            def apply(value: float, f: str = choice.profile, option: str = name) -> Case:
+                return with_option(ctx.spec, f, option, bool(value)), ctx.catalog, Scenario()
+            words = name.replace("_", " ")
+            out.append(FlipCandidate(name=f"{choice.profile} {words}", fabric=choice.profile, unit="toggle",
+                                     base=float(now), apply=apply, ends=(float(not now),),
+                                     describe=lambda v, f=choice.profile, w=words: f"{f} {w} {'on' if v else 'off'}"))
+    return out
+
+
 def gpu_count(ctx: FlipContext) -> list[FlipCandidate]:
     """The cluster's GPU count (the job mix weak-scaled, :func:`fabricplan.plan.scale.full_mix_spec`)."""
     def apply(gpus: float) -> Case:
@@ -152,7 +172,8 @@ def gpu_count(ctx: FlipContext) -> list[FlipCandidate]:
 
 #: The assumptions searched, one factory each.
 FLIP_CANDIDATES: tuple[Callable[[FlipContext], list[FlipCandidate]], ...] = (
-    network_price, optics_basis, gpu_count, scheduler, staffing, failure_rate, bandwidth, gpu_efficiency,
+    network_price, optics_basis, design_options, gpu_count, scheduler, staffing, failure_rate, bandwidth,
+    gpu_efficiency,
 )
 
 

@@ -33,7 +33,7 @@ class OptionUplift(BaseModel):
                                               "the step ran)")
 
 
-def _with_option(spec: ClusterSpec, profile: str, option: str, on: bool) -> ClusterSpec:
+def with_option(spec: ClusterSpec, profile: str, option: str, on: bool) -> ClusterSpec:
     choices = []
     for choice in spec.fabric_choices():
         if choice.profile == profile:
@@ -97,7 +97,7 @@ def option_uplifts(spec: ClusterSpec, catalog: Catalog, plan: Plan,
             continue
         for name, option in profile.options.items():
             enabled = not profile.option_on(name, choice.options().get(name))
-            run = plan.evaluate(_with_option(spec, choice.profile, name, enabled), catalog,
+            run = plan.evaluate(with_option(spec, choice.profile, name, enabled), catalog,
                                 fabrics=[choice.profile]).runs[choice.profile]
             on = run.outcome
             steps = {job.job: float(job.step_time_s) for job in base.jobs}

@@ -153,20 +153,37 @@ def uncertainty_table(report: CompareReport) -> RenderableType:
                     title=content.uncertainty_title(report), justify=["left", "right", "right", "right", "right"])
 
 
-def designs_table(report: CompareReport) -> RenderableType:
+def designs_table(report: CompareReport, verbose: bool = False) -> RenderableType:
     """Designs considered, compact for 80 columns: the buildable ones in the table (style and verdict
-    in numbered footnotes), the ones that cannot be built in one line per fabric."""
-    rows, footnotes, unbuildable = [], [], []
+    in numbered footnotes), the ones that cannot be built in one line per fabric. Without ``verbose``,
+    per fabric the chosen design and the cheapest that differs from it in style and the cheapest that
+    differs in switch model (what the search traded), the rest counted in one line."""
+    rows, footnotes, unbuildable, hidden = [], [], [], 0
+    chosen: dict[str, tuple[str, str]] = {}
+    kept: dict[str, set[str]] = {}
     for fabric, switch, style, tiers, switches, _capex, metric, note in content.design_rows(report):
         if tiers == "-":
             unbuildable.append((f"  {fabric}: ", f"{switch}: {note.removeprefix('not buildable: ')}"))
             continue
+        if not verbose:  # rows come chosen first, then cheapest first
+            best_switch, best_style = chosen.setdefault(fabric, (switch, style))
+            axes = kept.setdefault(fabric, set())
+            axis = ("chosen" if (switch, style) == (best_switch, best_style) and not axes else
+                    "style" if style != best_style and "style" not in axes else
+                    "switch" if switch != best_switch and "switch" not in axes else None)
+            if axis is None:
+                hidden += 1
+                continue
+            axes.add(axis)
         footnotes.append((f"[{len(footnotes) + 1}] ", f"{style}; {note}"))
         rows.append([fabric, switch, tiers, switches, metric, f"[{len(footnotes)}]"])
     table = FitTable(("fabric", "switch", "tiers", "switches", "$/useful GPU-h", "note"), rows,
                      title="Designs considered (cheapest per useful GPU-hour chosen)",
                      justify=["left", "left", "right", "right", "right", "left"])
     parts: list[RenderableType] = [table, Lines(footnotes, style="dim")]
+    if hidden:
+        parts.append(Text(f"{hidden} more design{'s' if hidden > 1 else ''} considered: --verbose, --json, "
+                          "--markdown or --html list them all.", style="dim"))
     if unbuildable:
         parts += [Text("Not buildable:", style="dim"), Lines(unbuildable, style="dim")]
     return Group(*parts)
@@ -193,7 +210,7 @@ def compare_renderables(report: CompareReport, verbose: bool = False) -> list[Re
     if report.uncertainty is not None:
         out.append(uncertainty_table(report))
     if any(f.designs_considered for f in report.fabrics):
-        out.append(designs_table(report))
+        out.append(designs_table(report, verbose=verbose))
     out.append(rules_table(report, verbose=verbose))
     if report.recommendation.advice:
         out.append(advice_table(report))

@@ -74,11 +74,21 @@ def _plan(plan: Plan | None, efficiency_model: str | EfficiencyModel | None) -> 
 
 def design(spec: SpecLike, fabric: str | FabricChoice, catalog: Catalog | Sequence[str | Path] | None = None
            ) -> FabricDesign:
-    """The design of one fabric for the spec: hardware, sized topology, network view, job placements."""
+    """The design of one fabric for the spec: hardware, sized topology, network view, job placements.
+    For a fabric of the spec, the design ``compare`` chooses among those the spec leaves open
+    (:func:`fabricplan.plan.chain.chosen_design`); another profile, as the spec's topology builds it."""
     from fabricplan.design import resolve
+    from fabricplan.plan.chain import chosen_design
+    from fabricplan.spec.load import located
 
     cat = _catalog(catalog)
-    return resolve(_spec(spec, cat), cat, fabric)
+    loaded = _spec(spec, cat)
+    profile = fabric if isinstance(fabric, str) else fabric.profile
+    choices = {c.profile: c for c in loaded.fabric_choices()}
+    with located(loaded):
+        if profile in choices and (isinstance(fabric, str) or fabric == choices[profile]):
+            loaded, fabric = chosen_design(loaded, cat, choices[profile])
+        return resolve(loaded, cat, fabric)
 
 
 def size_topology(spec: SpecLike, fabric: str | FabricChoice,
@@ -127,7 +137,6 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
     fabric as the spec builds it (hardware overrides, port speed, topology). ``efficiency_model``
     defaults to the model chain's (:attr:`fabricplan.plan.Plan.efficiency_model`, ``auto``), so the
     numbers are those ``compare`` ranks."""
-    from fabricplan.design import resolve
     from fabricplan.errors import InputError
     from fabricplan.perf.step import step_time as step_model
     from fabricplan.plan import DEFAULT_PLAN
@@ -146,7 +155,7 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
     results = []
     with located(cluster_spec):  # errors found by the models name the spec's file
         for choice in choices:
-            network = resolve(cluster_spec, cat, choice).network
+            network = design(cluster_spec, choice, cat).network  # the design compare chooses
             results.extend(step_model(j, network, catalog=cat, nccl_version=nccl_version,
                                       efficiency_model=efficiency_model) for j in jobs)
     return results
@@ -192,15 +201,9 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
 
 
 def _spec_network(spec, catalog: Catalog, fabric: str | FabricProfile):
-    """The network view of ``spec``'s design of ``fabric`` (the spec's choice of that profile, with its
-    overrides and options, else the plain profile)."""
-    from fabricplan.design import resolve
-    from fabricplan.spec.load import located
-
-    profile = fabric if isinstance(fabric, str) else fabric.id
-    choices = {choice.profile: choice for choice in spec.fabric_choices()}
-    with located(spec):
-        return resolve(spec, catalog, choices.get(profile, profile)).network
+    """The network view of ``spec``'s design of ``fabric``: the design ``compare`` chooses for the
+    spec's choice of that profile (:func:`design`), else the plain profile as the spec builds it."""
+    return design(spec, fabric if isinstance(fabric, str) else fabric.id, catalog).network
 
 
 def lint(nic: Sequence[str | Path] = (), switch: Sequence[str | Path] = (), *, cabling: str | Path | None = None,

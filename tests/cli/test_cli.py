@@ -8,7 +8,7 @@ import yaml
 
 from fabricplan.catalog import load_catalog
 from fabricplan.spec import ClusterSpec, load_spec
-from project_paths import EXAMPLES
+from project_paths import EXAMPLES, pinned
 
 CATALOG = load_catalog()
 
@@ -35,7 +35,7 @@ def test_init_writes_a_valid_commented_spec(cli, tmp_path):
 
 
 def test_topology_json_is_one_document(cli):
-    result = cli("topology", EXAMPLES / "mid-128-h100-existing-ethernet.yaml", "--json")
+    result = cli("topology", pinned("mid-128-h100-existing-ethernet"), "--json")
     assert result.code == 0, result.err
     data = result.json()
     assert set(data["fabrics"]) == {"ethernet-tcp", "roce-v2", "infiniband-ndr"}

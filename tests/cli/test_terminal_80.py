@@ -100,7 +100,9 @@ def test_compare_rules_are_one_line_each_and_verbose_adds_citations(cli80):
     # "…" in a quote is the source's own elision, next to the quoted Chinese text; nothing else has one
     assert all(re.search("[\u4e00-\u9fff]", line) for line in verbose.splitlines() if "…" in line)
     assert_readable(verbose.replace("…", "~"))
-    assert len(short.splitlines()) < 130  # was ~360 lines, ~200 of them the rules table
+    # was ~360 lines, ~200 of them the rules table; issue 26 added the advice table and the options'
+    # uplift lines (the designs table shows only what the search traded)
+    assert len(short.splitlines()) < 150
 
 
 @pytest.mark.parametrize("spec_name", ["llama70b-1024-h100.yaml", "llama405b-16k-h100.yaml", "long"])

@@ -87,7 +87,10 @@ def test_overlay_that_removes_the_ib_premium_flips_the_cheaper_fabric(cli, tmp_p
     that prices LinkX at third-party prices (with a $36k QM9700) turns it back."""
     import yaml
 
-    document = yaml.safe_load(open("examples/llama70b-1024-h100.yaml"))
+    from project_paths import pinned
+
+    example = pinned("llama70b-1024-h100")  # rail-optimised: the same style for both fabrics
+    document = yaml.safe_load(open(example))
     document.setdefault("economics", {})["optics_basis"] = "vendor"
     vendor_spec = tmp_path / "vendor.yaml"
     vendor_spec.write_text(yaml.safe_dump(document))
@@ -99,7 +102,7 @@ def test_overlay_that_removes_the_ib_premium_flips_the_cheaper_fabric(cli, tmp_p
         assert {f["cost"]["optics_basis"] for f in fabrics} == {"vendor" if spec == vendor_spec else "third_party"}
         return {f["fabric"]: f["cost_per_useful_gpu_hour_usd"] for f in fabrics}
 
-    bundled = metric("examples/llama70b-1024-h100.yaml")
+    bundled = metric(example)
     assert bundled["infiniband-ndr"] < bundled["roce-v2"]  # third-party optics on every fabric: IB cheaper
     vendor = metric(vendor_spec)
     assert vendor["roce-v2"] < vendor["infiniband-ndr"]  # LinkX optics at ~2x: IB dearer

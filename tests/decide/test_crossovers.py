@@ -8,7 +8,7 @@ from fabricplan.decide.models import ScalePoint
 from fabricplan.decide.whatif import crossovers, full_mix_spec, scale_curve
 from fabricplan.spec import load_spec, parse_spec
 from fabricplan.topology import tier_capacities
-from project_paths import EXAMPLES
+from project_paths import EXAMPLES, pinned
 
 CATALOG = load_catalog()
 PAIR = ["roce-v2", "infiniband-ndr"]
@@ -74,7 +74,7 @@ def test_the_scale_curve_runs_only_sizes_where_the_whole_mix_lays_out():
 
 
 def test_compare_marks_tier_boundaries_of_each_chosen_design():
-    report = compare(load_spec(EXAMPLES / "llama70b-1024-h100.yaml", CATALOG), CATALOG, draws=200)
+    report = compare(load_spec(pinned("llama70b-1024-h100"), CATALOG), CATALOG, draws=200)
     ib = {b.gpus: b.tiers_above for b in report.tier_boundaries if b.fabric == "infiniband-ndr"}
     capacity = tier_capacities(nics_per_node=8, radix=64, style="rail_optimized")
     assert ib == {capacity[1] * 8: 2, capacity[2] * 8: 3, capacity[3] * 8: 4} == {64: 2, 2048: 3, 65536: 4}

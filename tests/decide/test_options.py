@@ -9,13 +9,13 @@ import yaml
 import fabricplan.api as fp
 from fabricplan.report.compare_terminal import option_line
 from fabricplan.spec import parse_spec
-from project_paths import EXAMPLES
+from project_paths import pinned
 
 JOB = "llama3-70b-pretrain"
 
 
 def _spec(fabrics):
-    document = yaml.safe_load((EXAMPLES / "llama70b-1024-h100.yaml").read_text())
+    document = yaml.safe_load(pinned("llama70b-1024-h100").read_text())  # rail-optimised: sends leave the leaf
     document["fabrics"] = fabrics
     return parse_spec(document)
 

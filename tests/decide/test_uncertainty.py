@@ -100,10 +100,10 @@ def _switches_priced(catalog, family: str, factor: float):
 
 
 def test_a_price_overlay_that_should_flip_the_winner_does_and_rules_do_not_override_it():
-    # 16,384 H100 with InfiniBand switches at twice their price: RoCE is the clear numeric winner;
+    # 16,384 H100 with InfiniBand switches at three times their price: RoCE is the clear numeric winner;
     # SCALE003/SCALE004 fire for InfiniBand, are shown as advice beside the numbers, and do not
     # override it.
-    cheap_eth = _switches_priced(CATALOG, "infiniband", 2)
+    cheap_eth = _switches_priced(CATALOG, "infiniband", 3)
     clear = evaluate(load_spec(EXAMPLES / "llama405b-16k-h100.yaml", cheap_eth), cheap_eth, draws=1000)
     rec = clear.recommendation
     assert clear.uncertainty.leader == "roce-v2" and clear.uncertainty.clear
@@ -154,13 +154,14 @@ def test_a_close_call_is_ranked_by_the_numbers_not_by_the_rules():
 
 
 def test_the_infiniband_premium_row_flips_at_the_expected_ratio():
-    """RoCE leads IB by a small margin on the 16k example (IB pays NVIDIA LinkX optics). Cost is
+    """RoCE leads IB by a small margin on the 1,024-GPU example (the design search's rail-only
+    Tomahawk 5 against InfiniBand's 2-tier leaf-spine). Cost is
     linear in prices, so IB's metric falls by (network hardware capex x (1 + IB's support share x
     horizon)) / useful GPU-hours per unit of premium taken off; the row must flip exactly when the
     swing passes the ratio that closes the gap."""
     from fabricplan.decide.whatif import sensitivity
 
-    spec = vendor_optics(example("llama405b-16k-h100"))
+    spec = example("llama70b-1024-h100")
     outcomes = fabric_outcomes(spec, CATALOG)
     ib, roce = outcomes["infiniband-ndr"], outcomes["roce-v2"]
     assert roce.cost_per_useful_gpu_hour_usd < ib.cost_per_useful_gpu_hour_usd

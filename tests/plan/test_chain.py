@@ -13,7 +13,7 @@ from fabricplan.decide import evaluate
 from fabricplan.perf.efficiency import Efficiency, efficiency_models, register_efficiency_model
 from fabricplan.plan import DEFAULT_PLAN, Plan
 from fabricplan.spec import load_spec
-from project_paths import EXAMPLES
+from project_paths import EXAMPLES, pinned
 
 CATALOG = load_catalog()
 EXAMPLE_1024 = EXAMPLES / "llama70b-1024-h100.yaml"
@@ -27,15 +27,19 @@ SOURCE = {"source": "test overlay: a made-up value for the test", "date": "2026-
 # and FP8/launch/unfused-attention mechanisms of the step-time validation). The fabric differences are
 # the earlier issue-12 mechanisms: RoCE pays its extra one-way latency per send/recv and all-to-all
 # message; kernel TCP gets the socket-transport model's per-NIC bandwidth and latency.
+# The pins are the analytic efficiency model's on the rail-optimised design (the examples leave the
+# style to the design search; `pinned` writes a copy with it set).
 STEP_TIMES = {  # issue 12 (2026-12-01): the H100 BF16 GEMM curve at sustained clocks (x 0.928; MoE: its BF16 output layer)
     # issue 26: the pipeline sends leave the leaf (4 stages of 32 nodes span 97): static ECMP keeps a
     # third of RoCE's and TCP's bandwidth there, adaptive routing 92 % (9.5431, 9.5498, 11.3446 before).
     ("llama70b-1024-h100", "infiniband-ndr"): 9.545264591632417,  # 9.142861792752049 before issue 12
     ("llama70b-1024-h100", "roce-v2"): 9.600542533918743,
     ("llama70b-1024-h100", "ethernet-tcp"): 11.697698821917541,
-    ("moe-alltoall-2048-h100", "infiniband-ndr"): 1.556685776668131,  # 1.533709038513056 before
-    ("moe-alltoall-2048-h100", "roce-v2"): 1.5910672368103014,
-    ("moe-alltoall-2048-h100", "ethernet-tcp"): 8.45453285154812,
+    # issue 26: the MoE example laid out as NVIDIA's Mixtral 8x7B H100 recipe (TP 1, PP 4, VPP 8, EP 8
+    # inside a node, bf16 gradients; was TP 2 x EP 8 across nodes: 1.5567, 1.5911, 8.4545 s)
+    ("moe-alltoall-2048-h100", "infiniband-ndr"): 0.9092694595360493,
+    ("moe-alltoall-2048-h100", "roce-v2"): 1.0103892438542055,
+    ("moe-alltoall-2048-h100", "ethernet-tcp"): 2.6778259855305224,
 }
 
 
@@ -55,20 +59,25 @@ def _registered():
 
 @pytest.mark.parametrize("example, fabric", sorted(STEP_TIMES))
 def test_default_chain_step_times_of_the_examples(cli, example, fabric):
-    result = cli("step", EXAMPLES / f"{example}.yaml", "--fabric", fabric, "--json")
+    result = cli("step", pinned(example), "--fabric", fabric, "--json", "--efficiency-model", "analytic")
     assert result.code == 0, result.err
     [row] = result.json()["results"]
     assert row["step_time_s"] == pytest.approx(STEP_TIMES[(example, fabric)], rel=1e-9)
     ib = STEP_TIMES[(example, "infiniband-ndr")]
-    if fabric == "roce-v2":  # latency per message and ECMP on the pipeline sends: a few percent at most
-        assert 0 < row["step_time_s"] - ib < 0.05 * ib
+    if fabric == "roce-v2":  # latency per message and static ECMP on the pipeline sends that leave the leaf
+        assert 0 < row["step_time_s"] - ib < 0.15 * ib
+        ib_row = cli("step", pinned(example), "--fabric", "infiniband-ndr", "--json", "--efficiency-model",
+                     "analytic").json()["results"][0]
+        extra = {k: row["exposed_comm_s"][k] - ib_row["exposed_comm_s"][k] for k in row["exposed_comm_s"]}
+        assert max(extra, key=extra.get) == "pp"  # most of the gap: the pipeline sends
     elif fabric == "ethernet-tcp":  # the socket model's bandwidth and latency make TCP slower
         assert row["step_time_s"] > 1.1 * ib
 
 
 def test_efficiency_model_is_swapped_by_name_through_the_cli(cli):
     def step_seconds(*extra):
-        result = cli("step", EXAMPLE_1024, "--fabric", "infiniband-ndr", "--json", *extra)
+        result = cli("step", pinned("llama70b-1024-h100"), "--fabric", "infiniband-ndr", "--json",
+                     *(extra or ("--efficiency-model", "analytic")))
         assert result.code == 0, result.err
         return result.json()["results"][0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fabricplan.catalog import load_catalog
 from fabricplan.decide import fabric_outcomes
 from fabricplan.spec import load_spec, parse_spec
-from project_paths import EXAMPLES
+from project_paths import pinned
 
 CATALOG = load_catalog()
 
@@ -18,7 +18,7 @@ def spec_of(**cluster):
 
 
 def test_128_gpu_infiniband_is_four_leaves_and_two_spines_and_lists_what_was_not_buildable():
-    spec = load_spec(EXAMPLES / "mid-128-h100-existing-ethernet.yaml", CATALOG)
+    spec = load_spec(pinned("mid-128-h100-existing-ethernet"), CATALOG)  # rail-optimised
     ib = fabric_outcomes(spec, CATALOG, fabrics=["infiniband-ndr"])["infiniband-ndr"]
     assert ib.cost.topology.switches_by_tier == {"leaf": 4, "spine": 2, "core": 0, "super_core": 0}
     assert ib.design.switch == "sw_ib_qm9700" and ib.design.chosen
@@ -76,7 +76,7 @@ def test_cost_and_topology_show_the_design_compare_chooses():
     import pytest
 
     # `cost`/`topology` cost the same design `compare` keeps, not the spec's first option: on the
-    # 128-GPU example InfiniBand is 4 leaves + 2 spines in both.
+    # 128-GPU example (style left open) InfiniBand is rail-only, 2 switches of 4 rails each, in both.
     import fabricplan as fp
 
     spec = fp.load_spec("examples/mid-128-h100-existing-ethernet.yaml")
@@ -86,4 +86,5 @@ def test_cost_and_topology_show_the_design_compare_chooses():
         assert costed[outcome.fabric].switch_id == outcome.design.switch
         assert costed[outcome.fabric].topology.total_switches == outcome.design.switches
         assert costed[outcome.fabric].network_capex_usd == pytest.approx(outcome.cost.network_capex_usd, rel=1e-12)
-    assert costed["infiniband-ndr"].topology.total_switches == 6
+    assert costed["infiniband-ndr"].topology.total_switches == 2
+    assert costed["infiniband-ndr"].topology.style == "rail_only"

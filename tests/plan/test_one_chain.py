@@ -23,64 +23,75 @@ def example(name):
     return load_spec(EXAMPLES / f"{name}.yaml", CATALOG)
 
 
-def halve_infiniband(spec, catalog, design, fabric_cost, steps, assumptions, inputs):
-    """An outcome step a notebook user might write: InfiniBand's cost per useful GPU-hour halved."""
-    outcome = join_outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)
-    if outcome.family != "infiniband":
-        return outcome
-    return outcome.model_copy(update={"cost_per_useful_gpu_hour_usd": outcome.cost_per_useful_gpu_hour_usd / 2})
+def halving(fabric: str):
+    """An outcome step a notebook user might write: ``fabric``'s cost per useful GPU-hour halved."""
+    def step(spec, catalog, design, fabric_cost, steps, assumptions, inputs):
+        outcome = join_outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)
+        if outcome.fabric != fabric:
+            return outcome
+        return outcome.model_copy(update={"cost_per_useful_gpu_hour_usd": outcome.cost_per_useful_gpu_hour_usd / 2})
+    return step
+
+
+def _runner_up(uncertainty) -> str:
+    return max((f for f in uncertainty.fabrics if f != uncertainty.leader),
+               key=lambda f: uncertainty.fabrics[f].probability_best)
 
 
 def test_a_custom_outcome_step_moves_the_monte_carlos_leader_and_its_probability():
     spec = example("llama405b-16k-h100")
     base = evaluate(spec, CATALOG, draws=DRAWS)
-    assert base.uncertainty.leader == "roce-v2"
-    ib_before = base.uncertainty.fabrics["infiniband-ndr"].probability_best
-    assert ib_before < 0.5
-    swapped = evaluate(spec, CATALOG, plan=DEFAULT_PLAN.replace(outcome=halve_infiniband), draws=DRAWS)
+    target = _runner_up(base.uncertainty)  # not the leader: best in under half the draws
+    before_p = base.uncertainty.fabrics[target].probability_best
+    assert before_p < 0.5
+    swapped = evaluate(spec, CATALOG, plan=DEFAULT_PLAN.replace(outcome=halving(target)), draws=DRAWS)
     uncertainty = swapped.uncertainty
-    assert uncertainty.leader == "infiniband-ndr" and uncertainty.clear
-    assert uncertainty.fabrics["infiniband-ndr"].probability_best == 1.0  # half the cost in every draw
-    assert swapped.recommendation.recommended == "infiniband-ndr"
+    assert uncertainty.leader == target and uncertainty.clear
+    assert uncertainty.fabrics[target].probability_best == 1.0  # half the cost in every draw
+    assert swapped.recommendation.recommended == target
     # the drawn distribution is the point's step applied to every draw: its median halves too
-    before, after = base.uncertainty.fabrics["infiniband-ndr"], uncertainty.fabrics["infiniband-ndr"]
+    before, after = base.uncertainty.fabrics[target], uncertainty.fabrics[target]
     assert after.p50_usd == pytest.approx(before.p50_usd / 2, rel=1e-9)
     # the other fabrics' draws are untouched
-    assert uncertainty.fabrics["roce-v2"].p50_usd == pytest.approx(base.uncertainty.fabrics["roce-v2"].p50_usd,
-                                                                   rel=1e-12)
+    other = base.uncertainty.leader
+    assert uncertainty.fabrics[other].p50_usd == pytest.approx(base.uncertainty.fabrics[other].p50_usd, rel=1e-12)
 
 
-class SlowInfiniband:
-    """An efficiency model that gives InfiniBand's collectives a tenth of the analytic share."""
+class SlowFabric:
+    """An efficiency model that gives one fabric's collectives (``target``, a profile id) a tenth of
+    the analytic share."""
 
-    name = "test-slow-infiniband"
+    name = "test-slow-fabric"
+    target = ""
 
     def __init__(self):
         self.analytic = AnalyticEfficiency()
 
     def __call__(self, case):
         result = self.analytic(case)
-        if getattr(case.profile, "family", "") == "infiniband":
+        if getattr(case.profile, "id", "") == self.target:
             return Efficiency(value=result.value * 0.1, oversubscription=result.oversubscription, model=self.name)
         return result
 
 
 def test_a_registered_efficiency_model_moves_the_monte_carlo():
-    register_efficiency_model(SlowInfiniband.name, SlowInfiniband)
     spec = example("llama70b-1024-h100")
     plan = DEFAULT_PLAN.replace(efficiency_model="analytic")
     base = evaluate(spec, CATALOG, plan=plan, draws=DRAWS)
-    slow = evaluate(spec, CATALOG, plan=plan.replace(efficiency_model=SlowInfiniband.name), draws=DRAWS)
-    assert base.uncertainty.fabrics["infiniband-ndr"].probability_best > 0.05
-    assert slow.uncertainty.fabrics["infiniband-ndr"].probability_best == 0.0
-    assert slow.uncertainty.leader != "infiniband-ndr"
-    # the drawn utilisation follows the model: InfiniBand's falls, RoCE's does not move
-    assert (slow.outcomes["infiniband-ndr"].weighted_gpu_utilisation
-            < base.outcomes["infiniband-ndr"].weighted_gpu_utilisation - 0.01)
-    assert slow.outcomes["roce-v2"].weighted_gpu_utilisation == pytest.approx(
-        base.outcomes["roce-v2"].weighted_gpu_utilisation, rel=1e-12)
-    assert (slow.uncertainty.fabrics["infiniband-ndr"].p50_usd
-            > base.uncertainty.fabrics["infiniband-ndr"].p50_usd)
+    leader = base.uncertainty.leader
+    other = _runner_up(base.uncertainty)
+    slow_model = type("SlowLeader", (SlowFabric,), {"target": leader})
+    register_efficiency_model(SlowFabric.name, slow_model)
+    slow = evaluate(spec, CATALOG, plan=plan.replace(efficiency_model=SlowFabric.name), draws=DRAWS)
+    assert base.uncertainty.fabrics[leader].probability_best > 0.5
+    assert slow.uncertainty.fabrics[leader].probability_best == 0.0
+    assert slow.uncertainty.leader != leader
+    # the drawn utilisation follows the model: the slowed fabric's falls, the others' do not move
+    assert (slow.outcomes[leader].weighted_gpu_utilisation
+            < base.outcomes[leader].weighted_gpu_utilisation - 0.01)
+    assert slow.outcomes[other].weighted_gpu_utilisation == pytest.approx(
+        base.outcomes[other].weighted_gpu_utilisation, rel=1e-12)
+    assert slow.uncertainty.fabrics[leader].p50_usd > base.uncertainty.fabrics[leader].p50_usd
 
 
 def test_cost_design_is_one_function_for_a_point_and_for_draws():

@@ -316,25 +316,31 @@ def fabric_outcomes(spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Sc
     return plan.evaluate(spec, catalog, scenario, fabrics=fabrics).outcomes
 
 
-def chosen_designs(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_PLAN) -> dict[str, tuple[ClusterSpec, FabricChoice]]:
-    """Per fabric of the spec, the (spec, fabric choice) of the design :func:`choose_design` keeps
-    (what ``compare`` costs and runs), so ``cost`` and ``topology`` show the same design. A fabric
-    whose spec fixes its switch and style has one option: its own. Errors name the spec's file."""
+def chosen_design(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, plan: Plan = DEFAULT_PLAN,
+                  assumptions: Assumptions | None = None) -> tuple[ClusterSpec, FabricChoice]:
+    """The (spec, fabric choice) of the design :func:`choose_design` keeps for ``choice`` (what
+    ``compare`` costs and runs), so ``cost``, ``topology``, ``step`` and ``health`` show the same
+    design. A fabric whose spec fixes its switch and style has one option: its own."""
     from fabricplan.cost import resolve_assumptions
     from fabricplan.design.candidates import design_options
+
+    options = [o for o in design_options(spec, catalog, choice) if not o.problem]
+    if len(options) <= 1:
+        return spec, choice
+    assumptions = assumptions or resolve_assumptions(spec, catalog)
+    design = choose_design(plan, spec, catalog, choice, assumptions).outcome.design
+    for option in options:
+        if design is not None and (option.switch, option.style) == (design.switch, design.style):
+            return option.spec, option.choice
+    return spec, choice
+
+
+def chosen_designs(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_PLAN) -> dict[str, tuple[ClusterSpec, FabricChoice]]:
+    """Per fabric of the spec, :func:`chosen_design`. Errors name the spec's file."""
+    from fabricplan.cost import resolve_assumptions
     from fabricplan.spec.load import located
 
-    chosen = {}
     with located(spec):
         assumptions = resolve_assumptions(spec, catalog)
-        for choice in spec.fabric_choices():
-            options = [o for o in design_options(spec, catalog, choice) if not o.problem]
-            picked = (spec, choice)
-            if len(options) > 1:
-                design = choose_design(plan, spec, catalog, choice, assumptions).outcome.design
-                for option in options:
-                    if design is not None and (option.switch, option.style) == (design.switch, design.style):
-                        picked = (option.spec, option.choice)
-                        break
-            chosen[choice.profile] = picked
-    return chosen
+        return {choice.profile: chosen_design(spec, catalog, choice, plan, assumptions)
+                for choice in spec.fabric_choices()}

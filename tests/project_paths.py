@@ -24,3 +24,13 @@ def pinned(name: str, style: str = "rail_optimized") -> Path:
         document.setdefault("topology", {})["style"] = style
         path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
     return path
+
+
+def load_script(name: str):
+    """The module ``scripts/<name>.py`` (scripts are not a package), loaded by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import jsonschema
 import pytest
 import yaml
 
-from project_paths import EXAMPLES, ROOT
+from project_paths import EXAMPLES, ROOT, load_script
 
 SCHEMA_PATH = ROOT / "schemas" / "compare-report.schema.json"
 
 
 def _export_module():
-    spec = importlib.util.spec_from_file_location("export_schemas", ROOT / "scripts" / "export_schemas.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("export_schemas")
 
 
 def test_published_schemas_are_current():

@@ -140,5 +140,7 @@ def _memory_notes(outcomes: dict) -> list[str]:
         for job in outcome.jobs:
             if job.memory_note:
                 verdicts.setdefault((job.job, job.memory_note), []).append(fabric)
+        for job, note in outcome.jobs_left_out.items():
+            verdicts.setdefault((job, note), []).append(fabric)
     return [f"Memory: {job} {note}" + ("" if len(fabrics) == len(outcomes) else f" (on {', '.join(fabrics)})") + "."
             for (job, note), fabrics in verdicts.items()]

@@ -172,20 +172,28 @@ class Plan:
     def run_chain(self, spec: ClusterSpec, catalog: Catalog, design: FabricDesign, assumptions: Assumptions,
                   levers: Levers = Levers(), inputs: Inputs | None = None) -> Run:
         """Cost, performance and outcome of one design at a point (``inputs`` None: the price point)."""
-        from fabricplan.plan.memory_fit import relayout
+        from fabricplan.plan.memory_fit import fit_pipeline, relayout
 
         inputs = inputs or Inputs.point(assumptions.price_point)
         fabric_cost = self.cost(spec, catalog, design, assumptions, inputs)
         efficiency = self.efficiency()
-        steps = self.performance(spec, catalog, design, levers, efficiency)
-        # memory gates the comparison: a job over the GPU's memory is re-laid (heavier recompute) first
-        spec, steps, changes = relayout(spec, steps, lambda s: self.performance(s, catalog, design, levers, efficiency))
+
+        def run_steps(at: ClusterSpec) -> list[StepResult]:
+            return self.performance(at, catalog, design, levers, efficiency)
+
+        # memory gates the comparison: a job no recompute setting fits gets more pipeline stages or is
+        # left out; a job over the GPU's memory at its own setting is re-laid with heavier recompute
+        spec, steps, staged = fit_pipeline(spec, run_steps)
+        spec, steps, changes = relayout(spec, steps, run_steps)
         outcome = self.outcome(spec, catalog, design, fabric_cost, steps, assumptions, inputs)
-        if changes:
-            notes = {change.job: change.note for change in changes}
-            outcome = outcome.model_copy(update={"jobs": [
-                job.model_copy(update={"memory_note": notes[job.job]}) if job.job in notes else job
-                for job in outcome.jobs]})
+        notes = dict(staged)
+        for change in changes:
+            notes[change.job] = f"{notes[change.job]}; then {change.note}" if change.job in notes else change.note
+        if notes:
+            outcome = outcome.model_copy(update={
+                "jobs": [job.model_copy(update={"memory_note": notes[job.job]}) if job.job in notes else job
+                         for job in outcome.jobs],
+                "jobs_left_out": {job: note for job, note in staged.items() if note.startswith("left out")}})
         return Run(spec=spec, design=design, assumptions=assumptions, levers=levers, steps=steps, outcome=outcome)
 
     def run_drawn(self, run: Run, catalog: Catalog, draws: Draws, light: bool = False) -> FabricOutcome:

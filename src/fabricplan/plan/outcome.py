@@ -100,6 +100,10 @@ class FabricOutcome(BaseModel):
     cost_per_useful_gpu_hour_usd: Num
     rank: int = 0
     design: DesignSummary | None = Field(default=None, description="The design chosen for this fabric")
+    jobs_left_out: dict[str, str] = Field(
+        default_factory=dict, description="Jobs of the spec that fit in GPU memory at no recompute setting and "
+                                          "no deeper pipeline on this design, with what they need; the comparison "
+                                          "runs without them (their GPUs' share does no useful work)")
     designs_considered: list[DesignSummary] = Field(
         default_factory=list, description="Every switch model x style the spec left open, cheapest per useful "
                                           "GPU-hour chosen (empty when only one design was possible)")

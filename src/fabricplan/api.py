@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricplan.catalog import Catalog, load_catalog
+from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice, check_references, read_spec
 from fabricplan.spec import load_spec as load_checked_spec
 
@@ -167,17 +168,28 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
                     nccl_version: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
                     efficiency_model: str | EfficiencyModel | None = None,
                     gpus_per_host: int | None = None, spec: SpecLike | None = None,
-                    span_nodes: int | None = None) -> CollectiveResult:
+                    span_nodes: int | None = None, nic_speed: str | int | None = None,
+                    nics_per_gpu: int | None = None, nodes: int | None = None,
+                    switch: str | None = None) -> CollectiveResult:
     """Time, algbw and busbw of one collective (nccl-tests definitions) with NCCL's choice of
     algorithm and protocol, on a bare fabric sized for ``gpus`` (non-blocking rail-optimised).
     ``size`` in bytes or as text (``"8GiB"``, ``"16MiB"``). ``gpus_per_host`` below ``gpus_per_node``
     makes each node a multi-host NVLink domain (GB200 NVL72: 72 per node, 4 per host).
 
+    ``nic_speed`` (``"100G"``, ``"200G"`` or Gb/s): the NICs' port speed, as a spec's
+    ``cluster.nic_speed_gbps`` sets it (the profile's link rate and its effective per-NIC bandwidth at
+    the profile's efficiency; InputError when the fabric's switch or NIC cannot run it); default the
+    fabric's own link rate; ``switch``: a catalog switch of the fabric's family to build it on (default
+    the fabric's; e.g. a 100G-capable one when its own has no 100G ports). ``nics_per_gpu``: NICs each GPU drives (default ``nics_per_node //
+    gpus_per_node``, at least 1; ``nics_per_node`` defaults to ``gpus_per_node x nics_per_gpu``).
+    ``nodes``: nodes of a communicator whose nodes hold different numbers of its ranks
+    (``gpus_per_node`` is then the fewest on one node; ``StepResult.collectives``' ``n_nodes``).
+
     With ``spec``: on that spec's design of ``fabric`` (its hardware, sizing, placement rules,
     scheduling and options such as SHARP), the network the step model runs its collectives on, so a
-    step's collective (``StepResult.collectives``: ranks, ranks per node, ``span_nodes``) has the
-    same time here (``efficiency_model`` defaults to the chain's, as the step's); ``gpus_per_node`` is
-    then the communicator's ranks per node."""
+    step's collective (``StepResult.collectives``: ranks, ranks per node, ``span_nodes``, ``n_nodes``)
+    has the same time here (``efficiency_model`` defaults to the chain's, as the step's); ``gpus_per_node``
+    is then the communicator's ranks per node, and the spec sets the NIC speed and NICs per GPU."""
     from fabricplan.perf.collectives import collective_time as collective_model
     from fabricplan.units import check_bytes, parse_bytes
 
@@ -186,18 +198,66 @@ def collective_time(operation: str, size: int | str, *, gpus: int, gpus_per_node
     if spec is not None:
         from fabricplan.plan import DEFAULT_PLAN
 
+        _no_nic_flags_with_spec(nic_speed, nics_per_gpu, switch)
         network = _spec_network(_spec(spec, cat), cat, fabric)
         if efficiency_model is None:  # as the step on that design (the model chain's default)
             efficiency_model = DEFAULT_PLAN.efficiency_model
         return collective_model(operation, size_bytes, gpus, gpus_per_node, catalog=cat, network=network,
                                 nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
                                 nccl_version=nccl_version, efficiency_model=efficiency_model,
-                                span_nodes=span_nodes)
+                                span_nodes=span_nodes, n_nodes=nodes)
     gpu_entry = cat.gpu(gpu, field="gpu") if isinstance(gpu, str) else gpu
-    return collective_model(operation, size_bytes, gpus, gpus_per_node, fabric, gpu_entry,
-                            nics_per_node=nics_per_node, algorithm=algorithm, protocol=protocol,
-                            nccl_version=nccl_version, catalog=cat, efficiency_model=efficiency_model,
-                            gpus_per_host=gpus_per_host, span_nodes=span_nodes)
+    profile, nics_per_node, nics_per_gpu = _bare_nics(cat, fabric, gpus_per_node, nics_per_node, nic_speed,
+                                                      nics_per_gpu, switch)
+    return collective_model(operation, size_bytes, gpus, gpus_per_node, profile, gpu_entry,
+                            nics_per_node=nics_per_node, nics_per_gpu=nics_per_gpu, algorithm=algorithm,
+                            protocol=protocol, nccl_version=nccl_version, catalog=cat,
+                            efficiency_model=efficiency_model, gpus_per_host=gpus_per_host, span_nodes=span_nodes,
+                            n_nodes=nodes)
+
+
+def _no_nic_flags_with_spec(nic_speed, nics_per_gpu, switch=None, prefix: str = "") -> None:
+    """InputError for NIC or switch settings beside a spec (the spec sets them); ``prefix`` "--" on the command line."""
+    if nic_speed is not None:
+        raise InputError("with a spec the NIC speed is the spec's cluster.nic_speed_gbps; set it there",
+                         location=f"{prefix}nic-speed")
+    if nics_per_gpu is not None:
+        raise InputError("with a spec the NICs per GPU are the spec's cluster.nics_per_node / gpus_per_node; "
+                         "set them there", location=f"{prefix}nics-per-gpu")
+    if switch is not None:
+        raise InputError("with a spec the switch is the spec's fabric choice (fabrics: - profile: ..., switch: ...); "
+                         "set it there", location=f"{prefix}switch")
+
+
+def _bare_nics(catalog: Catalog, fabric: str | FabricProfile, gpus_per_node: int, nics_per_node: int | None,
+              nic_speed: str | int | None, nics_per_gpu: int | None, switch: str | None = None, prefix: str = ""):
+    """(fabric profile at ``nic_speed``, NICs per node, NICs per GPU) of a collective without a spec,
+    where ``gpus_per_node`` is the server's GPUs (so NICs beyond one per GPU are the GPUs' own):
+    ``nic_speed`` through :func:`fabricplan.design.fabric_at_nic_speed` (a spec's
+    ``cluster.nic_speed_gbps``); ``nics_per_gpu`` defaults to ``nics_per_node // gpus_per_node``
+    (at least 1) and ``nics_per_node`` to ``gpus_per_node x nics_per_gpu``. The ``collective``
+    command (``prefix`` "--": errors name its flags) and :func:`collective_time` both read their NICs here."""
+    from fabricplan.design import fabric_at_nic_speed
+    from fabricplan.units import parse_rate
+
+    profile = fabric
+    if nic_speed is not None or switch is not None:
+        speed = None
+        if nic_speed is not None:
+            text = (f"{nic_speed}G" if isinstance(nic_speed, int) and not isinstance(nic_speed, bool)
+                    else str(nic_speed))
+            speed = parse_rate(text, f"{prefix}nic-speed", bare="Gb/s", whole=True, noun="NIC speed")
+        profile = fabric_at_nic_speed(catalog, fabric, speed, f"{prefix}nic-speed", switch=switch, prefix=prefix)
+    if nics_per_gpu is not None:
+        if nics_per_gpu < 1:
+            raise InputError(f"NICs per GPU must be >= 1, got {nics_per_gpu}", location=f"{prefix}nics-per-gpu")
+        if nics_per_node is not None and nics_per_node != gpus_per_node * nics_per_gpu:
+            raise InputError(f"{nics_per_node} NICs per node are not {nics_per_gpu} per GPU on {gpus_per_node} GPUs; "
+                             f"give one of {prefix}nics-per-node and {prefix}nics-per-gpu", location=f"{prefix}nics-per-gpu")
+        return profile, gpus_per_node * nics_per_gpu, nics_per_gpu
+    if nics_per_node and gpus_per_node > 0:
+        return profile, nics_per_node, max(nics_per_node // gpus_per_node, 1)
+    return profile, nics_per_node, None
 
 
 def _spec_network(spec, catalog: Catalog, fabric: str | FabricProfile):

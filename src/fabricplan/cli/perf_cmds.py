@@ -17,7 +17,9 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
                 nccl_version: Optional[str], cpu_vendor: str, sweep_sizes: Optional[str], as_json: bool,
                 catalog_paths: Optional[list[Path]], efficiency_model: Optional[str],
                 gpus_per_host: Optional[int] = None, spec_path: Optional[Path] = None,
-                span_nodes: Optional[int] = None) -> None:
+                span_nodes: Optional[int] = None, nic_speed: Optional[str] = None,
+                nics_per_gpu: Optional[int] = None, nodes: Optional[int] = None,
+                switch: Optional[str] = None) -> None:
     from fabricplan.catalog import load_catalog
     from fabricplan.perf.collectives import collective_time
     from fabricplan.perf.collectives import sweep_sizes as sizes_of
@@ -28,10 +30,11 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
     gpu_entry = catalog.gpu(gpu, field="--gpu")
     network = None
     if spec_path is not None:  # the spec's design of --fabric: the network the step runs on
-        from fabricplan.api import _spec_network
+        from fabricplan.api import _no_nic_flags_with_spec, _spec_network
         from fabricplan.spec import load_spec
 
         catalog.fabric(fabric, field="--fabric")
+        _no_nic_flags_with_spec(nic_speed, nics_per_gpu, switch, prefix="--")
         network = _spec_network(load_spec(spec_path, catalog), catalog, fabric)
     if cpu_vendor not in ("intel", "amd"):
         raise InputError(f"--cpu-vendor must be intel or amd, got '{cpu_vendor}'")
@@ -44,20 +47,23 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
         sizes = [parse_bytes(size, "--size")]
     else:
         raise InputError("give --size or --sweep-sizes")
-    # On the command line --gpus-per-node is the server, so NICs beyond one per GPU are the GPUs' own.
-    nics_per_gpu = max(nics_per_node // gpus_per_node, 1) if nics_per_node and gpus_per_node > 0 else None
     if network is not None:  # ranks per node of the communicator; the design sets GPU, NICs and hosts
         results = [collective_time(op, s, gpus, gpus_per_node, network=network, nics_per_node=nics_per_node,
                                    algorithm=algo, protocol=protocol, nccl_version=nccl_version,
                                    cpu_vendor=cpu_vendor, catalog=catalog, efficiency_model=efficiency_model,
-                                   span_nodes=span_nodes)
+                                   span_nodes=span_nodes, n_nodes=nodes)
                    for s in sizes]
     else:
-        results = [collective_time(op, s, gpus, gpus_per_node, fabric, gpu_entry, nics_per_node=nics_per_node,
+        from fabricplan.api import _bare_nics
+
+        # On the command line --gpus-per-node is the server, so NICs beyond one per GPU are the GPUs' own.
+        profile, nics_per_node, nics_per_gpu = _bare_nics(catalog, fabric, gpus_per_node, nics_per_node,
+                                                          nic_speed, nics_per_gpu, switch, prefix="--")
+        results = [collective_time(op, s, gpus, gpus_per_node, profile, gpu_entry, nics_per_node=nics_per_node,
                                    nics_per_gpu=nics_per_gpu, algorithm=algo, protocol=protocol,
                                    nccl_version=nccl_version, cpu_vendor=cpu_vendor, catalog=catalog,
                                    efficiency_model=efficiency_model, gpus_per_host=gpus_per_host,
-                                   span_nodes=span_nodes)
+                                   span_nodes=span_nodes, n_nodes=nodes)
                    for s in sizes]
     if as_json:
         emit_json(collective_document(results, sweep=bool(sweep_sizes)))
@@ -113,7 +119,18 @@ def register(app: typer.Typer) -> None:
                                           "NVLink domain (GB200 NVL72: 72 per node, 4 per host)"),
         fabric: str = typer.Option("infiniband-ndr", "--fabric", help="Catalog fabric profile id"),
         gpu: str = typer.Option("h100-sxm", "--gpu", help="Catalog GPU id"),
-        nics_per_node: Optional[int] = typer.Option(None, "--nics-per-node", help="Default: GPUs per node"),
+        nics_per_node: Optional[int] = typer.Option(None, "--nics-per-node",
+                                                    help="Default: GPUs per node x --nics-per-gpu"),
+        nics_per_gpu: Optional[int] = typer.Option(
+            None, "--nics-per-gpu", help="NICs each GPU drives (2 for 16 NICs on 8 GPUs); default --nics-per-node "
+                                         "// --gpus-per-node, at least 1"),
+        nic_speed: Optional[str] = typer.Option(
+            None, "--nic-speed", help="NIC port speed, e.g. 100G, 200G, 400G (as a spec's cluster.nic_speed_gbps: "
+                                      "the fabric's link rate and per-NIC bandwidth at its efficiency); default "
+                                      "the fabric's own"),
+        switch: Optional[str] = typer.Option(
+            None, "--switch", help="Catalog switch of the fabric's family to build it on (as a spec's fabric "
+                                   "override); default the fabric's, e.g. sw_eth_th4 for 100G RoCE"),
         algo: Optional[str] = typer.Option(None, "--algo", help="Force: ring, tree, collnet_direct, "
                                                                 "collnet_chain, nvls, nvls_tree, pat"),
         protocol: Optional[str] = typer.Option(None, "--protocol", help="Force: ll, ll128, simple"),
@@ -130,11 +147,16 @@ def register(app: typer.Typer) -> None:
         span_nodes: Optional[int] = typer.Option(
             None, "--span-nodes", help="Consecutive nodes a strided communicator spans (a step's pipeline "
                                        "pair: (pp-1) x stride + 1); default its own nodes"),
+        nodes: Optional[int] = typer.Option(
+            None, "--nodes", help="Nodes of a communicator whose nodes hold different numbers of its ranks "
+                                  "(a step's group laid out across nodes partly); --gpus-per-node is then the "
+                                  "fewest on one node"),
     ) -> None:
         """Time, algbw and busbw of one collective (nccl-tests definitions), with NCCL's algorithm choice."""
         _collective(op, size, gpus, gpus_per_node, fabric, gpu, nics_per_node, algo,
                     protocol.lower() if protocol else None, nccl_version, cpu_vendor, sweep, as_json, catalog,
-                    efficiency_model, gpus_per_host, spec, span_nodes)
+                    efficiency_model, gpus_per_host, spec, span_nodes, nic_speed, nics_per_gpu, nodes,
+                    switch)
 
     @app.command("step")
     def step(

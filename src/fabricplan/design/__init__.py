@@ -14,12 +14,18 @@ from fabricplan.design.design import (
     resolve,
     size_design,
 )
-from fabricplan.design.hardware import FabricHardware, effective_profile, fabric_as_built, resolve_hardware
+from fabricplan.design.hardware import (
+    FabricHardware,
+    effective_profile,
+    fabric_as_built,
+    fabric_at_nic_speed,
+    resolve_hardware,
+)
 from fabricplan.design.placement import FabricTopology, NetworkPlacement, place, switches_across
 
 __all__ = [
     "FabricDesign", "FabricHardware", "FabricTopology", "NetworkPlacement", "NetworkView", "bare_network",
-    "clear_cache", "cluster_gpu", "effective_profile", "fabric_as_built", "layout_of", "place", "resolve", "resolve_hardware",
+    "clear_cache", "cluster_gpu", "effective_profile", "fabric_as_built", "fabric_at_nic_speed", "layout_of", "place", "resolve", "resolve_hardware",
     "size_design", "switches_across",
 ]
 

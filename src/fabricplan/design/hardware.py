@@ -67,10 +67,51 @@ def effective_profile(catalog: Catalog, choice: FabricChoice, port_speed_gbps: i
     update: dict[str, object] = built_options(profile, choice.options(), where=f"fabrics[{choice.profile}]")
     if overrides:
         update["hardware"] = profile.hardware.model_copy(update=overrides)
-    if port_speed_gbps and port_speed_gbps != profile.link_rate_gbps:
-        efficiency = profile.effective_bandwidth_gbytes_per_s / profile.link_rate_gbps
-        update["link_rate_gbps"] = port_speed_gbps
-        update["effective_bandwidth_gbytes_per_s"] = efficiency * port_speed_gbps
+    update.update(_speed_update(profile, port_speed_gbps))
+    return profile.model_copy(update=update) if update else profile
+
+
+def _speed_update(profile: FabricProfile, port_speed_gbps: float | None) -> dict[str, object]:
+    """The profile fields a port speed other than its link rate changes: the link rate, and the
+    effective per-NIC bandwidth at the profile's efficiency (effective / link rate)."""
+    if not port_speed_gbps or port_speed_gbps == profile.link_rate_gbps:
+        return {}
+    efficiency = profile.effective_bandwidth_gbytes_per_s / profile.link_rate_gbps
+    return {"link_rate_gbps": port_speed_gbps, "effective_bandwidth_gbytes_per_s": efficiency * port_speed_gbps}
+
+
+def fabric_at_nic_speed(catalog: Catalog, fabric: str | FabricProfile, speed_gbps: int | None,
+                        where: str = "nic-speed", switch: str | None = None, prefix: str = "") -> FabricProfile:
+    """The fabric ``fabric`` (a catalog id or a profile) as built with NICs at ``speed_gbps`` (None:
+    its link rate) on ``switch`` (a catalog id; None: the fabric's default): what a spec's
+    ``cluster.nic_speed_gbps`` and a fabric's ``switch`` override do to its profile
+    (:func:`effective_profile`: link rate, and the effective per-NIC bandwidth at the profile's
+    efficiency), for a design without a spec (the ``collective`` command's ``--nic-speed``). The
+    switch must be of the fabric's family with ports at the speed, the NIC as fast (the spec's
+    check: ``check_fabric_choice``), else InputError at ``where`` naming the switches that would do
+    (as the ``{prefix}switch`` setting: ``--switch`` on the command line)."""
+    profile = fabric_as_built(catalog, fabric)
+    speed = int(speed_gbps or profile.link_rate_gbps)
+    chosen = catalog.switch(switch or profile.hardware.switch,
+                            field=f"{prefix}switch" if switch else f"fabrics[{profile.id}].switch")
+    if chosen.family != profile.family:
+        raise InputError(f"switch '{chosen.id}' is {chosen.family}, but fabric '{profile.id}' is {profile.family}",
+                         location=f"{prefix}switch")
+    nic = catalog.nic(profile.hardware.nic, field=f"fabrics[{profile.id}].nic")
+    if chosen.radix_at(speed) is None:
+        speeds = ", ".join(f"{s}G" for s in sorted(chosen.ports_by_speed_gbps))
+        others = sorted(s.id for s in catalog.section("switches").values()
+                        if s.family == profile.family and s.radix_at(speed))
+        hint = (f"; give {prefix}switch {' or '.join(others)} (its family's switches with {speed}G ports)" if others
+                else f"; no {profile.family} switch in the catalog has {speed}G ports")
+        raise InputError(f"fabric '{profile.id}' cannot run {speed}G NICs: switch '{chosen.id}' has no {speed}G ports "
+                         f"(it offers {speeds}){hint}", location=where)
+    if nic.speed_gbps < speed:
+        raise InputError(f"fabric '{profile.id}' cannot run {speed}G NICs: its NIC '{nic.id}' runs at "
+                         f"{nic.speed_gbps}G", location=where)
+    update = _speed_update(profile, speed)
+    if chosen.id != profile.hardware.switch:
+        update["hardware"] = profile.hardware.model_copy(update={"switch": chosen.id})
     return profile.model_copy(update=update) if update else profile
 
 

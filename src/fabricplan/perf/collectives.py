@@ -266,7 +266,8 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
                        cpu_vendor: str = "intel", catalog, nics_per_gpu: int = 1,
-                       max_channels: int | None = None, gpus_per_host: int | None = None) -> Communicator:
+                       max_channels: int | None = None, gpus_per_host: int | None = None,
+                       n_nodes: int | None = None) -> Communicator:
     """NCCL's view (graphs, channels, bandwidths) of ``n_ranks`` GPUs on ``fabric``.
 
     ``efficiency(pattern)`` gives the share of the per-NIC bandwidth each graph's traffic pattern
@@ -292,10 +293,14 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     that NCCL's MNNVL support treats as one node): see :func:`mnnvl_channels`; the in-domain NVLS data path
     gets ``mnnvl_nvls_data_path_efficiency`` (``extra['mnnvl_nvls_efficiency']``) and ``extra['mnnvl']``
     turns on the single-domain bound of the tuner's achieved time.
+
+    ``n_nodes``: the nodes of a communicator whose nodes hold different numbers of its ranks
+    (:func:`collective_time`); ``ranks_per_node`` is then the fewest on one node.
     """
-    if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
-        raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
-    n_nodes = n_ranks // ranks_per_node
+    if n_nodes is None:
+        if ranks_per_node < 1 or n_ranks < 1 or n_ranks % ranks_per_node:
+            raise InputError(f"GPU count ({n_ranks}) must be a positive multiple of GPUs per node ({ranks_per_node})")
+        n_nodes = n_ranks // ranks_per_node
     cc = gpu_compute_capability(gpu, catalog)
     nvlink = _intra_node_bandwidth_gbytes_per_s(gpu, catalog) if ranks_per_node > 1 else 0.0
     extra: dict[str, Any] = {"nvlink_gbytes_per_s": nvlink,
@@ -378,7 +383,8 @@ MAX_RANKS = 10_000_000
 MAX_PER_NODE = 1024
 
 
-def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, nics_per_node: int | None) -> None:
+def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, nics_per_node: int | None,
+              n_nodes: int | None = None) -> None:
     if operation not in OPERATIONS:
         raise InputError(f"unknown collective '{operation}'; known: {', '.join(OPERATIONS)}", location="op")
     if not isinstance(size_bytes, int) or size_bytes <= 0:
@@ -399,6 +405,11 @@ def _validate(operation: str, size_bytes: int, n_gpus: int, gpus_per_node: int, 
     if nics_per_node is not None and nics_per_node > MAX_PER_NODE:
         raise InputError(f"NICs per node must be at most {MAX_PER_NODE:,}, got {nics_per_node:,}",
                          location="nics-per-node")
+    if n_nodes is not None:  # uneven: gpus_per_node is the fewest ranks on one of the n_nodes nodes
+        if not 1 <= n_nodes <= n_gpus or n_nodes * min(gpus_per_node, n_gpus) > n_gpus:
+            raise InputError(f"{n_gpus} GPUs cannot sit on {n_nodes} nodes with at least {gpus_per_node} on each",
+                             location="nodes")
+        return
     if n_gpus % min(gpus_per_node, n_gpus):
         raise InputError(f"GPU count ({n_gpus}) must be a multiple of GPUs per node ({gpus_per_node})",
                          location="gpus")
@@ -446,7 +457,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
                     topology: FabricTopology | None = None, network: NetworkView | None = None,
                     efficiency_model: str | EfficiencyModel | None = None,
                     nics_per_gpu: int | None = None, gpus_per_host: int | None = None,
-                    span_nodes: int | None = None) -> CollectiveResult:
+                    span_nodes: int | None = None, n_nodes: int | None = None) -> CollectiveResult:
     """Time [us], algbw and busbw [GB/s] of one collective, choosing algorithm/protocol like NCCL.
 
     Parameters
@@ -474,8 +485,14 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         same time, send their flows up the same leaves (placed as not aligned: every node under a leaf
         sends; :func:`fabricplan.perf.efficiency.ecmp_flows`), so ECMP collisions and oversubscription
         act on it as on any traffic that leaves the leaf.
+    n_nodes : nodes of a communicator whose nodes hold different numbers of its ranks (a job's group
+        laid out across nodes partly, ``fabricplan.design.groups``); ``gpus_per_node`` is then the
+        fewest of its ranks on one node. NCCL aligns every rank's graphs to the minimum channel count
+        and bandwidths over all ranks (init.cc: ``graphs[a]->nChannels = std::min(...)``, ``bwIntra``,
+        ``bwInter`` likewise), so the node with the fewest ranks, driving the fewest NICs, sets the
+        pace; the tuner sees ``n_gpus`` ranks on ``n_nodes`` nodes. Default: ``n_gpus / gpus_per_node``.
     """
-    _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node)
+    _validate(operation, size_bytes, n_gpus, gpus_per_node, nics_per_node, n_nodes)
     if gpus_per_host is not None and (gpus_per_host < 1 or gpus_per_node % gpus_per_host):
         raise InputError(f"GPUs per node ({gpus_per_node}, the NVLink domain) must be a multiple of GPUs per host "
                          f"({gpus_per_host})", location="gpus-per-host")
@@ -493,7 +510,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         if gpus_per_host is None:
             gpus_per_host = network.gpus_per_host
     profile = network.profile
-    n_nodes = n_gpus // ranks_per_node
+    n_nodes = n_nodes or n_gpus // ranks_per_node
     span = max(span_nodes or n_nodes, n_nodes)
     if placement is None:
         placement = network.placement(span)
@@ -514,9 +531,10 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog, nics_per_gpu=nics_per_gpu,
                  max_channels=constants.get("max_channels"), gpus_per_host=gpus_per_host)
+    uneven = {"n_nodes": n_nodes} if n_nodes * ranks_per_node != n_gpus else {}
     hops = 0  # network hops whose fabric latency NCCL's Broadcast/Reduce estimate leaves out
     if operation in nccl_tuner.TUNED_COLLECTIVES:
-        comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build)
+        comm = build_communicator(n_gpus, ranks_per_node, gpu, profile, **build, **uneven)
         choice = nccl_tuner.select_algorithm(constants, comm, operation, size_bytes, algorithm, protocol)
         if operation in ("broadcast", "reduce"):
             hops = n_nodes - 1

@@ -136,11 +136,14 @@ class Communicator:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.n_ranks < 1 or self.n_nodes < 1 or self.n_ranks % self.n_nodes:
-            raise InputError(f"n_ranks ({self.n_ranks}) must be a positive multiple of n_nodes ({self.n_nodes})")
+        # Nodes may hold different numbers of the ranks (a group laid out across nodes partly); NCCL
+        # then tunes with nRanks / nNodes (tuning.cc), as ranks_per_node does.
+        if self.n_ranks < 1 or self.n_nodes < 1 or self.n_ranks < self.n_nodes:
+            raise InputError(f"n_ranks ({self.n_ranks}) must be positive and at least n_nodes ({self.n_nodes})")
 
     @property
     def ranks_per_node(self) -> int:
+        """Ranks per node, ``n_ranks // n_nodes`` (NCCL's integer ``nRanks / nNodes``)."""
         return self.n_ranks // self.n_nodes
 
     def graph(self, algorithm: str) -> Graph:

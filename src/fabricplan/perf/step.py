@@ -56,6 +56,8 @@ from typing import Any
 
 from fabricplan.catalog import Gpu
 from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster_gpu, layout_of
+from fabricplan.design.groups import GroupShape
+from fabricplan.design.groups import group_shapes as layout_group_shapes
 from fabricplan.errors import InputError
 from fabricplan.perf.collectives import collective_time
 from fabricplan.perf.efficiency import EfficiencyModel
@@ -156,18 +158,11 @@ def achievable_fraction(gpu, catalog) -> float:
     return float(value) if value else perf_parameter("default_achievable_fraction_of_peak", catalog)
 
 
-def _ranks_per_node(group: int, stride: int, gpus_per_node: int, where: str) -> int:
-    """GPUs of one parallel group that share a node when the group's ranks are ``stride`` apart.
-
-    The collective model needs the group spread evenly (the same count on every node); otherwise
-    InputError at ``where``.
-    """
-    per_node = max(1, min(group, gpus_per_node // stride)) if stride < gpus_per_node else 1
-    if group % per_node:
-        raise InputError(f"this group's {group} ranks, {stride} apart, do not split evenly over "
-                         f"{gpus_per_node}-GPU nodes ({per_node} fit on one); choose parallel degrees "
-                         f"that fill whole nodes", location=where)
-    return per_node
+def group_shapes(s: _Setup, kind: str) -> tuple[GroupShape, ...]:
+    """The distinct shapes of the job's ``kind`` groups on the network's nodes, in Megatron-Core's
+    rank order (:mod:`fabricplan.design.groups`): ranks, most and fewest on one node, nodes."""
+    return layout_group_shapes(kind, tp=s.tp, cp=s.cp, dp=s.dp, pp=s.pp, ep=s.ep,
+                               gpus_per_node=s.network.gpus_per_node)
 
 
 def network_for(cluster: ClusterShape, fabric, catalog) -> NetworkView:
@@ -179,12 +174,13 @@ def network_for(cluster: ClusterShape, fabric, catalog) -> NetworkView:
 
 
 def _collective_s(op: str, size_bytes: float, ranks: int, ranks_per_node: int, network: NetworkView, catalog,
-                  nccl_version, efficiency, span_nodes: int | None = None, log: list | None = None) -> float:
+                  nccl_version, efficiency, span_nodes: int | None = None, log: list | None = None,
+                  n_nodes: int | None = None) -> float:
     if ranks < 2 or size_bytes <= 0:
         return 0.0
     result = collective_time(op, max(int(size_bytes), 1), ranks, ranks_per_node, catalog=catalog,
                              nccl_version=nccl_version, network=network, efficiency_model=efficiency,
-                             span_nodes=span_nodes)
+                             span_nodes=span_nodes, n_nodes=n_nodes)
     if log is not None:
         log.append(StepCollective.of(result, span_nodes))
     return result.time_us * US
@@ -205,13 +201,22 @@ class StepCollective:
     time_us: float
     busbw_gbytes_per_s: float
     routing_efficiency: float
+    #: nodes holding the communicator's ranks (``gpus_per_node`` is the fewest on one of them when
+    #: they hold different numbers: ``collective --nodes``)
+    n_nodes: int = 0
+
+    @property
+    def even(self) -> bool:
+        """Every node holds ``gpus_per_node`` of the ranks."""
+        return self.n_nodes * self.gpus_per_node == self.n_gpus
 
     @classmethod
     def of(cls, result, span_nodes: int | None = None) -> StepCollective:
         return cls(operation=result.operation, size_bytes=result.size_bytes, n_gpus=result.n_gpus,
                    gpus_per_node=result.gpus_per_node, span_nodes=span_nodes or result.n_nodes,
                    algorithm=result.algorithm, protocol=result.protocol, time_us=result.time_us,
-                   busbw_gbytes_per_s=result.busbw_gbytes_per_s, routing_efficiency=result.routing_efficiency)
+                   busbw_gbytes_per_s=result.busbw_gbytes_per_s, routing_efficiency=result.routing_efficiency,
+                   n_nodes=result.n_nodes)
 
 
 def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog, nccl_version: str | None = None,
@@ -291,11 +296,22 @@ class _Setup:
     log: list = field(default_factory=list)
 
     def collective_s(self, op: str, size_bytes: float, ranks: int, ranks_per_node: int,
-                     span_nodes: int | None = None) -> float:
+                     span_nodes: int | None = None, n_nodes: int | None = None) -> float:
         """Time [s] of one collective over ``ranks`` GPUs, ``ranks_per_node`` of them per node, whose
-        ranks sit ``span_nodes`` consecutive nodes apart end to end (default: packed, ranks / per node)."""
+        ranks sit ``span_nodes`` consecutive nodes apart end to end (default: packed, ranks / per node);
+        ``n_nodes`` for a group whose nodes hold different numbers of its ranks (``ranks_per_node``
+        then the fewest)."""
         return _collective_s(op, size_bytes, ranks, ranks_per_node, self.network, self.catalog, self.nccl_version,
-                             self.efficiency, span_nodes, self.log)
+                             self.efficiency, span_nodes, self.log, n_nodes)
+
+    def group_collective_s(self, op: str, size_bytes: float, kind: str) -> float:
+        """Time [s] of one collective over each of the job's ``kind`` groups (``group_shapes``): they
+        run at the same time and the slowest shape paces the step. A group whose nodes hold
+        different numbers of its ranks is timed at the fewest per node on its nodes (NCCL aligns
+        every rank's channels and bandwidths to the minimum: ``collective_time`` ``n_nodes``)."""
+        return max(self.collective_s(op, size_bytes, g.ranks, g.min_per_node,
+                                     n_nodes=None if g.even else g.nodes)
+                   for g in group_shapes(self, kind))
 
 
 def _lay_out(job, network: NetworkView, catalog, *, nccl_version, efficiency_model) -> _Setup:
@@ -428,14 +444,17 @@ def _pipeline_parallel(s: _Setup) -> _Traffic:
     """Pipeline parallel: a send/recv forward and backward per micro-batch and stage boundary (``v``
     times as many with ``v`` chunks). Neighbouring stages sit tp*cp*dp ranks apart, on other nodes
     when that >= node."""
-    pp_stride = s.tp * s.cp * s.dp
-    pp_per_node = 2 if pp_stride < s.network.gpus_per_node else 1
-    # Neighbouring stages are pp_stride GPUs apart and run in lock step: the pipeline's pp stages
-    # span (pp - 1) x stride nodes + 1, the boundary that crosses a leaf paces them all, and every
-    # node sends to its peer at the same time (collective_time's span_nodes).
-    span = (s.pp - 1) * (pp_stride // s.network.gpus_per_node) + 1 if pp_per_node == 1 else None
-    total = (2 * s.virtual * s.collective_s("send_recv", s.activation_bytes / s.tp, 2, pp_per_node, span_nodes=span)
-             if s.pp > 1 else 0.0)
+    # Neighbouring stages are tp*cp*dp ranks apart and run in lock step: a pipeline one of whose
+    # boundaries crosses nodes sends between nodes, placed over the nodes from its first stage to
+    # its last (group_shapes' span_nodes: (pp - 1) x stride / node + 1 for a stride of whole nodes);
+    # the boundary that crosses a leaf paces them all, and every node sends to its peer at the same
+    # time (collective_time's span_nodes). The slowest pipeline shape paces the step.
+    def boundary_s(g: GroupShape) -> float:
+        if not g.crosses_nodes:
+            return s.collective_s("send_recv", s.activation_bytes / s.tp, 2, 2)
+        return s.collective_s("send_recv", s.activation_bytes / s.tp, 2, 1, span_nodes=g.span_nodes)
+
+    total = 2 * s.virtual * max(boundary_s(g) for g in group_shapes(s, "pp")) if s.pp > 1 else 0.0
     return _Traffic(total, total * (1 - perf_parameter("pp_overlap_efficiency", s.catalog)))
 
 
@@ -447,9 +466,7 @@ def _expert_parallel(s: _Setup) -> _Traffic:
     if dims.experts > 1 and ep > 1:
         tokens_bytes = s.activation_bytes * dims.experts_per_token / (tp if job.sequence_parallel else 1)
         a2a_per_layer = 4 + (2 if job.recompute == "full" else 0)
-        ep_ranks_node = _ranks_per_node(ep, tp * s.cp, s.network.gpus_per_node, s.where("ep"))
-        total = s.layers_per_stage * a2a_per_layer * s.collective_s("all_to_all", tokens_bytes * ep, ep,
-                                                                      ep_ranks_node)
+        total = s.layers_per_stage * a2a_per_layer * s.group_collective_s("all_to_all", tokens_bytes * ep, "ep")
     return _Traffic(total, total)
 
 
@@ -462,41 +479,29 @@ def _context_parallel(s: _Setup, compute: _Compute) -> _Traffic:
     job = s.job
     kv_bytes = (2 * job.micro_batch_sequences * (job.seq_len_tokens / cp) * dims.hidden * dims.kv_heads / dims.heads
                 * perf_parameter("activation_bytes_per_element", s.catalog) / tp)
-    cp_ranks_node = _ranks_per_node(cp, tp, s.network.gpus_per_node, s.where("cp"))
-    per_layer = (2 * s.collective_s("all_gather", kv_bytes * cp, cp, cp_ranks_node)
-                 + s.collective_s("reduce_scatter", kv_bytes * cp, cp, cp_ranks_node))
+    per_layer = (2 * s.group_collective_s("all_gather", kv_bytes * cp, "cp")
+                 + s.group_collective_s("reduce_scatter", kv_bytes * cp, "cp"))
     return _Traffic(s.layers_per_stage * per_layer,
                     s.layers_per_stage * max(per_layer - compute.attention_layer_s, 0.0))
 
 
-def _data_parallel_groups(s: _Setup) -> list[tuple[float, int, int]]:
-    """(parameters of the fullest stage this GPU holds, ranks, ranks per node) of each data-parallel
-    reduction: dense weights over the dp*cp ranks, and for MoE with ep > 1 the expert weights over
-    the dp*cp/ep ranks holding the same expert shard (every weight over dp*cp when ep == 1)."""
-    dims, tp, ep, gpus_per_node = s.dims, s.tp, s.ep, s.network.gpus_per_node
+def _data_parallel_groups(s: _Setup) -> list[tuple[float, str]]:
+    """(parameters of the fullest stage this GPU holds, kind of group) of each data-parallel
+    reduction: dense weights over the dp*cp ranks (Megatron-Core's ``dp-cp`` group), and for MoE
+    with ep > 1 the expert weights over the dp*cp/ep ranks holding the same expert shard (the
+    expert-data-parallel group); every weight over dp*cp when ep == 1. Where the groups sit on
+    the nodes: :func:`group_shapes`."""
+    dims, tp, ep = s.dims, s.tp, s.ep
     # MoE: every expert's FFN is sharded over ep; attention and embeddings are replicated.
     expert_params = (dims.experts * dims.layers * dims.ffn_matrices * dims.hidden * dims.ffn_hidden
                      if dims.experts > 1 else 0.0)
     dense_params = dims.parameters() - expert_params
     dense_params_local = dense_params * s.stage_share / tp
     expert_params_local = expert_params * s.stage_share / (tp * ep)
-    dp_group = s.dp * s.cp  # dense gradients are reduced over data and context parallel ranks
-    dp_per_node = _ranks_per_node(dp_group, tp, gpus_per_node, s.where("dp"))
-    # Expert gradients: only over the dp*cp/ep ranks holding the same expert shard. On one node the
-    # dp*cp group's ranks split into EP peers x expert-DP peers.
-    edp_group = dp_group // ep
-    edp_per_node = 1
-    if ep > 1 and expert_params:
-        ep_in_node = _ranks_per_node(ep, tp * s.cp, gpus_per_node, s.where("ep"))
-        edp_per_node = max(1, dp_per_node // ep_in_node)
-        if edp_group % edp_per_node:
-            raise InputError(f"the expert-data-parallel group's {edp_group} ranks do not split evenly over "
-                             f"{gpus_per_node}-GPU nodes ({edp_per_node} on one); choose parallel "
-                             "degrees that fill whole nodes", location=s.where("ep"))
     if ep > 1:
-        return [(dense_params_local, dp_group, dp_per_node), (expert_params_local, edp_group, edp_per_node)]
+        return [(dense_params_local, "dp"), (expert_params_local, "edp")]
     # ep == 1: every weight, expert or not, is replicated over the same dp*cp ranks
-    return [(dense_params_local + expert_params_local, dp_group, dp_per_node)]
+    return [(dense_params_local + expert_params_local, "dp")]
 
 
 def _data_parallel(s: _Setup) -> tuple[float, float]:
@@ -506,8 +511,8 @@ def _data_parallel(s: _Setup) -> tuple[float, float]:
     grad_per_param = gradient_bytes_per_parameter(s.job.precision, s.job.gradient_dtype, catalog=s.catalog)
     weight_per_param = perf_parameter("weight_bytes_per_parameter", s.catalog)
     parts = [_reduce_gradients(s.job.zero_stage, params * grad_per_param, params * weight_per_param,
-                               partial(s.collective_s, ranks=ranks, ranks_per_node=per_node))
-             for params, ranks, per_node in _data_parallel_groups(s)]
+                               partial(s.group_collective_s, kind=kind))
+             for params, kind in _data_parallel_groups(s)]
     return sum(part[0] for part in parts), sum(part[1] for part in parts)
 
 

@@ -26,8 +26,10 @@ def collective_table(results: Sequence[CollectiveResult]) -> RenderableType:
     headers = ("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algo", "proto")
     rows = [[f"{r.size_bytes}", f"{r.time_us:.2f}", f"{r.algbw_gbytes_per_s:.2f}", f"{r.busbw_gbytes_per_s:.2f}",
              r.algorithm, r.protocol] for r in results]
+    placed = (f"{first.gpus_per_node} per node" if first.n_nodes * first.gpus_per_node == first.n_gpus else
+              f"{first.n_nodes} nodes, >= {first.gpus_per_node} per node")  # a group across nodes partly
     return FitTable(headers, rows, justify=["right"] * 4 + ["left"] * 2,
-                    title=f"{first.operation} on {first.fabric}: {plural(first.n_gpus, 'GPU')}, {first.gpus_per_node} per node "
+                    title=f"{first.operation} on {first.fabric}: {plural(first.n_gpus, 'GPU')}, {placed} "
                           f"(NCCL {first.nccl_version} model)")
 
 

@@ -121,6 +121,11 @@ def job_layout(job: JobSpec, gpus: int, scale_up_gpus: int, layers: int, experts
 
     tp, pp, cp, ep = job.tp, job.pp, job.cp, job.ep
     model_parallel = tp * pp * cp
+    # Groups need not fill whole nodes (Megatron-Core lays them out across nodes in rank order:
+    # fabricplan.design.groups); a degree that does not divide the GPUs is no layout at all.
+    for name, degree in (("tp", tp), ("pp", pp), ("cp", cp)):
+        if gpus % degree:
+            raise InputError(f"{name} ({degree}) does not divide the job's {gpus} GPUs", location=f"{where}.{name}")
     if gpus % model_parallel:
         raise InputError(f"tp x pp x cp = {tp} x {pp} x {cp} = {model_parallel} does not divide the job's "
                          f"{gpus} GPUs", location=where)

@@ -701,11 +701,19 @@ def _point_gap(system: str, size: int, path: str, value: float, catalog) -> floa
     return point.model_us - point.published_us
 
 
-def calibrated_proxy_step_us(catalog=None) -> float:
-    """``nccl_proxy_step_us`` that makes the Azure 8 B row exact (the sweep's calibrated row)."""
+def calibrated_proxy_op_us(catalog=None) -> float:
+    """``nccl_proxy_op_us`` that makes the Azure 8 B row exact (a calibrated row of the sweep)."""
     catalog = catalog or default_catalog()
-    return _solve_linear(lambda v: _point_gap("azure_ndv4", 8, "perf_defaults.parameters.nccl_proxy_step_us.value",
-                                              v, catalog), 0.0, 20.0)
+    return _solve_linear(lambda v: _point_gap("azure_ndv4", 8, "perf_defaults.parameters.nccl_proxy_op_us.value",
+                                              v, catalog), 0.0, 30.0)
+
+
+def calibrated_proxy_step_us(catalog=None) -> float:
+    """``nccl_proxy_step_us`` that makes the Azure 4 MiB row exact (a calibrated row of the sweep)."""
+    catalog = catalog or default_catalog()
+    return _solve_linear(lambda v: _point_gap("azure_ndv4", 4194304,
+                                              "perf_defaults.parameters.nccl_proxy_step_us.value", v, catalog),
+                         0.0, 30.0)
 
 
 def calibrated_proxy_message_cpu_us(catalog=None) -> float:

@@ -50,28 +50,26 @@ def test_azure_peak_busbw_within_5_percent(azure):
     assert abs(row.error) <= row.tolerance
 
 
-def test_azure_ramp_within_its_tolerances(azure):
-    """Every ramp row 16 MiB..1 GiB within its gate (busbw against the out-of-place column): 25 % at
-    16-32 MiB, where NCCL leaves Tree/LL128 for Ring, 20 % from 64 MiB."""
+def test_azure_ramp_within_20_percent(azure):
+    """Every ramp row 16 MiB..1 GiB within 20 % (busbw against the out-of-place column)."""
     gated = {quantity: row.tolerance for quantity, row in azure.items() if row.tolerance is not None}
     ramp = [f"busbw@{16 * 2**20 * 2**i}" for i in range(7)]  # 16 MiB .. 1 GiB
-    # Four gated groups: 8 GiB busbw, the ramp (two gates), 8 B time; every other row is shown, not gated.
-    assert gated == {**dict.fromkeys(ramp[:2], 0.25), **dict.fromkeys(ramp[2:], 0.20), f"busbw@{8 * 2**30}": 0.05,
-                     "time_us@8": 0.02}
+    # Three gated groups: 8 GiB busbw, the ramp, 8 B time; every other row is shown, not gated.
+    assert gated == {**dict.fromkeys(ramp, 0.20), f"busbw@{8 * 2**30}": 0.05, "time_us@8": 0.02}
     for quantity in ramp:
-        assert abs(azure[quantity].error) <= gated[quantity], (quantity, azure[quantity].error)
+        assert abs(azure[quantity].error) <= 0.20, (quantity, azure[quantity].error)
     assert all(row.reason for row in azure.values())
 
 
-def test_proxy_handshake_moves_the_mid_sizes_to_the_measurement(azure):
-    """With the proxy handshake per network step (one per chunk of NCCL's chunk rule, calibrated on the
-    8 B row only) 1 and 8 MiB come within 9 % and 12 % (they were +54 % and +30 % busbw); 16 MiB at the
-    top of the Tree/LL128 range overshoots to -22 % (the slots NCCL keeps in flight are not counted)."""
-    assert azure[f"busbw@{2**20}"].error == pytest.approx(-0.094, abs=0.005)
-    assert azure[f"busbw@{8 * 2**20}"].error == pytest.approx(-0.121, abs=0.005)
-    assert azure[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.225, abs=0.005)
-    assert azure[f"busbw@{32 * 2**20}"].error == pytest.approx(0.149, abs=0.005)
-    assert azure[f"busbw@{64 * 2**20}"].error == pytest.approx(-0.045, abs=0.005)
+def test_proxy_terms_move_the_mid_sizes_to_the_measurement(azure):
+    """With the proxy's op pick-up (calibrated on 8 B) and handshake per further chunk of NCCL's chunk rule
+    (calibrated on 4 MiB), 1 and 8 MiB come within 3 % and 7 % busbw (they were +54 % and +30 %); 16 and
+    32 MiB, either side of NCCL's switch from Tree/LL128 to Ring, at -17 % and +17 % (were +20 %, +19 %)."""
+    assert azure[f"busbw@{2**20}"].error == pytest.approx(-0.031, abs=0.005)
+    assert azure[f"busbw@{8 * 2**20}"].error == pytest.approx(-0.068, abs=0.005)
+    assert azure[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.170, abs=0.005)
+    assert azure[f"busbw@{32 * 2**20}"].error == pytest.approx(0.170, abs=0.005)
+    assert azure[f"busbw@{64 * 2**20}"].error == pytest.approx(-0.035, abs=0.005)
     assert azure[f"busbw@{16 * 2**20}"].detail == "tree/ll128"
     assert azure[f"busbw@{32 * 2**20}"].detail == "ring/ll128"
 
@@ -81,8 +79,8 @@ def test_without_the_network_step_delay_32_mib_misses(monkeypatch):
 
     monkeypatch.setattr(nccl_tuner, "network_step_delay_us", lambda *args, **kwargs: 0.0)
     rows = {row.quantity: row for row in azure_allreduce_rows()}
-    assert rows[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.213, abs=0.005)
-    assert rows[f"busbw@{32 * 2**20}"].error == pytest.approx(0.261, abs=0.005)
+    assert rows[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.156, abs=0.005)
+    assert rows[f"busbw@{32 * 2**20}"].error == pytest.approx(0.287, abs=0.005)  # outside the 20 %
 
 
 def test_azure_8_byte_latency_is_the_proxy_calibration(azure):
@@ -235,7 +233,7 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     text, failures = script.render()
     # The only rows outside tolerance are the known size-decade misses (collective_sweeps, issue 27).
     known = len(perf_checks.collective_decade_failures(perf_checks.collective_decade_rows()))
-    assert failures == known == 5
+    assert failures == known == 6
     assert "### Calibrated on" in text and "### Checked only" in text
     rows = perf_checks.socket_transport_rows()
     off = [perf_checks.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),

@@ -663,22 +663,22 @@ def network_chunk_bytes(comm: Communicator, collective: str, algorithm: str, pro
     return None
 
 
-def _network_steps_in_sequence(comm: Communicator, collective: str, algorithm: str, protocol: str,
-                               size_bytes: int, chunk: int, pipes: int, constants: dict) -> int:
-    """Network steps one after another on a pipeline's critical path: Ring, the inter-node steps NCCL's
-    latency counts, per 512 KiB message of a Simple chunk, in the first loop (a Ring/Simple chunk is 4
-    steps and NCCL_STEPS = 8 slots keep the next chunk in flight, so later loops' handshakes overlap the
-    transfer); Tree and NVLSTree, the crossings up and down (``2 log2 nNodes``) plus one step per further
-    chunk of the pipeline (one step per chunk: each waits for the previous one's handshake)."""
+def _further_network_steps(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                           chunk: int, pipes: int, constants: dict) -> int:
+    """Network steps that wait, one after another, for the handshake of the step before them on the same
+    connection, beyond the first step of each crossing (whose latency NCCL's hwLat NET counts): Ring, the
+    further 512 KiB messages of the first loop's Simple chunk at each inter-node step (a chunk is 4 steps;
+    NCCL_STEPS = 8 slots keep the next chunk in flight, so later loops overlap the transfer); Tree and
+    NVLSTree, one per further chunk of the pipeline (a chunk is one step)."""
     if algorithm == "ring":
         steps = constants["network_steps"]
         ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
-        per_loop = (int(steps["simple_step_bytes"]) * int(steps["ring_simple_chunk_steps"]) if protocol == "simple"
-                    else int(steps["step_data_bytes"][protocol]))
-        messages = math.ceil(min(per_loop, size_bytes / (pipes * ranks)) / chunk) if protocol == "simple" else 1
-        return _ring_inter_steps(constants, collective, comm.n_nodes) * messages
-    crossings = 2 * log2_floor(comm.n_nodes)
-    return crossings + math.ceil(size_bytes / (pipes * chunk)) - 1
+        if protocol != "simple":
+            return 0
+        per_chunk = int(steps["simple_step_bytes"]) * int(steps["ring_simple_chunk_steps"])
+        messages = math.ceil(min(per_chunk, size_bytes / (pipes * ranks)) / chunk)
+        return _ring_inter_steps(constants, collective, comm.n_nodes) * (messages - 1)
+    return math.ceil(size_bytes / (pipes * chunk)) - 1
 
 
 def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
@@ -691,10 +691,15 @@ def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, proto
     step only once the GPU's tail shows the step written, ``recvProxyProgress`` posts the ``irecv`` and
     hands the step to the GPU after ``test`` completes (net.cc L1018-L1140, L1143-). Two costs follow:
 
-    * **handshake** (``extra['proxy_step_us']``, ``a``): each network step on a pipeline's critical
-      path waits for that GPU-proxy-NIC-proxy-GPU round, ``a x steps in sequence``
-      (:func:`_network_steps_in_sequence`); at 8 B that is the crossings alone, at mid sizes one per
-      chunk of NCCL's chunk for the size (:func:`network_chunk_bytes`);
+    * **the op** (``extra['proxy_op_us']``, ``o``): once per collective on more than one node, the
+      proxy threads pick the new operation up before its first network step can move: they append
+      posted ops only when idle or every ``NCCL_PROGRESS_APPENDOP_FREQ`` (8) progress loops (proxy.cc
+      L839-877), and the GPU's first step then waits for the proxy's first ``isend``/``irecv``; a fixed
+      term, not one per crossing (the model at 16 nodes stays near the published 58-62 us for 8 B);
+    * **handshake** (``extra['proxy_step_us']``, ``a``): each further network step on a pipeline's
+      critical path waits for the GPU-proxy-NIC-proxy-GPU round of the step before it on the same
+      connection, ``a x further steps`` (:func:`_further_network_steps`): one per further chunk of
+      NCCL's chunk for the size (:func:`network_chunk_bytes`);
     * **message rate** (``extra['proxy_message_cpu_us']``, ``c``): a proxy thread serves every channel
       of its GPU, so the GPU's sends and receives take ``c`` each one after another; when they take
       longer than the transfer, the collective waits: ``max(0, c x messages per GPU - transfer)``.
@@ -702,9 +707,10 @@ def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, proto
 
     ``transfer_us`` is the bandwidth part of the achieved time (the proxy's work overlaps it).
     """
+    op_us = float(comm.extra.get("proxy_op_us", 0.0))
     step_us = float(comm.extra.get("proxy_step_us", 0.0))
     cpu_us = float(comm.extra.get("proxy_message_cpu_us", 0.0))
-    if comm.n_nodes < 2 or (step_us <= 0 and cpu_us <= 0):
+    if comm.n_nodes < 2 or (op_us <= 0 and step_us <= 0 and cpu_us <= 0):
         return 0.0
     if algorithm == "tree" and collective != "all_reduce":
         return 0.0
@@ -716,8 +722,8 @@ def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, proto
         return 0.0
     chunk, pipes = shape
     chunk = max(chunk, 1)
-    handshake = step_us * _network_steps_in_sequence(comm, collective, algorithm, protocol, size_bytes, chunk,
-                                                    pipes, constants)
+    handshake = op_us + step_us * _further_network_steps(comm, collective, algorithm, protocol, size_bytes, chunk,
+                                                         pipes, constants)
     if algorithm == "ring":
         boundary_steps = _n_steps(collective, comm.n_ranks) * math.ceil(size_bytes / (pipes * comm.n_ranks * chunk))
         messages = 2 * pipes * comm.n_nodes * boundary_steps

@@ -33,6 +33,7 @@ from validation.perf import (  # noqa: E402
     nvls_single_node_rows,
     published_data,
     row_tolerance,
+    small_message_rows,
     socket_transport_rows,
     step_time_error,
     sweep_points,
@@ -226,6 +227,11 @@ def _decade_section(catalog=None) -> tuple[list[str], int]:
     for system, entry in block["systems"].items():
         why = "gated" if entry["gated"] else "not gated: " + " ".join(str(entry["not_gated_reason"]).split())
         out.append(f"* `{system}` ({entry['label']}): {' '.join(str(entry['source']).split())}, {entry['date']}; {why}")
+    small = small_message_rows(catalog)
+    small_lines, small_failures = _table(small)
+    failures += small_failures
+    out += ["", "### Checked only: small messages at more nodes", "", *small_lines, "",
+            *[f"* `{row.quantity.split(':')[0]}`: ±{row.tolerance:.0%} — {row.reason}" for row in small]]
     out += ["", "### Every size (model vs published time)", "",
             "| system | size (B) | published (µs) | model (µs) | busbw error | model detail |", "|---|---:|---:|---:|---:|---|"]
     for system, rows in points.items():

@@ -721,3 +721,22 @@ def calibrated_proxy_message_cpu_us(catalog=None) -> float:
     catalog = catalog or default_catalog()
     path = "perf_defaults.parameters.nccl_proxy_message_cpu_us_libfabric.value"
     return _solve_linear(lambda v: _point_gap("aws_p5", 134217728, path, v, catalog), 0.0, 10.0)
+
+
+def small_message_rows(catalog=None) -> list[GatedRow]:
+    """The ``small_message_scale`` rows: the published 8 B time (middle of its range) vs ``collective_time``
+    on the row's InfiniBand generation without SHARP, NCCL's own choice; gated at the row's tolerance."""
+    catalog = catalog or default_catalog()
+    rows = []
+    for entry in published_data()["small_message_scale"]["rows"]:
+        n = entry["nodes"] * entry["gpus_per_node"]
+        result = collective_time("all_reduce", int(entry["size_bytes"]), n, entry["gpus_per_node"],
+                                 rdma_fabric(entry["link_rate_gbps"], catalog=catalog), catalog.gpu(entry["gpu"]),
+                                 nccl_version=entry["nccl_version"], catalog=catalog)
+        published = (float(entry["low_us"]) + float(entry["high_us"])) / 2
+        detail = (f"{entry['nodes']} × {entry['gpus_per_node']}, {result.algorithm}/{result.protocol}, NCCL estimate "
+                  f"{result.nccl_estimate_us:.1f} us + proxy {result.proxy_overhead_us:.1f} us; published "
+                  f"{entry['low_us']:g}-{entry['high_us']:g} us")
+        rows.append(GatedRow("small_message", f"{entry['id']}: time_us", published, float(result.time_us), detail,
+                             tolerance=float(entry["tolerance"]), reason=_reason(entry)))
+    return rows

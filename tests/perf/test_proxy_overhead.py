@@ -16,6 +16,7 @@ from validation.perf import (
     collective_decade_failures,
     collective_decade_rows,
     size_decade,
+    small_message_rows,
     sweep_points,
 )
 
@@ -168,3 +169,10 @@ def test_calibrated_points_are_left_out_of_the_medians():
     assert {p.size_bytes: p.calibrates for p in points if p.calibrates} == {
         8: "aws-efa host_stack_latency_us", 134217728: "nccl_proxy_message_cpu_us_libfabric"}
     assert abs(next(p for p in points if p.size_bytes == 8).busbw_error) < 0.01
+
+
+def test_small_message_row_at_16_nodes_is_checked_within_its_tolerance():
+    (row,) = small_message_rows()
+    assert row.published == 67.0 and row.tolerance == 0.15 and row.reason
+    assert row.model == pytest.approx(65.0, abs=0.1)  # 55.2 (NCCL's Tree/LL) + 9.77 (the proxy's op pick-up)
+    assert abs(row.error) <= row.tolerance

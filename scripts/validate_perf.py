@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the repository's validation/ package, however this is run or loaded
 from validation.perf import (  # noqa: E402
     azure_allreduce_rows,
+    collective_decade_rows,
     compute_microbench_rows,
     efa_rows,
     gemm_off_curve_rows,
@@ -32,8 +33,10 @@ from validation.perf import (  # noqa: E402
     nvls_single_node_rows,
     published_data,
     row_tolerance,
+    small_message_rows,
     socket_transport_rows,
     step_time_error,
+    sweep_points,
     training_error_summary,
     training_failures,
     training_rows,
@@ -189,10 +192,56 @@ def _efa_section(catalog=None) -> tuple[list[str], int]:
            "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). Time compares "
            "with the out-of-place column.", ""]
     return _grouped(rows, (
-        ("calibrated", "Calibrated on", "The EFA host-stack latency (22.6 µs one way, "
+        ("calibrated", "Calibrated on", "The EFA host-stack latency (17.7 µs one way, with NCCL's proxy "
+         "handshake per network step beside it; "
          "`validation/perf.py` `calibrated_efa_host_stack_us`) was set from this row."),
         ("checked", "Checked only", "No constant was fitted to these rows.")),
         out, label=lambda row: row.quantity)
+
+
+def _decade_section(catalog=None) -> tuple[list[str], int]:
+    """Collectives by size decade: the median busbw error per system and decade (gated where the system
+    is), then every size of every sweep, calibrated sizes marked."""
+    block = published_data()["collective_sweeps"]
+    out = ["## Collectives by size decade, 8 B to 8 GiB (2 × 8 GPUs, all-reduce)", "",
+           "Every size of each published sweep against `collective_time` (NCCL's own choice; the achieved time "
+           "adds to NCCL's estimate the launch shape, the store-and-forward of LL/LL128 steps and NCCL's proxy per "
+           "network step: a handshake per step on the critical path, one per chunk of NCCL's chunk rule for the "
+           "size, and on EFA the proxy thread's message rate; `nccl_tuner.proxy_overhead_us`). Error = model "
+           "busbw / published − 1 (= published time / model time − 1); the median of each decade of bytes "
+           f"(1e3 B = 1,000–9,999 B) over the checked sizes; calibrated sizes are listed and left out. Gate: "
+           f"±{float(block['decade_tolerance']):.0%} on each decade of a gated system ({_reason(block)}).", "",
+           "### Calibrated on", "",
+           "| system | size | published (µs) | model (µs) | error | constant set from it |", "|---|---:|---:|---:|---:|---|"]
+    points = {system: sweep_points(system, catalog) for system in block["systems"]}
+    for system, rows in points.items():
+        for p in rows:
+            if p.calibrates:
+                out.append(f"| {system} | {p.size_bytes:,} | {p.published_us:.4g} | {p.model_us:.4g} | "
+                           f"{p.busbw_error:+.1%} | `{p.calibrates}` |")
+    out += ["", "### Checked only: median per decade", ""]
+    lines, failures = _table(collective_decade_rows(catalog))
+    out += [line.replace("| quantity |", "| system, quantity |") for line in lines[:2]]
+    out += [f"| {row.case}: " + line[2:] for row, line in zip(collective_decade_rows(catalog), lines[2:])]
+    out += ["", "Systems, sources and why a system is not gated:", ""]
+    for system, entry in block["systems"].items():
+        why = "gated" if entry["gated"] else "not gated: " + " ".join(str(entry["not_gated_reason"]).split())
+        out.append(f"* `{system}` ({entry['label']}): {' '.join(str(entry['source']).split())}, {entry['date']}; {why}")
+    small = small_message_rows(catalog)
+    small_lines, small_failures = _table(small)
+    failures += small_failures
+    out += ["", "### Checked only: small messages at more nodes", "", *small_lines, "",
+            *[f"* `{row.quantity.split(':')[0]}`: ±{row.tolerance:.0%} — {row.reason}" for row in small]]
+    out += ["", "### Every size (model vs published time)", "",
+            "| system | size (B) | published (µs) | model (µs) | busbw error | model detail |", "|---|---:|---:|---:|---:|---|"]
+    for system, rows in points.items():
+        out += [f"| {system} | {p.size_bytes:,} | {p.published_us:.4g} | {p.model_us:.4g} | {p.busbw_error:+.1%} | "
+                f"{p.detail}{' (calibrated)' if p.calibrates else ''} |" for p in rows]
+    return out + [""], failures
+
+
+def _reason(entry: dict) -> str:
+    return " ".join(str(entry["tolerance_reason"]).split())
 
 
 def _with(**values):
@@ -493,9 +542,11 @@ def render() -> tuple[str, int]:
          "dropped while bytes < channels × threads × threadThreshold, enqueue.cc) and the "
          "store-and-forward of LL/LL128 steps at the network hop (NCCL's proxy sends a step once the "
          "GPU has written all of it, net.cc; chunk sizes from enqueue.cc and all_reduce.h). NCCL's "
-         "choice is its own estimate, which has neither. 16 and 32 MiB sit just inside the 20 %: the "
-         "rest of the gap from 1 to 32 MiB is NCCL's own LL128 estimate being faster than this "
-         "system (docs/performance.md).",
+         "choice is its own estimate, which has none of these. They also include NCCL's proxy handshake "
+         "per network step (`perf_defaults` `nccl_proxy_step_us`, calibrated on the 8 B row; one step per "
+         "chunk of NCCL's chunk rule for the size), which brings 1–8 MiB from +30–54 % busbw to −1 to −12 %; "
+         "16 MiB, the top of the Tree/LL128 range, overshoots to −22 %. The medians per size decade are in "
+         "'Collectives by size decade'.",
          azure_allreduce_rows()),
         ("Per-NIC ceilings (2 nodes × 8 H100, 8 NICs, Ring forced, 8 GiB)",
          "Model busbw / 8 NICs; the catalog's EDR (Switch-IB 2, ConnectX-5) and HDR (Quantum, ConnectX-6) "
@@ -534,6 +585,9 @@ def render() -> tuple[str, int]:
     efa_lines, efa_failures = _efa_section()
     failures += efa_failures
     out += efa_lines
+    decade_lines, decade_failures = _decade_section()
+    failures += decade_failures
+    out += decade_lines
     memory_lines, memory_failures = _memory_section()
     failures += memory_failures
     out += memory_lines

@@ -587,3 +587,156 @@ def memory_rows(catalog=None) -> list[MemoryValidationRow]:
 def memory_failures(rows: list[MemoryValidationRow]) -> list[MemoryValidationRow]:
     """The gated memory rows outside their tolerance (empty = the model holds)."""
     return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]
+
+
+# --- Collectives by size decade (calibrated / checked): published_perf.yaml collective_sweeps ------
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One size of a published sweep: published and model time [us], the model's choice, whether the
+    size calibrated a constant (then named in ``calibrates``)."""
+
+    system: str
+    size_bytes: int
+    published_us: float
+    model_us: float
+    detail: str
+    calibrates: str = ""
+
+    @property
+    def busbw_error(self) -> float:
+        """Model busbw / published busbw - 1 (= published time / model time - 1)."""
+        return self.published_us / self.model_us - 1.0
+
+
+def sweep_system(system: str, catalog=None):
+    """``(entry, network, rows, nccl_version, cpu_vendor)`` of one ``collective_sweeps`` system."""
+    catalog = catalog or default_catalog()
+    data = published_data()
+    entry = data["collective_sweeps"]["systems"][system]
+    if "rows_from" in entry:  # the Azure table: its own block holds the rows and the setup
+        table = data[entry["rows_from"]]
+        fabric = rdma_fabric(table["nic_link_rate_gbps"], catalog=catalog)
+        gpu, nics, version, vendor = catalog.gpu(table["gpu"]), table["nics_per_node"], table["nccl_version"], \
+            table["cpu_vendor"]
+        rows = [(int(r[0]), float(r[1])) for r in table["rows"]]
+    else:
+        fabric = catalog.fabric(entry["fabric"])
+        if "link_rate_gbps" in entry:
+            fabric = fabric.model_copy(update={"id": f"{fabric.id}-{entry['link_rate_gbps']}g",
+                                               "link_rate_gbps": entry["link_rate_gbps"]})
+        gpu, nics, version, vendor = catalog.gpu(entry["gpu"]), entry["nics_per_node"], entry["nccl_version"], \
+            entry["cpu_vendor"]
+        rows = [(int(r[0]), float(r[1])) for r in entry["rows"]]
+    network = bare_network(catalog, fabric, gpu, gpus=16, gpus_per_node=8, nics_per_node=nics, radix=64)
+    return entry, network, rows, version, vendor
+
+
+def sweep_points(system: str, catalog=None) -> list[SweepPoint]:
+    """Every size of one published 2 x 8 all_reduce sweep vs ``collective_time`` (the system's NCCL
+    release, CPU vendor, NICs per node; NCCL's own choice)."""
+    catalog = catalog or default_catalog()
+    entry, network, rows, version, vendor = sweep_system(system, catalog)
+    calibrated = {int(k): str(v) for k, v in (entry.get("calibrated") or {}).items()}
+    points = []
+    for size, published in rows:
+        result = collective_time("all_reduce", size, 16, 8, catalog=catalog, network=network, nccl_version=version,
+                                 cpu_vendor=vendor)
+        detail = (f"{result.algorithm}/{result.protocol}, {result.channels} ch, NCCL estimate "
+                  f"{result.nccl_estimate_us:.4g} us")
+        points.append(SweepPoint(system, size, published, float(result.time_us), detail, calibrated.get(size, "")))
+    return points
+
+
+def size_decade(size_bytes: int) -> int:
+    """The decade of a size: 0 for 1-9 B, 1 for 10-99 B, ... (exact on powers of two)."""
+    return len(str(int(size_bytes))) - 1
+
+
+def collective_decade_rows(catalog=None) -> list[GatedRow]:
+    """Per system and size decade, the median busbw error of the checked sizes (calibrated sizes left
+    out) as a :class:`GatedRow` (published 1, model 1 + median, so ``error`` is the median); gated at
+    ``collective_sweeps.decade_tolerance`` on systems marked ``gated``, shown otherwise."""
+    import statistics
+
+    block = published_data()["collective_sweeps"]
+    tolerance = float(block["decade_tolerance"])
+    rows = []
+    for system, entry in block["systems"].items():
+        by_decade: dict[int, list[SweepPoint]] = {}
+        for point in sweep_points(system, catalog):
+            if not point.calibrates:
+                by_decade.setdefault(size_decade(point.size_bytes), []).append(point)
+        gated = bool(entry["gated"])
+        reason = _reason(block) if gated else " ".join(str(entry["not_gated_reason"]).split())
+        for decade, points in sorted(by_decade.items()):
+            median = statistics.median(p.busbw_error for p in points)
+            worst = max(points, key=lambda p: abs(p.busbw_error))
+            detail = (f"{len(points)} sizes; worst {worst.size_bytes:,} B {worst.busbw_error:+.0%} "
+                      f"({worst.detail.split(',')[0]})")
+            rows.append(GatedRow(system, f"median busbw error, 1e{decade} B", 1.0, 1.0 + median, detail,
+                                 tolerance=tolerance if gated else None, reason=reason))
+    return rows
+
+
+def collective_decade_failures(rows: list[GatedRow]) -> list[GatedRow]:
+    """The gated decade rows outside their tolerance (empty = the model holds)."""
+    return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]
+
+
+def _solve_linear(evaluate, low: float, high: float) -> float:
+    """The value where ``evaluate`` (model - published, increasing in it) crosses 0, by bisection."""
+    for _ in range(50):
+        mid = (low + high) / 2.0
+        if evaluate(mid) > 0:
+            high = mid
+        else:
+            low = mid
+    return (low + high) / 2.0
+
+
+def _point_gap(system: str, size: int, path: str, value: float, catalog) -> float:
+    changed = catalog.with_values({path: value})
+    point = next(p for p in sweep_points(system, changed) if p.size_bytes == size)
+    return point.model_us - point.published_us
+
+
+def calibrated_proxy_op_us(catalog=None) -> float:
+    """``nccl_proxy_op_us`` that makes the Azure 8 B row exact (a calibrated row of the sweep)."""
+    catalog = catalog or default_catalog()
+    return _solve_linear(lambda v: _point_gap("azure_ndv4", 8, "perf_defaults.parameters.nccl_proxy_op_us.value",
+                                              v, catalog), 0.0, 30.0)
+
+
+def calibrated_proxy_step_us(catalog=None) -> float:
+    """``nccl_proxy_step_us`` that makes the Azure 4 MiB row exact (a calibrated row of the sweep)."""
+    catalog = catalog or default_catalog()
+    return _solve_linear(lambda v: _point_gap("azure_ndv4", 4194304,
+                                              "perf_defaults.parameters.nccl_proxy_step_us.value", v, catalog),
+                         0.0, 30.0)
+
+
+def calibrated_proxy_message_cpu_us(catalog=None) -> float:
+    """``nccl_proxy_message_cpu_us_libfabric`` that makes the p5 128 MiB row exact (calibrated row)."""
+    catalog = catalog or default_catalog()
+    path = "perf_defaults.parameters.nccl_proxy_message_cpu_us_libfabric.value"
+    return _solve_linear(lambda v: _point_gap("aws_p5", 134217728, path, v, catalog), 0.0, 10.0)
+
+
+def small_message_rows(catalog=None) -> list[GatedRow]:
+    """The ``small_message_scale`` rows: the published 8 B time (middle of its range) vs ``collective_time``
+    on the row's InfiniBand generation without SHARP, NCCL's own choice; gated at the row's tolerance."""
+    catalog = catalog or default_catalog()
+    rows = []
+    for entry in published_data()["small_message_scale"]["rows"]:
+        n = entry["nodes"] * entry["gpus_per_node"]
+        result = collective_time("all_reduce", int(entry["size_bytes"]), n, entry["gpus_per_node"],
+                                 rdma_fabric(entry["link_rate_gbps"], catalog=catalog), catalog.gpu(entry["gpu"]),
+                                 nccl_version=entry["nccl_version"], catalog=catalog)
+        published = (float(entry["low_us"]) + float(entry["high_us"])) / 2
+        detail = (f"{entry['nodes']} × {entry['gpus_per_node']}, {result.algorithm}/{result.protocol}, NCCL estimate "
+                  f"{result.nccl_estimate_us:.1f} us + proxy {result.proxy_overhead_us:.1f} us; published "
+                  f"{entry['low_us']:g}-{entry['high_us']:g} us")
+        rows.append(GatedRow("small_message", f"{entry['id']}: time_us", published, float(result.time_us), detail,
+                             tolerance=float(entry["tolerance"]), reason=_reason(entry)))
+    return rows

@@ -65,6 +65,8 @@ def test_calibrating_against_the_spec_then_checking_with_the_overlay_passes(cli,
     out = tmp_path / "measured.yaml"
     doc = cli("calibrate", log, "--spec", SPEC, "--out", out, "--json").json()
     nic = next(p for p in doc["parameters"] if p["name"] == "nic_bandwidth")
-    assert nic["status"] == "fitted" and abs(nic["value"] / 23.0 - 1) < 0.02
+    # The fixture was generated before NCCL's proxy terms (issue 27); the model now gives part of its
+    # mid-size times to the proxy, which the fit does not fit, so the per-NIC value moves by 5 % (was 2 %).
+    assert nic["status"] == "fitted" and abs(nic["value"] / 23.0 - 1) < 0.06
     assert cli("check-measured", log, "--spec", SPEC).code == 1
     assert cli("check-measured", log, "--spec", SPEC, "--catalog", out).code == 0

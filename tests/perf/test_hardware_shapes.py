@@ -45,8 +45,9 @@ def test_sixteen_100g_nics_on_eight_gpus_double_the_ring():
     ring = dict(algorithm="ring", protocol="simple", catalog=CATALOG)
     fast = collective_time("all_reduce", 8 * GiB, 16, 8, NDR_100G, H100, nics_per_node=16, nics_per_gpu=2, **ring)
     slow = collective_time("all_reduce", 8 * GiB, 16, 8, NDR_100G, H100, nics_per_node=16, **ring)
-    # bandwidth term exactly halves (same latency)
-    assert (fast.time_us - fast.latency_us) * 2 == pytest.approx(slow.time_us - slow.latency_us, rel=1e-12)
+    # bandwidth term exactly halves (same latency; NCCL's proxy terms, issue 27, set aside)
+    assert (fast.time_us - fast.latency_us - fast.proxy_overhead_us) * 2 == pytest.approx(
+        slow.time_us - slow.latency_us - slow.proxy_overhead_us, rel=1e-12)
     assert fast.busbw_gbytes_per_s == pytest.approx(16 * 11.75 * 0.996, rel=0.01)
 
 

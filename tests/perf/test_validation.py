@@ -55,35 +55,37 @@ def test_azure_ramp_within_20_percent(azure):
     gated = {quantity: row.tolerance for quantity, row in azure.items() if row.tolerance is not None}
     ramp = [f"busbw@{16 * 2**20 * 2**i}" for i in range(7)]  # 16 MiB .. 1 GiB
     # Three gated groups: 8 GiB busbw, the ramp, 8 B time; every other row is shown, not gated.
-    assert gated == {**dict.fromkeys(ramp, 0.20), f"busbw@{8 * 2**30}": 0.05, "time_us@8": 0.30}
+    assert gated == {**dict.fromkeys(ramp, 0.20), f"busbw@{8 * 2**30}": 0.05, "time_us@8": 0.02}
     for quantity in ramp:
         assert abs(azure[quantity].error) <= 0.20, (quantity, azure[quantity].error)
     assert all(row.reason for row in azure.values())
 
 
-def test_network_step_delay_is_what_brings_16_and_32_mib_inside(azure):
-    """Without the store-and-forward of LL/LL128 steps at the network hop the model would be
-    +22.6 % at 16 MiB and +31.4 % at 32 MiB (the measured errors before it); with it both rows
-    are inside 20 %, each by a small margin, and 64 MiB (Ring/LL128) moves from +8.2 % to -2.6 %."""
-    assert azure[f"busbw@{16 * 2**20}"].error == pytest.approx(0.197, abs=0.005)
-    assert azure[f"busbw@{32 * 2**20}"].error == pytest.approx(0.193, abs=0.005)
-    assert azure[f"busbw@{64 * 2**20}"].error == pytest.approx(-0.026, abs=0.005)
+def test_proxy_terms_move_the_mid_sizes_to_the_measurement(azure):
+    """With the proxy's op pick-up (calibrated on 8 B) and handshake per further chunk of NCCL's chunk rule
+    (calibrated on 4 MiB), 1 and 8 MiB come within 3 % and 7 % busbw (they were +54 % and +30 %); 16 and
+    32 MiB, either side of NCCL's switch from Tree/LL128 to Ring, at -17 % and +17 % (were +20 %, +19 %)."""
+    assert azure[f"busbw@{2**20}"].error == pytest.approx(-0.031, abs=0.005)
+    assert azure[f"busbw@{8 * 2**20}"].error == pytest.approx(-0.068, abs=0.005)
+    assert azure[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.170, abs=0.005)
+    assert azure[f"busbw@{32 * 2**20}"].error == pytest.approx(0.170, abs=0.005)
+    assert azure[f"busbw@{64 * 2**20}"].error == pytest.approx(-0.035, abs=0.005)
     assert azure[f"busbw@{16 * 2**20}"].detail == "tree/ll128"
     assert azure[f"busbw@{32 * 2**20}"].detail == "ring/ll128"
 
 
-def test_without_the_network_step_delay_the_ramp_misses(monkeypatch):
+def test_without_the_network_step_delay_32_mib_misses(monkeypatch):
     from fabricplan.perf import nccl_tuner
 
     monkeypatch.setattr(nccl_tuner, "network_step_delay_us", lambda *args, **kwargs: 0.0)
     rows = {row.quantity: row for row in azure_allreduce_rows()}
-    assert rows[f"busbw@{16 * 2**20}"].error == pytest.approx(0.226, abs=0.005)
-    assert rows[f"busbw@{32 * 2**20}"].error == pytest.approx(0.314, abs=0.005)
+    assert rows[f"busbw@{16 * 2**20}"].error == pytest.approx(-0.156, abs=0.005)
+    assert rows[f"busbw@{32 * 2**20}"].error == pytest.approx(0.287, abs=0.005)  # outside the 20 %
 
 
-def test_azure_8_byte_latency_within_30_percent(azure):
+def test_azure_8_byte_latency_is_the_proxy_calibration(azure):
     row = azure["time_us@8"]
-    assert row.tolerance == 0.30
+    assert row.tolerance == 0.02
     assert abs(row.error) <= row.tolerance
 
 
@@ -104,7 +106,7 @@ def test_gpt3_step_time_within_tolerance(capsys):
     assert step.reason.startswith("checked only, nothing fitted to it")
     assert abs(step.error) <= step.tolerance
     assert abs(tflops.error) <= tflops.tolerance
-    assert step.model == pytest.approx(28.91, abs=0.01)
+    assert step.model == pytest.approx(28.92, abs=0.01)  # 28.91 before the proxy handshake (issue 27)
 
 
 def test_nvls_single_node_busbw_within_5_percent():
@@ -229,7 +231,9 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     text, failures = script.render()
-    assert failures == 0
+    # The only rows outside tolerance are the known size-decade misses (collective_sweeps, issue 27).
+    known = len(perf_checks.collective_decade_failures(perf_checks.collective_decade_rows()))
+    assert failures == known == 6
     assert "### Calibrated on" in text and "### Checked only" in text
     rows = perf_checks.socket_transport_rows()
     off = [perf_checks.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),
@@ -237,7 +241,7 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
            for r in rows]
     monkeypatch.setattr(script, "socket_transport_rows", lambda catalog=None: off)
     _text, failures = script.render()
-    assert failures == 5  # every gated socket row, 50 % off
+    assert failures == known + 5  # every gated socket row, 50 % off
 
 
 def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):

@@ -192,8 +192,17 @@ class TreeLl128Halving(Strict):
     floor_bytes: int = Field(gt=0)
 
 
+class ChunkHalving(Strict):
+    """One of NCCL's chunk-halving loops: halve while ``bytes / (ops x chunk) < depth x factor`` and
+    ``chunk > floor_bytes`` (enqueue.cc ``computeColl``)."""
+
+    factor: float = Field(gt=0)
+    floor_bytes: int = Field(gt=0)
+
+
 class NetworkSteps(Strict):
-    """Store-and-forward of LL/LL128 steps at network hops (``nccl_tuner.network_step_delay_us``)."""
+    """Store-and-forward of LL/LL128 steps at network hops (``nccl_tuner.network_step_delay_us``) and the
+    chunk NCCL moves per network step (``nccl_tuner.network_chunk_bytes``)."""
 
     step_data_bytes: dict[NetProtocol, int]
     wire_bytes_per_data_byte: dict[NetProtocol, float]
@@ -202,6 +211,12 @@ class NetworkSteps(Strict):
     tree_min_chunk_divisor: dict[NetProtocol, int]
     tree_ll128_depth: TreeLl128Depth
     tree_ll128_halving: list[TreeLl128Halving]
+    simple_step_bytes: int = Field(gt=0)
+    ring_simple_chunk_steps: int = Field(gt=0)
+    tree_simple_halving: list[ChunkHalving]
+    nvls_tree_halving: list[ChunkHalving]
+    nvls_tree_many_nodes: int = Field(gt=0)
+    nvls_tree_many_nodes_chunk_bytes: int = Field(gt=0)
     source: Source
     date: DateText
     spread: Spread | None = None

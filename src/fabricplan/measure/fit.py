@@ -209,7 +209,8 @@ RESTART_BANDWIDTH_FACTORS = (0.5, 0.25)
 
 def _solve(model: _Model, rows: list[FitRow], params: list[Calibratable]):
     """Levenberg-Marquardt on ln(theta) within bounds, restarted from lower bandwidths when the first
-    solution ends on a bound or flat. Returns (theta, sd or None per parameter, status, rms)."""
+    solution ends on a bound or flat, and from the solution with the efficiency shares reset when a
+    share ends on a bound. Returns (theta, sd or None per parameter, status, rms)."""
     best = _solve_from(model, rows, params, [p.initial for p in params])
     if any(status != "fitted" for p, status in zip(params, best[2]) if p.unit == "GB/s"):
         for factor in RESTART_BANDWIDTH_FACTORS:
@@ -217,6 +218,14 @@ def _solve(model: _Model, rows: list[FitRow], params: list[Calibratable]):
             trial = _solve_from(model, rows, params, start)
             if trial[3] < best[3] - 1e-9:
                 best = trial
+    if any(status.startswith("at ") for p, status in zip(params, best[2]) if p.unit == "share"):
+        # A share (efficiency factor) that ran onto a bound from the bundled start may have crossed one of
+        # NCCL's choice kinks while the other parameters moved; restart from the solution with the shares
+        # back at their bundled values.
+        start = [p.initial if p.unit == "share" else value for p, value in zip(params, best[0])]
+        trial = _solve_from(model, rows, params, start)
+        if trial[3] < best[3] - 1e-9:
+            best = trial
     return best
 
 

@@ -262,6 +262,21 @@ def mnnvl_channels(nics: int, nvlink_gbytes_per_s: float, nic_gbytes_per_s: floa
     return shapes
 
 
+def proxy_figures(fabric, nics: int, ranks_per_node: int, compute_capability: int, catalog) -> dict[str, Any]:
+    """The NCCL proxy's per-step handshake and per-message CPU time [us] on ``fabric`` (``perf_defaults``
+    ``nccl_proxy_op_us``, ``nccl_proxy_step_us``; ``nccl_proxy_message_cpu_us``, or ``..._libfabric`` on ``aws-efa*``), the GPUs
+    per node that drive a NIC and the NVLS channels, for :func:`fabricplan.perf.nccl_tuner.proxy_overhead_us`.
+    The socket transport has its own per-message costs (:mod:`fabricplan.perf.socket_transport`): none here."""
+    if getattr(fabric, "socket", None) is not None:
+        return {}
+    libfabric = str(getattr(fabric, "id", "")).startswith("aws-efa")
+    cpu = perf_parameter("nccl_proxy_message_cpu_us_libfabric" if libfabric else "nccl_proxy_message_cpu_us", catalog)
+    return {"proxy_op_us": perf_parameter("nccl_proxy_op_us", catalog),
+            "proxy_step_us": perf_parameter("nccl_proxy_step_us", catalog), "proxy_message_cpu_us": cpu,
+            "network_gpus_per_node": min(nics, ranks_per_node),
+            "nvls_channels": nvls_channels(compute_capability, multi_domain=False, catalog=catalog)}
+
+
 def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_per_node: int,
                        per_nic_bandwidth_gbytes_per_s: float | None = None,
                        efficiency: PatternEfficiency = _full_bandwidth, latency_inter: float = 0.0,
@@ -339,6 +354,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
         extra["node_nic_gbytes_per_s"] = {key: shapes[key][1] * nic * efficiency(GRAPH_TRAFFIC_PATTERN[key]).value
                                           for key in ("ring", "tree", "nvls", "collnet")}
         extra["collnet_heads"] = shapes["collnet"][1]  # NICs the CollNet graph uses: NCCL's collNetHeadsNum
+        extra.update(proxy_figures(fabric, nics, ranks_per_node, cc, catalog))
     return Communicator(n_ranks=n_ranks, n_nodes=n_nodes, compute_capability=cc, graphs=graphs,
                         cpu_vendor=cpu_vendor, latency_inter_us=latency_inter,
                         collnet_enabled=collnet_available(fabric), nvswitch=ranks_per_node >= 4, extra=extra)
@@ -370,6 +386,7 @@ class CollectiveResult:
     network_step_delay_us: float = 0.0  # store-and-forward of LL/LL128 steps at network hops (in time_us)
     efficiency_model: str = "analytic"  # the efficiency model that gave routing_efficiency
     fabric_latency_us: float = 0.0  # Broadcast/Reduce/SendRecv: hops x latencyInter, outside NCCL's estimate (in time_us)
+    proxy_overhead_us: float = 0.0  # NCCL's proxy: op pick-up, further-step handshakes, message rate (in time_us)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -560,7 +577,7 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         routing_efficiency=float(used.value), channels=int(choice.channels), threads=int(choice.threads),
         nccl_estimate_us=float(choice.time_us), oversubscription_factor=float(used.oversubscription),
         network_step_delay_us=float(choice.network_step_delay_us), efficiency_model=model.name,
-        fabric_latency_us=float(fabric_latency))
+        fabric_latency_us=float(fabric_latency), proxy_overhead_us=float(choice.proxy_overhead_us))
 
 
 def _all_to_all(constants, n_gpus, ranks_per_node, gpu, fabric, size_bytes, build, algorithm, protocol,

@@ -170,6 +170,7 @@ class AlgorithmChoice:
     threads: int = 0
     launch_time_us: float | None = None
     network_step_delay_us: float = 0.0
+    proxy_overhead_us: float = 0.0
 
     @property
     def achieved_time_us(self) -> float:
@@ -551,6 +552,22 @@ def tree_ll128_chunk_bytes(comm: Communicator, size_bytes: int, channels: int, s
     return int(chunk * data_ratio)
 
 
+def _ll_chunk_bytes(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                    channels: int, threads: int, steps: dict) -> int:
+    """Data bytes per LL/LL128 step of a Ring or Tree channel (see :func:`network_step_delay_us`)."""
+    step = int(steps["step_data_bytes"][protocol])
+    divisor = int(steps[f"{algorithm}_min_chunk_divisor"][protocol])
+    min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // divisor, 1)
+    if algorithm == "ring":
+        ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
+        return min(step, math.ceil(size_bytes / (channels * ranks * min_chunk)) * min_chunk,
+                   math.ceil(size_bytes / (channels * ranks)))  # a step carries no more than the data
+    if protocol == "ll128":
+        step = tree_ll128_chunk_bytes(comm, size_bytes, channels, steps)
+    chunk = step if channels * step <= size_bytes else math.ceil(size_bytes / (channels * min_chunk)) * min_chunk
+    return min(chunk, math.ceil(size_bytes / channels))  # a step carries no more than the data
+
+
 def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
                           channels: int, threads: int, constants: dict) -> float:
     """Store-and-forward delay of LL/LL128 steps at the network hops [us]; 0 where it does not apply.
@@ -588,25 +605,139 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
     if algorithm == "tree" and collective != "all_reduce":
         return 0.0
     steps = constants["network_steps"]
-    step = int(steps["step_data_bytes"][protocol])
-    channels = max(channels, 1)
-    divisor = int(steps[f"{algorithm}_min_chunk_divisor"][protocol])
-    min_chunk = max(threads * int(steps["grain_bytes"][protocol]) // divisor, 1)
+    chunk = _ll_chunk_bytes(comm, collective, algorithm, protocol, size_bytes, max(channels, 1), threads, steps)
     if algorithm == "ring":
-        ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
-        chunk = min(step, math.ceil(size_bytes / (channels * ranks * min_chunk)) * min_chunk,
-                    math.ceil(size_bytes / (channels * ranks)))  # a step carries no more than the data
         crossings = _ring_inter_steps(constants, collective, comm.n_nodes)
     else:
-        if protocol == "ll128":
-            step = tree_ll128_chunk_bytes(comm, size_bytes, channels, steps)
-        chunk = step if channels * step <= size_bytes else math.ceil(size_bytes / (channels * min_chunk)) * min_chunk
-        chunk = min(chunk, math.ceil(size_bytes / channels))  # a step carries no more than the data
         crossings = 2 * log2_floor(comm.n_nodes)
     rate = comm.graph(algorithm).bw_inter_gbytes_per_s
     if rate <= 0:
         return 0.0
     return crossings * chunk * float(steps["wire_bytes_per_data_byte"][protocol]) / (1000.0 * rate)
+
+
+def _halved(chunk: int, size_bytes: int, ops: int, depth: float, rules, *, whole: bool) -> int:
+    """NCCL's chunk-halving loops: halve while ``size / (ops x chunk) < depth x factor`` (``whole``: the
+    quotient in integers, as for Tree; else exact, as for NVLSTree) and ``chunk > floor``."""
+    for rule in rules:
+        factor, floor = float(rule["factor"]), int(rule["floor_bytes"])
+        while chunk > floor and ((size_bytes // (ops * chunk)) if whole else size_bytes / (ops * chunk)) < depth * factor:
+            chunk //= 2
+    return chunk
+
+
+def nvls_heads(comm: Communicator) -> int:
+    """NVLS heads per channel (``channel->nvls.nHeads = nvlsGraph->nChannels``, connect.cc L229): one GPU
+    and its NIC per head, so at most the ranks per node."""
+    return max(1, min(comm.graph("nvls").n_channels, comm.ranks_per_node))
+
+
+def network_chunk_bytes(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                        channels: int, threads: int, steps: dict) -> tuple[int, int] | None:
+    """``(data bytes per network step, parallel pipelines)`` NCCL moves for one collective, or None where
+    the rule is not modelled (CollNet, NVLS on one node, PAT).
+
+    The chunk is NCCL's own for the size (v2.19.3-1 enqueue.cc ``computeColl`` L1326-1373): Ring
+    LL/LL128 as :func:`network_step_delay_us`; Ring/Simple ``min(step x ALLREDUCE_CHUNKSTEPS,
+    ceil(bytes / (nc x nRanks)))`` sent one 512 KiB step at a time; Tree/Simple the 512 KiB step halved
+    until ``bytes / (nc x chunk)`` reaches ``depth x 8, x4, x1`` (depth ``ppn - 1 + log2 nNodes``);
+    Tree/LL128 :func:`tree_ll128_chunk_bytes`; NVLSTree the step (64 KiB from 4 nodes) halved by
+    ``nc x nHeads`` concurrent operations. Pipelines: nc for Ring and Tree, ``nc x nHeads`` for NVLSTree.
+    """
+    channels = max(channels, 1)
+    simple_step = int(steps["simple_step_bytes"])
+    if algorithm == "ring" and protocol == "simple":
+        ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
+        chunk = min(simple_step * int(steps["ring_simple_chunk_steps"]), math.ceil(size_bytes / (channels * ranks)))
+        return min(chunk, simple_step), channels
+    if algorithm in ("ring", "tree") and protocol in ("ll", "ll128"):
+        return _ll_chunk_bytes(comm, collective, algorithm, protocol, size_bytes, channels, threads, steps), channels
+    if algorithm == "tree" and collective == "all_reduce":
+        depth = comm.ranks_per_node - 1 + log2_floor(comm.n_nodes)
+        chunk = _halved(simple_step, size_bytes, channels, depth, steps["tree_simple_halving"], whole=True)
+        return min(chunk, math.ceil(size_bytes / channels)), channels
+    if algorithm == "nvls_tree":
+        ops = channels * nvls_heads(comm)
+        chunk = simple_step
+        if comm.n_nodes >= int(steps["nvls_tree_many_nodes"]):
+            chunk = int(steps["nvls_tree_many_nodes_chunk_bytes"])
+        chunk = _halved(chunk, size_bytes, ops, 1.0, steps["nvls_tree_halving"], whole=False)
+        return min(chunk, math.ceil(size_bytes / ops)), ops
+    return None
+
+
+def _further_network_steps(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                           chunk: int, pipes: int, constants: dict) -> int:
+    """Network steps that wait, one after another, for the handshake of the step before them on the same
+    connection, beyond the first step of each crossing (whose latency NCCL's hwLat NET counts): Ring, the
+    further 512 KiB messages of the first loop's Simple chunk at each inter-node step (a chunk is 4 steps;
+    NCCL_STEPS = 8 slots keep the next chunk in flight, so later loops overlap the transfer); Tree and
+    NVLSTree, one per further chunk of the pipeline (a chunk is one step)."""
+    if algorithm == "ring":
+        steps = constants["network_steps"]
+        ranks = comm.n_ranks if collective in ("all_reduce", "all_gather", "reduce_scatter") else 1
+        if protocol != "simple":
+            return 0
+        per_chunk = int(steps["simple_step_bytes"]) * int(steps["ring_simple_chunk_steps"])
+        messages = math.ceil(min(per_chunk, size_bytes / (pipes * ranks)) / chunk)
+        return _ring_inter_steps(constants, collective, comm.n_nodes) * (messages - 1)
+    return math.ceil(size_bytes / (pipes * chunk)) - 1
+
+
+def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, protocol: str, size_bytes: int,
+                      channels: int, threads: int, constants: dict, transfer_us: float) -> float:
+    """Time the NCCL proxy adds to a multi-node collective beyond NCCL's estimate [us]; 0 on one node,
+    where the rule is not modelled, or without the proxy figures in ``comm.extra``.
+
+    NCCL moves every network step through its proxy thread (one per GPU, ``ncclProxyProgress`` /
+    ``progressOps``, proxy.cc L686-L889 at v2.19.3-1): ``sendProxyProgress`` posts one ``isend`` per
+    step only once the GPU's tail shows the step written, ``recvProxyProgress`` posts the ``irecv`` and
+    hands the step to the GPU after ``test`` completes (net.cc L1018-L1140, L1143-). Two costs follow:
+
+    * **the op** (``extra['proxy_op_us']``, ``o``): once per collective on more than one node, the
+      proxy threads pick the new operation up before its first network step can move: they append
+      posted ops only when idle or every ``NCCL_PROGRESS_APPENDOP_FREQ`` (8) progress loops (proxy.cc
+      L839-877), and the GPU's first step then waits for the proxy's first ``isend``/``irecv``; a fixed
+      term, not one per crossing (the model at 16 nodes stays near the published 58-62 us for 8 B);
+    * **handshake** (``extra['proxy_step_us']``, ``a``): each further network step on a pipeline's
+      critical path waits for the GPU-proxy-NIC-proxy-GPU round of the step before it on the same
+      connection, ``a x further steps`` (:func:`_further_network_steps`): one per further chunk of
+      NCCL's chunk for the size (:func:`network_chunk_bytes`);
+    * **message rate** (``extra['proxy_message_cpu_us']``, ``c``): a proxy thread serves every channel
+      of its GPU, so the GPU's sends and receives take ``c`` each one after another; when they take
+      longer than the transfer, the collective waits: ``max(0, c x messages per GPU - transfer)``.
+      Messages per GPU = sends + receives across the node boundaries / the GPUs that drive a NIC.
+
+    ``transfer_us`` is the bandwidth part of the achieved time (the proxy's work overlaps it).
+    """
+    op_us = float(comm.extra.get("proxy_op_us", 0.0))
+    step_us = float(comm.extra.get("proxy_step_us", 0.0))
+    cpu_us = float(comm.extra.get("proxy_message_cpu_us", 0.0))
+    if comm.n_nodes < 2 or (op_us <= 0 and step_us <= 0 and cpu_us <= 0):
+        return 0.0
+    if algorithm == "tree" and collective != "all_reduce":
+        return 0.0
+    if algorithm == "nvls_tree":  # NVLS algorithms launch nvlsChannels (enqueue.cc L1219-1221)
+        channels = int(comm.extra.get("nvls_channels", channels))
+    shape = network_chunk_bytes(comm, collective, algorithm, protocol, size_bytes, channels, threads,
+                                constants["network_steps"])
+    if shape is None:
+        return 0.0
+    chunk, pipes = shape
+    chunk = max(chunk, 1)
+    handshake = op_us + step_us * _further_network_steps(comm, collective, algorithm, protocol, size_bytes, chunk,
+                                                         pipes, constants)
+    if algorithm == "ring":
+        boundary_steps = _n_steps(collective, comm.n_ranks) * math.ceil(size_bytes / (pipes * comm.n_ranks * chunk))
+        messages = 2 * pipes * comm.n_nodes * boundary_steps
+    else:  # trees: (nNodes - 1) edges between nodes per pipeline, up and down, a send and a receive each
+        messages = 4 * pipes * (comm.n_nodes - 1) * math.ceil(size_bytes / (pipes * chunk))
+    network_gpus = comm.n_nodes * max(1, min(int(comm.extra.get("network_gpus_per_node", comm.ranks_per_node)),
+                                             nvls_heads(comm) if algorithm == "nvls_tree" else comm.ranks_per_node))
+    # LL/LL128 steps are polled by the GPU in the data itself (flags per line), so their proxy work is the
+    # handshake alone; a Simple step waits on the proxy's tail update (net.cc L1068, L1128-1131).
+    rate = max(0.0, cpu_us * messages / network_gpus - transfer_us) if protocol == "simple" else 0.0
+    return handshake + rate
 
 
 def _with_channels(comm: Communicator, algorithm: str, n_channels: int) -> Communicator:
@@ -738,8 +869,12 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     if bound is not None and launched > bound:
         launched = bound
     delay = network_step_delay_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants)
-    launch_time = latency + size_bytes / (1000.0 * launched) + delay if launched > 0 else math.inf
-    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, launch_time, delay)
+    if launched <= 0:
+        return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, math.inf, delay)
+    transfer = size_bytes / (1000.0 * launched)
+    proxy = proxy_overhead_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants, transfer)
+    return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, latency + transfer + delay + proxy,
+                           delay, proxy)
 
 
 def select_algorithm(constants: dict, comm: Communicator, collective: str, size_bytes: int,

@@ -429,7 +429,9 @@ def calibrated_efa_host_stack_us(catalog=None) -> float:
 #: The JobSpec fields a training_runs row may set (the rest are the row's hardware and bookkeeping).
 _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_batch_sequences",
                "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
-               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype")
+               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype",
+               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+               "activation_offload_layers")
 
 
 @dataclass(frozen=True)
@@ -467,6 +469,8 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
             continue
         prefix = entry["id"].split("_")[0]
         gate = block["tolerances"][prefix]  # every source's rows carry a step-time tolerance
+        if "tolerance" in entry:  # a row's own gate (null: shown, not gated), with its reason
+            gate = {"tolerance": entry["tolerance"], "tolerance_reason": entry["tolerance_reason"]}
         job, cluster, fabric = training_run_job(entry, catalog)
         result = step_time(job, cluster, fabric, catalog=catalog)
         gpus = entry["gpus"]
@@ -486,7 +490,8 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
                   f"m {result.micro_batches}; step {result.step_time_s:.3g} s, bubble {result.bubble_s:.3g} s, "
                   f"exposed comm {sum(result.exposed_comm_s.values()):.3g} s, MFU {result.mfu:.1%}")
         rows.append(TrainingRunRow(prefix, f"{entry['id']}: {quantity}", published, float(model),
-                                   detail, tolerance=float(gate["tolerance"]), reason=_reason(gate),
+                                   detail, tolerance=None if gate["tolerance"] is None else float(gate["tolerance"]),
+                                   reason=_reason(gate),
                                    step_error=step_error, assumed=entry.get("assumed", ""),
                                    source=" ".join(str(entry["source"]).split())))
     return rows
@@ -527,7 +532,7 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
 #: The JobSpec fields a memory_per_gpu row may set.
 _MEMORY_JOB_FIELDS = ("model", "tp", "pp", "cp", "dp", "virtual_pipeline_stages", "global_batch_sequences",
                       "micro_batch_sequences", "seq_len_tokens", "recompute", "sequence_parallel", "zero_stage",
-                      "attention_kernel", "precision", "gradient_dtype")
+                      "attention_kernel", "precision", "gradient_dtype", "activation_offload_layers")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from validation.perf import (  # noqa: E402
     nic_ceiling_rows,
     nvls_single_node_rows,
     published_data,
+    recipe_fit_rows,
     row_tolerance,
     socket_transport_rows,
     step_time_error,
@@ -155,6 +156,47 @@ def _memory_section(catalog=None) -> tuple[list[str], int]:
         out.append(f"* `{row.quantity.split(':')[0]}`: {row.assumed or 'nothing beyond the source'}.")
     out += ["", "Mechanisms (sensitivity, same rows): " + memory_mechanism_note(), ""]
     return out, failures
+
+
+def _recipe_memory_section(catalog=None) -> tuple[list[str], int]:
+    """Framework recipes that ran (NeMo, Megatron-Bridge; H100, B200, GB200; BF16 and FP8): the model's
+    memory per GPU against the GPU's, gated one-sided; the number of recipes that do not fit."""
+    rows = recipe_fit_rows(catalog)
+    tolerance = rows[0].tolerance
+    out = ["## Memory: recipes that ran (checked only, must fit)", "",
+           "Each recipe below ran as published, so the model's memory per GPU for its layout (model states, "
+           "activations as Transformer Engine and Megatron-Core keep them, output layer, plus the CUDA context "
+           "and NCCL, `memory_reserved_bytes_per_gpu`) must fit the GPU's memory (GiB = 2^30 B; the vendors' "
+           f"decimal GB). Gate: at most {tolerance:.0%} over — {rows[0].reason}. This round (issue 27): "
+           "Transformer Engine keeps the four GEMM inputs of a layer in FP8 for the weight gradients "
+           "(`perf/memory.py` `fp8_saved_input_savings`, 34 → 27 s b h per layer at F = 4h); layers whose "
+           "activations Megatron-Core offloads to the host (`activation_offload_layers`, Megatron-Bridge's "
+           "`cpu_offloading_num_layers`) hold none on the GPU; the distributed optimizer shards the fp32 "
+           "master weights and moments over data × context parallel ranks (as before); recompute as the recipes "
+           "set it (none of these sets it). Before this round `step` put the H100 FP8 recipes at 69–88 GiB and "
+           "the BF16 405B ones at 78–84 GiB with its fragmentation allowance (74.5 GiB of memory); the GB200 Llama 3 70B recipe without its offloading "
+           "would need "
+           + f"{_no_offload_gib():.0f} GiB.", "",
+           "| recipe | GPU memory (GiB) | model (GiB) | over | status | layout and parts |",
+           "|---|---:|---:|---:|---|---|"]
+    failures = 0
+    for row in rows:
+        failures += 0 if row.fits else 1
+        out.append(f"| {row.quantity} | {row.published:.1f} | {row.model:.1f} | {row.error:+.1%} | "
+                   f"{'fits' if row.model <= row.published else ('ok' if row.fits else 'FAIL')} | {row.detail} |")
+    out += ["", "Sources (rows of the training-run table carry theirs there):", ""]
+    out += [f"* `{row.quantity}`: {row.source}" for row in rows if row.quantity.startswith("mb2511")
+            and "gb200" in row.quantity]
+    out += ["", "Assumed:", ""]
+    out += [f"* `{row.quantity}`: {row.assumed}" for row in rows if row.assumed and "gb200" in row.quantity]
+    return out + [""], failures
+
+
+def _no_offload_gib() -> float:
+    """The GB200 Llama 3 70B recipe's modelled memory without its activation offloading [GiB]."""
+    entry = next(e for e in published_data()["recipe_memory"]["rows"] if e["id"] == "mb2511_llama3_70b_gb200_64")
+    _, tensors = memory_row_estimate(dict(entry, activation_offload_layers=0, hbm_gbytes=186))
+    return tensors
 
 
 def memory_mechanism_note() -> str:
@@ -595,6 +637,9 @@ def render() -> tuple[str, int]:
     memory_lines, memory_failures = _memory_section()
     failures += memory_failures
     out += memory_lines
+    recipe_lines, recipe_failures = _recipe_memory_section()
+    failures += recipe_failures
+    out += recipe_lines
     out += ["## Point-to-point latency vs the seed claim", "",
             "One-way, 8-byte message: host stack + switch port-to-port × switches + propagation + "
             "serialisation (`perf/latency.py`); on the socket transport the host stack is the calibrated "

@@ -532,7 +532,8 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
 #: The JobSpec fields a memory_per_gpu row may set.
 _MEMORY_JOB_FIELDS = ("model", "tp", "pp", "cp", "dp", "virtual_pipeline_stages", "global_batch_sequences",
                       "micro_batch_sequences", "seq_len_tokens", "recompute", "sequence_parallel", "zero_stage",
-                      "attention_kernel", "precision", "gradient_dtype", "activation_offload_layers")
+                      "attention_kernel", "precision", "gradient_dtype", "activation_offload_layers",
+                      "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")
 
 
 @dataclass(frozen=True)
@@ -592,3 +593,69 @@ def memory_rows(catalog=None) -> list[MemoryValidationRow]:
 def memory_failures(rows: list[MemoryValidationRow]) -> list[MemoryValidationRow]:
     """The gated memory rows outside their tolerance (empty = the model holds)."""
     return [row for row in rows if row.tolerance is not None and abs(row.error) > row.tolerance]
+
+
+# --- Recipes that ran (issue 27): the model's memory must fit the GPU ------------------------------
+
+#: training_runs sources whose rows are framework recipes that ran as published (their memory must fit).
+RECIPE_SOURCES = ("nemo2407", "nemo2409", "mb2511")
+
+
+@dataclass(frozen=True)
+class RecipeFitRow(GatedRow):
+    """A recipe that ran: ``published`` = the GPU's memory [GiB], ``model`` = the model's tensors plus
+    the CUDA context and NCCL (``memory_reserved_bytes_per_gpu``) [GiB]; gated one-sided (must fit)."""
+
+    source: str = ""
+    assumed: str = ""
+
+    @property
+    def fits(self) -> bool:
+        """Within the GPU's memory, or over it by at most the block's one-sided tolerance."""
+        return self.model <= self.published * (1.0 + (self.tolerance or 0.0))
+
+
+def _recipe_entries() -> list[dict]:
+    """Every recipe layout: the recipe rows of ``training_runs`` and ``recipe_memory.rows``."""
+    data = published_data()
+    out = []
+    for entry in data["training_runs"]["rows"]:
+        if entry["id"].split("_")[0] in RECIPE_SOURCES:
+            dp = entry["gpus"] // (entry["tp"] * entry["pp"] * entry.get("cp", 1))
+            out.append(dict(entry, dp=dp))
+    out += [dict(entry) for entry in data["recipe_memory"]["rows"]]
+    return out
+
+
+def recipe_fit_rows(catalog=None) -> list[RecipeFitRow]:
+    """Each recipe that ran: the model's memory per GPU (tensors + context and NCCL, without the
+    fragmentation allowance ``step`` adds) against the GPU's memory."""
+    from fabricplan.perf.memory import GIB
+
+    catalog = catalog or default_catalog()
+    block = published_data()["recipe_memory"]
+    context = perf_parameter("memory_reserved_bytes_per_gpu", catalog) / GIB
+    rows = []
+    for entry in _recipe_entries():
+        gpu = catalog.gpu(entry["gpu"])
+        entry.setdefault("hbm_gbytes", gpu.hbm_gbytes)
+        estimate, tensors_gib = memory_row_estimate(entry, catalog)
+        parts = estimate.breakdown_bytes
+        detail = (f"{entry['gpu']}, t{entry['tp']} p{entry['pp']} d{entry['dp']} c{entry.get('cp', 1)} "
+                  f"v{entry.get('virtual_pipeline_stages', 1)}, b {entry['micro_batch_sequences']}, {entry['precision']}, "
+                  f"recompute {entry['recompute']}, ZeRO {entry['zero_stage']}"
+                  + (f", {entry['activation_offload_layers']} layers offloaded" if entry.get("activation_offload_layers")
+                     else "")
+                  + f"; states {(parts['weights'] + parts['gradients'] + parts['optimizer_states']) / GIB:.1f}, "
+                  f"activations {parts['activations'] / GIB:.1f}, output {parts['output_layer'] / GIB:.1f} GiB")
+        rows.append(RecipeFitRow("recipe_memory", entry["id"], float(entry["hbm_gbytes"]) * 1e9 / GIB,
+                                 tensors_gib + context, detail, tolerance=float(block["tolerance"]),
+                                 reason=_reason(block),
+                                 source=" ".join(str(entry["source"]).split()),
+                                 assumed=" ".join(str(entry.get("assumed", "")).split())))
+    return rows
+
+
+def recipe_fit_failures(rows: list[RecipeFitRow]) -> list[RecipeFitRow]:
+    """The recipes whose modelled memory exceeds the GPU's (empty = every recipe fits)."""
+    return [row for row in rows if not row.fits]

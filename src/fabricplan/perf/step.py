@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from fabricplan.catalog import Gpu
@@ -697,12 +697,16 @@ def slowest_gpu_slowdown(gpus: int, sigma: float, node_gpus: int = 1) -> float:
     and is not counted. Source of the spread: Sinha et al., SC'22 (``perf_defaults.yaml``)."""
     if gpus < 2 or sigma <= 0:
         return 0.0
+    return sigma * max(_expected_max_of_normals(int(gpus))
+                       - _expected_max_of_normals(min(max(int(node_gpus), 1), int(gpus))), 0.0)
+
+
+@lru_cache(maxsize=256)
+def _expected_max_of_normals(n: int) -> float:
+    """Blom's ``E[max of n standard normals] ~ Phi^-1((n - 0.375) / (n + 0.25))`` (0 for one)."""
     from statistics import NormalDist
 
-    def expected_max(n: int) -> float:
-        return NormalDist().inv_cdf((n - 0.375) / (n + 0.25)) if n > 1 else 0.0
-
-    return sigma * max(expected_max(gpus) - expected_max(min(max(int(node_gpus), 1), gpus)), 0.0)
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25)) if n > 1 else 0.0
 
 
 def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micro_batches: int,

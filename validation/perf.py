@@ -429,7 +429,9 @@ def calibrated_efa_host_stack_us(catalog=None) -> float:
 #: The JobSpec fields a training_runs row may set (the rest are the row's hardware and bookkeeping).
 _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_batch_sequences",
                "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
-               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype")
+               "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype",
+               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+               "activation_offload_layers")
 
 
 @dataclass(frozen=True)
@@ -467,6 +469,8 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
             continue
         prefix = entry["id"].split("_")[0]
         gate = block["tolerances"][prefix]  # every source's rows carry a step-time tolerance
+        if "tolerance" in entry:  # a row's own gate (null: shown, not gated), with its reason
+            gate = {"tolerance": entry["tolerance"], "tolerance_reason": entry["tolerance_reason"]}
         job, cluster, fabric = training_run_job(entry, catalog)
         result = step_time(job, cluster, fabric, catalog=catalog)
         gpus = entry["gpus"]
@@ -486,7 +490,8 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
                   f"m {result.micro_batches}; step {result.step_time_s:.3g} s, bubble {result.bubble_s:.3g} s, "
                   f"exposed comm {sum(result.exposed_comm_s.values()):.3g} s, MFU {result.mfu:.1%}")
         rows.append(TrainingRunRow(prefix, f"{entry['id']}: {quantity}", published, float(model),
-                                   detail, tolerance=float(gate["tolerance"]), reason=_reason(gate),
+                                   detail, tolerance=None if gate["tolerance"] is None else float(gate["tolerance"]),
+                                   reason=_reason(gate),
                                    step_error=step_error, assumed=entry.get("assumed", ""),
                                    source=" ".join(str(entry["source"]).split())))
     return rows
@@ -527,7 +532,8 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
 #: The JobSpec fields a memory_per_gpu row may set.
 _MEMORY_JOB_FIELDS = ("model", "tp", "pp", "cp", "dp", "virtual_pipeline_stages", "global_batch_sequences",
                       "micro_batch_sequences", "seq_len_tokens", "recompute", "sequence_parallel", "zero_stage",
-                      "attention_kernel", "precision", "gradient_dtype")
+                      "attention_kernel", "precision", "gradient_dtype", "activation_offload_layers",
+                      "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")
 
 
 @dataclass(frozen=True)
@@ -740,3 +746,67 @@ def small_message_rows(catalog=None) -> list[GatedRow]:
         rows.append(GatedRow("small_message", f"{entry['id']}: time_us", published, float(result.time_us), detail,
                              tolerance=float(entry["tolerance"]), reason=_reason(entry)))
     return rows
+# --- Recipes that ran (issue 27): the model's memory must fit the GPU ------------------------------
+
+#: training_runs sources whose rows are framework recipes that ran as published (their memory must fit).
+RECIPE_SOURCES = ("nemo2407", "nemo2409", "mb2511")
+
+
+@dataclass(frozen=True)
+class RecipeFitRow(GatedRow):
+    """A recipe that ran: ``published`` = the GPU's memory [GiB], ``model`` = the model's tensors plus
+    the CUDA context and NCCL (``memory_reserved_bytes_per_gpu``) [GiB]; gated one-sided (must fit)."""
+
+    source: str = ""
+    assumed: str = ""
+
+    @property
+    def fits(self) -> bool:
+        """Within the GPU's memory, or over it by at most the block's one-sided tolerance."""
+        return self.model <= self.published * (1.0 + (self.tolerance or 0.0))
+
+
+def _recipe_entries() -> list[dict]:
+    """Every recipe layout: the recipe rows of ``training_runs`` and ``recipe_memory.rows``."""
+    data = published_data()
+    out = []
+    for entry in data["training_runs"]["rows"]:
+        if entry["id"].split("_")[0] in RECIPE_SOURCES:
+            dp = entry["gpus"] // (entry["tp"] * entry["pp"] * entry.get("cp", 1))
+            out.append(dict(entry, dp=dp))
+    out += [dict(entry) for entry in data["recipe_memory"]["rows"]]
+    return out
+
+
+def recipe_fit_rows(catalog=None) -> list[RecipeFitRow]:
+    """Each recipe that ran: the model's memory per GPU (tensors + context and NCCL, without the
+    fragmentation allowance ``step`` adds) against the GPU's memory."""
+    from fabricplan.perf.memory import GIB
+
+    catalog = catalog or default_catalog()
+    block = published_data()["recipe_memory"]
+    context = perf_parameter("memory_reserved_bytes_per_gpu", catalog) / GIB
+    rows = []
+    for entry in _recipe_entries():
+        gpu = catalog.gpu(entry["gpu"])
+        entry.setdefault("hbm_gbytes", gpu.hbm_gbytes)
+        estimate, tensors_gib = memory_row_estimate(entry, catalog)
+        parts = estimate.breakdown_bytes
+        detail = (f"{entry['gpu']}, t{entry['tp']} p{entry['pp']} d{entry['dp']} c{entry.get('cp', 1)} "
+                  f"v{entry.get('virtual_pipeline_stages', 1)}, b {entry['micro_batch_sequences']}, {entry['precision']}, "
+                  f"recompute {entry['recompute']}, ZeRO {entry['zero_stage']}"
+                  + (f", {entry['activation_offload_layers']} layers offloaded" if entry.get("activation_offload_layers")
+                     else "")
+                  + f"; states {(parts['weights'] + parts['gradients'] + parts['optimizer_states']) / GIB:.1f}, "
+                  f"activations {parts['activations'] / GIB:.1f}, output {parts['output_layer'] / GIB:.1f} GiB")
+        rows.append(RecipeFitRow("recipe_memory", entry["id"], float(entry["hbm_gbytes"]) * 1e9 / GIB,
+                                 tensors_gib + context, detail, tolerance=float(block["tolerance"]),
+                                 reason=_reason(block),
+                                 source=" ".join(str(entry["source"]).split()),
+                                 assumed=" ".join(str(entry.get("assumed", "")).split())))
+    return rows
+
+
+def recipe_fit_failures(rows: list[RecipeFitRow]) -> list[RecipeFitRow]:
+    """The recipes whose modelled memory exceeds the GPU's (empty = every recipe fits)."""
+    return [row for row in rows if not row.fits]

@@ -96,3 +96,36 @@ def test_405b_on_8_gpus_cannot_fit_with_any_recompute():
     states = sum(floor.breakdown_bytes[k] for k in ("weights", "gradients", "optimizer_states"))
     assert states == pytest.approx((6 + 12 / 8) * dims.parameters())
     assert states / GIB > 2000 > 74.5
+
+
+# --- issue 27: FP8 saved inputs, activation offloading ---------------------------------------------
+
+def test_fp8_keeps_the_four_gemm_inputs_in_one_byte():
+    from fabricplan.perf.memory import fp8_saved_input_savings
+
+    s, b, h = 2048, 1, DIMS.hidden
+    width = DIMS.ffn_hidden / h
+    assert fp8_saved_input_savings(width) == (2.0, 1.0 + width)
+    # Sequence parallel, selective: (10 + 8 + 4F/h) / t in 16 bits, (8 + 7 + 3F/h) / t with FP8 inputs.
+    bf16 = activation_bytes_per_layer(DIMS, s, b, 8, "selective", True)
+    fp8 = activation_bytes_per_layer(DIMS, s, b, 8, "selective", True, precision="fp8")
+    assert bf16 == pytest.approx(s * b * h * (18 + 4 * width) / 8)
+    assert fp8 == pytest.approx(s * b * h * (15 + 3 * width) / 8)
+    # At F = 4h (GPT): 34 -> 27 s b h, Korthikanti et al.'s table less 7.
+    gpt = model_dims("gpt3-175b", catalog=CATALOG)
+    ratio = (activation_bytes_per_layer(gpt, s, b, 8, "selective", True, precision="fp8")
+             / activation_bytes_per_layer(gpt, s, b, 8, "selective", True))
+    assert ratio == pytest.approx(27 / 34, rel=1e-9)
+
+
+def test_offloaded_layers_hold_no_activations_on_the_gpu():
+    gpu = CATALOG.gpu("h100-sxm")
+    base = JobSpec(name="j", model="llama3-70b", tp=8, pp=1, global_batch_sequences=8, seq_len_tokens=8192,
+                   recompute="none", attention_kernel="flash")
+    kept = memory_per_gpu(base, model_dims("llama3-70b", catalog=CATALOG), gpu, tp=8, pp=1, dp=1, cp=1, ep=1,
+                          micro_batches=8, catalog=CATALOG)
+    half = memory_per_gpu(base.model_copy(update={"activation_offload_layers": 40}),
+                          model_dims("llama3-70b", catalog=CATALOG), gpu, tp=8, pp=1, dp=1, cp=1, ep=1,
+                          micro_batches=8, catalog=CATALOG)
+    assert half.breakdown_bytes["activations"] == pytest.approx(kept.breakdown_bytes["activations"] / 2, rel=1e-12)
+    assert half.breakdown_bytes["weights"] == kept.breakdown_bytes["weights"]

@@ -91,3 +91,19 @@ def test_validate_perf_renders_the_memory_section_and_fails_past_tolerance(monke
     output = tmp_path / "validation.md"
     assert script.main(["--output", str(output)]) == 1
     assert "Memory per GPU: checked only" in output.read_text(encoding="utf-8")
+
+
+def test_recipes_that_ran_fit_their_gpus():
+    # Issue 27: every NeMo / Megatron-Bridge recipe that ran fits its GPU in the model (one-sided, at
+    # most 5 % over), H100 to GB200, BF16 and FP8.
+    from validation.perf import recipe_fit_failures, recipe_fit_rows
+
+    rows = recipe_fit_rows()
+    assert len(rows) == 16
+    assert {row.detail.split(",")[0] for row in rows} == {"h100-sxm", "b200", "gb200"}
+    assert recipe_fit_failures(rows) == []
+    by_id = {row.quantity: row for row in rows}
+    # The GB200 70B recipe offloads 40 of its 80 layers' activations (cpu_offloading_num_layers).
+    assert by_id["mb2511_llama3_70b_gb200_64"].model == pytest.approx(156.0, abs=0.5)
+    assert by_id["nemo2407_gpt3_175b_512"].model == pytest.approx(71.3, abs=0.3)
+    assert by_id["nemo2409_llama31_405b_576"].error == pytest.approx(0.023, abs=0.003)

@@ -106,7 +106,7 @@ def test_gpt3_step_time_within_tolerance(capsys):
     assert step.reason.startswith("checked only, nothing fitted to it")
     assert abs(step.error) <= step.tolerance
     assert abs(tflops.error) <= tflops.tolerance
-    assert step.model == pytest.approx(28.92, abs=0.01)  # 28.91 before the proxy handshake (issue 27)
+    assert step.model == pytest.approx(29.37, abs=0.01)  # 28.91 before the slowest GPU of N (issue 27)
 
 
 def test_nvls_single_node_busbw_within_5_percent():
@@ -132,13 +132,13 @@ def test_llama3_405b_rows_use_the_published_layout_and_gate_per_configuration():
         assert row.reason, row
         if row.tolerance is not None:
             assert abs(step_time_error(row)) <= row.tolerance, row
-    # The model is fast on every configuration with the published layout (the per-micro-batch
-    # shortfall of docs/validation.md, beyond the model's gap to NVIDIA's NeMo runs of the same model).
-    assert all(step_time_error(row) < 0 for row in rows)
+    # With the DP reduce-scatter's contention beside compute and the slowest GPU of N (issue 27) the
+    # two 8K rows are 3 % and 1 % fast, the 128K row 2 % slow (8 % / 6 % / 2 % fast before).
+    assert [step_time_error(row) for row in rows] == pytest.approx([-0.032, -0.007, 0.024], abs=0.003)
     assert [row.tolerance for row in rows] == [0.15, 0.15, 0.15]
     # PP sends between stages cross the leaves and collide under static ECMP (span_nodes): 0.502, 0.465,
     # 0.397 before, nearer the published 0.43, 0.41, 0.38 now.
-    assert [row.model for row in rows] == pytest.approx([0.468, 0.434, 0.386], abs=0.005)
+    assert [row.model for row in rows] == pytest.approx([0.444, 0.413, 0.371], abs=0.005)
     # More micro-batches per step (32 against 16 on half the GPUs) shrink the bubble's share, so the
     # model's MFU rises with them, as Meta's does (43 % against 41 %).
     assert rows[0].model > rows[1].model
@@ -176,7 +176,7 @@ def test_gemm_shapes_off_the_curve_are_shown_not_gated():
 def test_training_error_summary_is_mean_and_worst():
     rows = training_rows()
     bounds = training_summary_bounds()
-    assert (bounds["mean"][0], bounds["worst"][0]) == (0.05, 0.15)
+    assert (bounds["mean"][0], bounds["worst"][0]) == (0.04, 0.10)
     assert bounds["mean"][1] and bounds["worst"][1]
     mean, worst = training_error_summary(rows, gated_only=True)
     assert 0 < mean <= bounds["mean"][0] and worst <= bounds["worst"][0]
@@ -188,17 +188,22 @@ def test_training_error_summary_is_mean_and_worst():
     shown = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=None, reason="r")
     assert training_failures([*rows, off]) and training_failures([*rows, shown]) == []
     assert training_error_summary([*rows, shown], gated_only=True) == (mean, worst)
-    assert training_error_summary([*rows, shown])[1] == pytest.approx(0.2)
+    assert training_error_summary([*rows, shown])[1] == pytest.approx(max(0.2, training_error_summary(rows)[1]))
 
 
 def test_training_runs_are_all_checked_and_each_within_its_tolerance():
     rows = training_run_rows()
-    assert len(rows) == 34
+    assert len(rows) == 38
     assert {row.group for row in rows} == {"checked"}  # nothing end-to-end is calibrated on
-    # Step-time tolerance per source: 5 % where the whole layout is published and DP = 1, else 10 %.
-    assert {row.case: row.tolerance for row in rows} == {"korthikanti": 0.05, "narayanan": 0.10,
-                                                         "nemo2407": 0.10, "nemo2409": 0.10}
-    for row in rows:
+    # Step-time tolerance per source: 5 % where the whole layout is published and DP = 1, else 10 %;
+    # two Megatron-Bridge rows are shown, not gated (cuDNN attention, which the compute data lack).
+    gated = [row for row in rows if row.tolerance is not None]
+    assert {row.case: row.tolerance for row in gated} == {"korthikanti": 0.05, "narayanan": 0.10,
+                                                          "nemo2407": 0.10, "nemo2409": 0.10, "mb2511": 0.10}
+    shown = {row.quantity.split(":")[0]: row.step_error for row in rows if row.tolerance is None}
+    assert shown == pytest.approx({"mb2511_llama3_70b_h100_64": 0.162, "mb2511_llama3_8b_b200_8": 0.315}, abs=0.01)
+    assert all("cuDNN" in row.reason for row in rows if row.tolerance is None)
+    for row in gated:
         assert abs(row.step_error) <= row.tolerance, row
         assert row.source and row.reason
 
@@ -259,13 +264,13 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     assert failures == 0
     text = "\n".join(lines)
     assert "| korthikanti_175b_full: step_time_s | 18.13 |" in text and "Calculon" in text
-    # Korthikanti rows at +-0.5 % (all but one are further off) and a mean bound of 1 %: rows and summary fail.
+    # Korthikanti rows at +-0.5 % (all eight are further off) and a mean bound of 1 %: rows and summary fail.
     data = copy.deepcopy(published_data())
     data["training_runs"]["tolerances"]["korthikanti"]["tolerance"] = 0.005
     data["training_runs"]["summary"]["mean"]["tolerance"] = 0.01
     monkeypatch.setattr(perf_checks, "published_data", lambda: data)
     _lines, failures = script._training_runs_section()
-    assert failures == 7 + 1
+    assert failures == 8 + 1
 
 
 # --- issue 12 item 6: catalog EDR/HDR profiles and AWS EFA -----------------------------------------

@@ -83,19 +83,38 @@ class MemoryEstimate:
 
 
 def activation_bytes_per_layer(dims: TransformerDims, seq_tokens: float, micro_batch: int, tp: int,
-                               recompute: str, sequence_parallel: bool, attention_kernel: str = "unfused") -> float:
+                               recompute: str, sequence_parallel: bool, attention_kernel: str = "unfused",
+                               precision: str = "bf16") -> float:
     """Activation bytes one layer stores for one micro-batch on one GPU (module docstring, [2]_ Table 2;
-    with ``attention_kernel="flash"`` no recompute stores no s x s tensor, [3]_)."""
+    with ``attention_kernel="flash"`` no recompute stores no s x s tensor, [3]_; FP8: the four GEMM
+    inputs are kept in FP8, :func:`fp8_saved_input_savings`)."""
     s, b, h, a = seq_tokens, micro_batch, dims.hidden, dims.heads
     width = dims.ffn_hidden * dims.experts_per_token
     sbh = s * b * h
+    unsharded = 10.0  # two LayerNorm inputs, the QKV and FC1 inputs, two dropout masks
     sharded = 8 + 4 * width / h  # MLP and attention terms split by tensor parallelism (24 at F = 4h)
-    selective = sbh * (10 + sharded) / tp if sequence_parallel else sbh * (10 + sharded / tp)
+    if precision == "fp8":
+        saved_unsharded, saved_sharded = fp8_saved_input_savings(width / h)
+        unsharded, sharded = unsharded - saved_unsharded, sharded - saved_sharded
+    selective = sbh * (unsharded + sharded) / tp if sequence_parallel else sbh * (unsharded + sharded / tp)
     if recompute == "selective" or (recompute == "none" and attention_kernel == "flash"):
         return selective
     if recompute == "none":
         return selective + sbh * 5 * a * s / (h * tp)
     return 2 * sbh / (tp if sequence_parallel else 1)  # full: the layer input only
+
+
+def fp8_saved_input_savings(width_over_hidden: float) -> tuple[float, float]:
+    """(unsharded, tensor-parallel-sharded) activation bytes per ``s b h`` a layer saves in FP8 training.
+
+    Transformer Engine keeps the input a Linear module saves for its weight-gradient GEMM as the FP8
+    tensor it cast for the forward GEMM (transformer_engine/pytorch/module/linear.py ``_Linear.forward``:
+    ``saved_inputmat`` is the quantized ``inputmat``, kept with its column-wise data only, when FP8 is
+    on), one byte per element instead of two. The four GEMM inputs of a layer ([2]_ Table 2's terms):
+    QKV and FC1 inputs (2 s b h each, not split by tensor parallelism without sequence parallelism),
+    the attention projection input (2 s b h) and the FC2 input (2 F/h s b h), split by it; half of
+    each is saved: (1 + 1, 1 + F/h)."""
+    return 2.0, 1.0 + width_over_hidden
 
 
 def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int, cp: int, ep: int,
@@ -122,12 +141,16 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     seq = job.seq_len_tokens / cp
     b = job.micro_batch_sequences
     per_layer = activation_bytes_per_layer(dims, seq, b, tp, job.recompute, job.sequence_parallel,
-                                           job.attention_kernel)
+                                           job.attention_kernel, job.precision)
     in_flight = min(pp, micro_batches) if pp > 1 else 1
     interleave = 1 + (pp - 1) / (pp * virtual_stages) if virtual_stages > 1 else 1.0
-    activations = per_layer * layers_per_stage * in_flight * interleave
+    # Offloaded layers (activation_offload_layers) keep their saved tensors in host memory; at least
+    # one layer's stay on the GPU (the one computing).
+    resident_layers = max(layers_per_stage - getattr(job, "activation_offload_layers", 0), 1)
+    activations = per_layer * resident_layers * in_flight * interleave
     if job.recompute == "full":  # one layer is rematerialised at a time during the backward pass
-        activations += activation_bytes_per_layer(dims, seq, b, tp, "selective", job.sequence_parallel)
+        activations += activation_bytes_per_layer(dims, seq, b, tp, "selective", job.sequence_parallel,
+                                                  precision=job.precision)
     output = 4 * seq * b * dims.hidden / tp * (1 + dims.vocab / dims.hidden)
     capacity = gpu.hbm_gbytes * 1e9
     reserved = (perf_parameter("memory_reserved_bytes_per_gpu", catalog)

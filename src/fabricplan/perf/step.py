@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from fabricplan.catalog import Gpu
@@ -59,13 +59,13 @@ from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster
 from fabricplan.design.groups import GroupShape
 from fabricplan.design.groups import group_shapes as layout_group_shapes
 from fabricplan.errors import InputError
-from fabricplan.perf.collectives import collective_time
+from fabricplan.perf.collectives import collective_time, gpu_compute_capability
 from fabricplan.perf.efficiency import EfficiencyModel
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
 from fabricplan.perf.flops import TransformerDims, forward_flops_per_token, model_dims, training_flops_per_token
 from fabricplan.perf.latency import perf_parameter
 from fabricplan.perf.memory import GIB, MemoryEstimate, memory_per_gpu
-from fabricplan.perf.params import gradient_bytes_per_parameter
+from fabricplan.perf.params import gradient_bytes_per_parameter, perf_table
 from fabricplan.spec.job import job_layout, pipeline_stage_layers
 from fabricplan.spec.models import GpuInline
 
@@ -144,6 +144,9 @@ class StepResult:
     optimizer_s: float = 0.0
     #: The distinct collectives the step ran (each as ``fabricplan collective --spec`` reports it).
     collectives: list[StepCollective] = field(default_factory=list)
+    #: Compute time lost to communication kernels running beside it (SMs and HBM bandwidth they
+    #: take: :func:`overlap_contention_share`), once per step [s].
+    contention_s: float = 0.0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -204,6 +207,7 @@ class StepCollective:
     #: nodes holding the communicator's ranks (``gpus_per_node`` is the fewest on one of them when
     #: they hold different numbers: ``collective --nodes``)
     n_nodes: int = 0
+    channels: int = 0
 
     @property
     def even(self) -> bool:
@@ -216,7 +220,8 @@ class StepCollective:
                    gpus_per_node=result.gpus_per_node, span_nodes=span_nodes or result.n_nodes,
                    algorithm=result.algorithm, protocol=result.protocol, time_us=result.time_us,
                    busbw_gbytes_per_s=result.busbw_gbytes_per_s, routing_efficiency=result.routing_efficiency,
-                   n_nodes=result.n_nodes)
+                   n_nodes=result.n_nodes,
+                   channels=int(getattr(result, "channels", 0) or 0))
 
 
 def step_time(job, cluster: ClusterShape | NetworkView, fabric=None, *, catalog, nccl_version: str | None = None,
@@ -329,7 +334,10 @@ def _lay_out(job, network: NetworkView, catalog, *, nccl_version, efficiency_mod
         raise InputError(f"GPU '{getattr(network.gpu, 'id', 'gpu')}' has no {job.precision} peak", location="precision")
     fraction = achievable_fraction(network.gpu, catalog)
     # The slowest GPU paces every synchronous step: its persistent throughput deficit slows all compute.
-    straggler = slowest_gpu_slowdown(gpus, perf_parameter("per_gpu_persistent_throughput_sigma", catalog))
+    # The node's slowest GPU is compute_slowest_gpu_derate (perf/compute.py); this is the slowest
+    # GPU of the job beyond it (order statistics over N against over one node).
+    straggler = slowest_gpu_slowdown(gpus, perf_parameter("per_gpu_persistent_throughput_sigma", catalog),
+                                     node_gpus=network.gpus_per_node)
     act_bytes = perf_parameter("activation_bytes_per_element", catalog)
     model_flops_token, hw_flops_token = training_flops_per_token(dims, job.seq_len_tokens, job.recompute)
     # Uneven stages: the fullest one (balanced split, spec.job.pipeline_stage_layers) sets the pace;
@@ -406,17 +414,48 @@ class _Communication:
     cp: _Traffic
     dp_step_s: float
     dp_micro_batch_s: float
+    #: per kind, the share of overlapped compute its collectives take (:func:`overlap_contention_share`)
+    contention: dict[str, float] = field(default_factory=dict)
+
+
+def _contention_share(s: _Setup, collectives: list, count_sms: bool = True) -> float:
+    """Time-weighted :func:`overlap_contention_share` of one kind's ``collectives`` on the job's GPU
+    (``count_sms`` False: their HBM traffic only)."""
+    total = sum(c.time_us for c in collectives)
+    if total <= 0:
+        return 0.0
+    gpu = s.network.gpu
+    sms = gpu_sm_count(gpu, s.catalog) if count_sms else None
+    compute = getattr(gpu, "compute", None)
+    hbm = getattr(gpu, "hbm_bandwidth_tbytes_per_s", None) or (compute.hbm.tbytes_per_s if compute else 0.0)
+    per_byte = perf_parameter("nccl_hbm_bytes_per_bus_byte", s.catalog)
+    return sum(c.time_us * overlap_contention_share(c.channels, c.busbw_gbytes_per_s, sm_count=sms,
+                                                    hbm_tbytes_per_s=hbm, hbm_bytes_per_bus_byte=per_byte)
+               for c in collectives) / total
 
 
 def _communication(s: _Setup, compute: _Compute) -> _Communication:
     """Every kind's communication, each from its own function (in this order, which is also the order
     their layout errors are raised in)."""
-    tp = _tensor_parallel(s, compute)
-    pp = _pipeline_parallel(s)
-    ep = _expert_parallel(s)
-    cp = _context_parallel(s, compute)
-    dp_step, dp_mb = _data_parallel(s)
-    return _Communication(tp=tp, pp=pp, ep=ep, cp=cp, dp_step_s=dp_step, dp_micro_batch_s=dp_mb)
+    ran: dict[str, list] = {}
+    # Transformer Engine's userbuffers move TP data with copy engines (ring exchange) or SMs the GEMM
+    # already gives up (tp_overlap_pipeline_sm_fraction): only their HBM traffic is new contention.
+    userbuffers = bool(s.job.tp_overlap and s.job.sequence_parallel and s.tp > 1)
+
+    def logged(kind: str, run):
+        start = len(s.log)
+        out = run()
+        ran[kind] = s.log[start:]
+        return out
+
+    tp = logged("tp", lambda: _tensor_parallel(s, compute))
+    pp = logged("pp", lambda: _pipeline_parallel(s))
+    ep = logged("ep", lambda: _expert_parallel(s))
+    cp = logged("cp", lambda: _context_parallel(s, compute))
+    dp_step, dp_mb = logged("dp", lambda: _data_parallel(s))
+    return _Communication(tp=tp, pp=pp, ep=ep, cp=cp, dp_step_s=dp_step, dp_micro_batch_s=dp_mb,
+                          contention={kind: _contention_share(s, log, count_sms=not (kind == "tp" and userbuffers))
+                                      for kind, log in ran.items()})
 
 
 def _tensor_parallel(s: _Setup, compute: _Compute) -> _Traffic:
@@ -575,6 +614,7 @@ class _Exposure:
     dp_exposed_s: float
     bubble_s: float
     notes: list[str]
+    contention_s: float = 0.0
 
 
 def _exposure(s: _Setup, compute: _Compute, comm: _Communication) -> _Exposure:
@@ -585,20 +625,42 @@ def _exposure(s: _Setup, compute: _Compute, comm: _Communication) -> _Exposure:
     dp_overlap = perf_parameter("dp_overlap_efficiency", s.catalog) if s.job.dp_overlap else 0.0
     dp_exposed = data_parallel_exposed_s(comm.dp_step_s, dp_mb, micro_batches=micro_batches, period_s=t_mb,
                                          backward_s=compute.backward_s, overlap_efficiency=dp_overlap)
+    if dp_overlap:  # the last gradient bucket and the first weight bucket cannot hide (ddp_bucket_*)
+        dp_exposed = max(dp_exposed, (comm.dp_step_s + dp_mb) * _last_bucket_share(s))
+    m = micro_batches
+    hidden = {"tp": m * (comm.tp.total_s - comm.tp.exposed_s), "pp": m * (comm.pp.total_s - comm.pp.exposed_s),
+              "cp": m * (comm.cp.total_s - comm.cp.exposed_s),
+              "dp": comm.dp_step_s + m * dp_mb - dp_exposed}
+    contention = overlap_contention_s(hidden, comm.contention, m * compute.micro_batch_s)
     notes = []
     if dp_mb and micro_batches > 1:
         waits = "; the step waits on the network" if dp_mb > dp_overlap * t_mb else ""
         notes.append(f"ZeRO {s.job.zero_stage}: data-parallel traffic after every micro-batch ({dp_mb * 1e3:,.1f} ms "
                      f"against a {t_mb * 1e3:,.1f} ms micro-batch{waits})")
     bubble = (s.pp - 1) / s.virtual * t_mb  # Narayanan et al. SC'21 §2.2.2: (p-1)/(v*m) of the ideal time
-    return _Exposure(micro_batch_s=t_mb, dp_exposed_s=dp_exposed, bubble_s=bubble, notes=notes)
+    if contention > 0:
+        notes.append(f"communication beside compute (SMs its channels hold, HBM its traffic takes): compute "
+                     f"+{contention * 1e3:,.0f} ms per step")
+    return _Exposure(micro_batch_s=t_mb, dp_exposed_s=dp_exposed, bubble_s=bubble, notes=notes,
+                     contention_s=contention)
+
+
+def _last_bucket_share(s: _Setup) -> float:
+    """Share of the data-parallel traffic in one bucket of Megatron-Core's default size,
+    ``max(ddp_bucket_min_parameters, ddp_bucket_parameters_per_dp_rank x dp x cp)`` parameters, of
+    the fullest stage's local parameters (1: the whole reduction is one bucket)."""
+    local = sum(params for params, _, _ in _data_parallel_groups(s))
+    bucket = max(perf_parameter("ddp_bucket_min_parameters", s.catalog),
+                 perf_parameter("ddp_bucket_parameters_per_dp_rank", s.catalog) * s.dp * s.cp)
+    return min(bucket / local, 1.0) if local > 0 else 0.0
 
 
 def _result(s: _Setup, compute: _Compute, comm: _Communication, exposure: _Exposure) -> StepResult:
     """Result assembly: the step time, its parts per step, FLOPs, MFU/HFU, throughput, GPU-hours for
     the token budget, memory and notes."""
     job, m, gpus, peak = s.job, s.micro_batches, s.gpus, s.peak
-    step = m * exposure.micro_batch_s + exposure.bubble_s + exposure.dp_exposed_s + compute.optimizer_s
+    step = (m * exposure.micro_batch_s + exposure.bubble_s + exposure.dp_exposed_s + compute.optimizer_s
+            + exposure.contention_s)
     tokens_step = job.global_batch_sequences * job.seq_len_tokens
     model_flops_step = s.model_flops_token * tokens_step
     hardware_flops_step = s.hw_flops_token * tokens_step
@@ -621,12 +683,14 @@ def _result(s: _Setup, compute: _Compute, comm: _Communication, exposure: _Expos
         token_budget=budget, notes=[compute.note, *s.memory_notes, *exposure.notes, *straggler],
         optimizer_s=compute.optimizer_s, virtual_pipeline_stages=s.virtual, memory_per_gpu_bytes=memory.total_bytes,
         memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
-        memory_fits=memory.fits, collectives=list(dict.fromkeys(s.log)))
+        memory_fits=memory.fits, collectives=list(dict.fromkeys(s.log)), contention_s=exposure.contention_s)
 
 
-def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:
-    """Expected slowdown of a synchronous step's compute paced by the slowest of ``gpus`` GPUs:
-    ``sigma x E[max of N standard normals]``, with Blom's approximation
+def slowest_gpu_slowdown(gpus: int, sigma: float, node_gpus: int = 1) -> float:
+    """Expected slowdown of a synchronous step's compute paced by the slowest of ``gpus`` GPUs, beyond
+    the slowest of one node's ``node_gpus`` (which ``compute_slowest_gpu_derate`` already counts):
+    ``sigma x (E[max of N] - E[max of node_gpus])`` standard normals (``node_gpus = 1``: the whole
+    ``sigma x E[max of N]``), with Blom's approximation
     ``E[max] ~ Phi^-1((N - 0.375) / (N + 0.25))`` (G. Blom, "Statistical Estimates and Transformed
     Beta-Variables", 1958; within 1 % of the exact values 1.539, 2.508, 3.241 at N = 10, 100, 1000);
     0 for one GPU or ``sigma = 0``.
@@ -638,9 +702,16 @@ def slowest_gpu_slowdown(gpus: int, sigma: float) -> float:
     and is not counted. Source of the spread: Sinha et al., SC'22 (``perf_defaults.yaml``)."""
     if gpus < 2 or sigma <= 0:
         return 0.0
+    return sigma * max(_expected_max_of_normals(int(gpus))
+                       - _expected_max_of_normals(min(max(int(node_gpus), 1), int(gpus))), 0.0)
+
+
+@lru_cache(maxsize=256)
+def _expected_max_of_normals(n: int) -> float:
+    """Blom's ``E[max of n standard normals] ~ Phi^-1((n - 0.375) / (n + 0.25))`` (0 for one)."""
     from statistics import NormalDist
 
-    return sigma * NormalDist().inv_cdf((gpus - 0.375) / (gpus + 0.25))
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25)) if n > 1 else 0.0
 
 
 def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micro_batches: int,
@@ -670,6 +741,42 @@ def data_parallel_exposed_s(per_step_s: float, per_micro_batch_s: float, *, micr
     usable = overlap_efficiency * period_s
     backlog = max(per_micro_batch_s, m * per_micro_batch_s - (m - 1) * usable)
     return max(backlog + per_step_s - overlap_efficiency * backward_s, 0.0)
+
+
+def gpu_sm_count(gpu, catalog) -> int:
+    """Streaming multiprocessors of ``gpu`` (``perf_defaults`` ``gpu_sm_count`` by compute capability:
+    the entry for the highest listed capability <= the GPU's, the lowest for older GPUs)."""
+    table = {int(cc): int(v) for cc, v in perf_table("gpu_sm_count", catalog).items()}
+    cc = gpu_compute_capability(gpu, catalog)
+    eligible = [key for key in table if key <= cc]
+    return table[max(eligible)] if eligible else table[min(table)]
+
+
+def overlap_contention_share(channels: int, busbw_gbytes_per_s: float, *, sm_count: int | None,
+                             hbm_tbytes_per_s: float, hbm_bytes_per_bus_byte: float) -> float:
+    """Share of its speed compute loses while a collective runs beside it:
+    ``channels / SMs + k x busbw / HBM`` (capped at 1).
+
+    An NCCL channel is one CTA resident on one SM for the collective's whole duration, so the
+    compute kernels beside it are scheduled on the other SMs (NVIDIA/nccl#1432: 15 % of the SMs
+    active with NCCL alone, 85 % with compute beside it); and the collective streams ``k`` bytes of
+    HBM traffic per byte it moves on the bus (``nccl_hbm_bytes_per_bus_byte``: staged through
+    memory, then read back, with the user buffers 3x; sjeaugey in NVIDIA/nccl#1428). The two add:
+    published slowdowns of compute-bound kernels under a concurrent collective exceed either alone
+    (NVIDIA/nccl#1428 on A100: a GEMM 1.18 -> 2.08 ms, attention 0.18 -> 0.33 ms beside an
+    AllGather; Lee et al., arXiv 2507.03114: 18.9 % average, 40 % worst compute slowdown when
+    overlapped, 4 A100/H100), so this first-order sum is not an upper bound. ``sm_count`` None: the
+    collective holds no SMs of its own (copy-engine transfers), only its HBM traffic counts."""
+    sms = (channels / sm_count) if sm_count else 0.0
+    hbm = hbm_bytes_per_bus_byte * busbw_gbytes_per_s / (hbm_tbytes_per_s * 1e3) if hbm_tbytes_per_s > 0 else 0.0
+    return min(sms + hbm, 1.0)
+
+
+def overlap_contention_s(hidden_s: dict[str, float], shares: dict[str, float], compute_s: float) -> float:
+    """Compute time lost per step to the collectives that run beside it [s]: for each kind, the
+    time its traffic is hidden (at most the step's compute) times the share of compute speed it
+    takes (:func:`overlap_contention_share`)."""
+    return sum(min(max(hidden, 0.0), compute_s) * shares.get(kind, 0.0) for kind, hidden in hidden_s.items())
 
 
 def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhidden_share: float) -> float:

@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 #: ``perf_defaults`` numbers drawn from their own ranges with one extra pair of runs each (at their
 #: low and high), for the fabrics whose ``routing`` they act on (None: every fabric).
 PERF_DRAWN: tuple[tuple[str, str | None], ...] = (("adaptive_routing_residual_collision_fraction", "adaptive"),
-                                                   ("dp_overlap_efficiency", None))
+                                                   ("dp_overlap_efficiency", None),
+                                                   ("per_gpu_persistent_throughput_sigma", None),
+                                                   ("nccl_hbm_bytes_per_bus_byte", None))
 
 Performance = Callable[[Catalog, Levers], list[StepResult]]
 

@@ -81,6 +81,13 @@ class JobSpec(BaseModel):
         default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")
     tp_overlap: bool = Field(
         default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
+    # --- memory only (perf/memory.py); added for issue 27 ---
+    activation_offload_layers: int = Field(
+        default=0, ge=0, le=100_000,
+        description="Transformer layers whose saved activations are offloaded to host memory between the forward "
+                    "and the backward (Megatron-Core / Transformer Engine CPU offloading, Megatron-Bridge "
+                    "cpu_offloading_num_layers): they hold no GPU memory for activations; the step time is "
+                    "unchanged (the copies overlap compute)")
     share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
     token_budget: float | None = Field(default=None, gt=0, le=1e18,
                                        description="Tokens to train, for GPU-hours (at most 10^18)")

@@ -649,7 +649,7 @@ def _last_bucket_share(s: _Setup) -> float:
     """Share of the data-parallel traffic in one bucket of Megatron-Core's default size,
     ``max(ddp_bucket_min_parameters, ddp_bucket_parameters_per_dp_rank x dp x cp)`` parameters, of
     the fullest stage's local parameters (1: the whole reduction is one bucket)."""
-    local = sum(params for params, _, _ in _data_parallel_groups(s))
+    local = sum(params for params, _ in _data_parallel_groups(s))
     bucket = max(perf_parameter("ddp_bucket_min_parameters", s.catalog),
                  perf_parameter("ddp_bucket_parameters_per_dp_rank", s.catalog) * s.dp * s.cp)
     return min(bucket / local, 1.0) if local > 0 else 0.0

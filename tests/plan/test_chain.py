@@ -32,15 +32,16 @@ SOURCE = {"source": "test overlay: a made-up value for the test", "date": "2026-
 STEP_TIMES = {  # issue 12 (2026-12-01): the H100 BF16 GEMM curve at sustained clocks (x 0.928; MoE: its BF16 output layer)
     # issue 26: the pipeline sends leave the leaf (4 stages of 32 nodes span 97): static ECMP keeps a
     # third of RoCE's and TCP's bandwidth there, adaptive routing 92 % (9.5431, 9.5498, 11.3446 before).
-    # issue 27: NCCL's proxy per operation and per network chunk (+2.3 ms on IB and RoCE: 9.5453, 9.6005 before).
-    ("llama70b-1024-h100", "infiniband-ndr"): 9.547516391632417,  # 9.142861792752049 before issue 12
-    ("llama70b-1024-h100", "roce-v2"): 9.602794333918741,
-    ("llama70b-1024-h100", "ethernet-tcp"): 11.697698821917541,
+    # issue 27: NCCL's proxy per operation and per network chunk (+2.3 ms on IB and RoCE: 9.5453, 9.6005 before),
+    # then communication beside compute, the last gradient bucket and the slowest GPU of N (9.5475, 9.6028, 11.6977).
+    ("llama70b-1024-h100", "infiniband-ndr"): 9.684971843686013,  # 9.142861792752049 before issue 12
+    ("llama70b-1024-h100", "roce-v2"): 9.740154731248671,
+    ("llama70b-1024-h100", "ethernet-tcp"): 11.831448517204095,
     # issue 26: the MoE example laid out as NVIDIA's Mixtral 8x7B H100 recipe (TP 1, PP 4, VPP 8, EP 8
     # inside a node, bf16 gradients; was TP 2 x EP 8 across nodes: 1.5567, 1.5911, 8.4545 s)
-    ("moe-alltoall-2048-h100", "infiniband-ndr"): 0.9122915195360494,
-    ("moe-alltoall-2048-h100", "roce-v2"): 1.0134113038542054,
-    ("moe-alltoall-2048-h100", "ethernet-tcp"): 2.6778259855305224,
+    ("moe-alltoall-2048-h100", "infiniband-ndr"): 0.9281429146591118,
+    ("moe-alltoall-2048-h100", "roce-v2"): 1.0291904292299265,
+    ("moe-alltoall-2048-h100", "ethernet-tcp"): 2.690682041048583,
 }
 
 
@@ -169,7 +170,9 @@ def test_overlay_moves_a_perf_default_through_the_cli(cli, tmp_path):
     assert moved["exposed_comm_s"]["tp"] == 0.0
     bubble_share = (base["pp"] - 1) / (base["virtual_pipeline_stages"] * base["micro_batches"])
     saved = base["exposed_comm_s"]["tp"] * (1 + bubble_share)
-    assert moved["step_time_s"] == pytest.approx(base["step_time_s"] - saved, rel=1e-9)
+    # hidden TP communication still takes SMs and HBM bandwidth from the compute beside it (issue 27:
+    # perf/step.py overlap_contention_share), so the step saves less than the exposed time it hid
+    assert base["step_time_s"] - saved < moved["step_time_s"] < base["step_time_s"]
     compare = cli("compare", EXAMPLE_1024, "--quick", "--json", "--catalog", path)
     roce = [f for f in json.loads(compare.out)["fabrics"] if f["fabric"] == "roce-v2"][0]
     assert roce["jobs"][0]["step_time_s"] == pytest.approx(moved["step_time_s"], rel=1e-12)

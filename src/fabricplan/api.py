@@ -351,16 +351,20 @@ def expected_rtt_us(spec: SpecLike, fabric: str | None = None,
     sentence saying where it comes from: twice the one-way small-message latency of
     :func:`fabricplan.perf.latency.point_to_point_latency` on the spec's fabric (``fabric``: a
     profile id of the spec; may be omitted when the spec lists one fabric)."""
-    from fabricplan.perf.latency import point_to_point_latency
-
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
     choice = _fabric_choice(loaded, fabric)
-    built = design(loaded, choice, cat)
+    return _design_rtt_us(design(loaded, choice, cat), choice.profile, cat)
+
+
+def _design_rtt_us(built: FabricDesign, profile: str, catalog: Catalog) -> tuple[float, str]:
+    """:func:`expected_rtt_us` of a design already built."""
+    from fabricplan.perf.latency import point_to_point_latency
+
     one_way = point_to_point_latency(built.network.profile, built.hardware.switch.port_to_port_latency_ns,
                                      built.switches_across, host_links_in_rack=built.size.host_links_in_rack,
-                                     catalog=cat)
-    return 2 * one_way.total_us, (f"the design of {choice.profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
+                                     catalog=catalog)
+    return 2 * one_way.total_us, (f"the design of {profile} ({built.switches_across} switch{'' if built.switches_across == 1 else 'es'} across, "
                                   f"2 x {one_way.total_us:.2f} us one way, unloaded)")
 
 
@@ -398,9 +402,9 @@ def expected_under_load(spec: SpecLike, fabric: str | None = None,
 
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
-    unloaded_us, unloaded_source = expected_rtt_us(loaded, fabric, cat)
     choice = _fabric_choice(loaded, fabric)
-    built = design(loaded, choice, cat)
+    built = design(loaded, choice, cat)  # the design search runs once for both numbers
+    unloaded_us, unloaded_source = _design_rtt_us(built, choice.profile, cat)
     cc, pfc = profile_cc(cat.fabric(built.fabric))
     link_gbps = float(built.hardware.port_speed_gbps)
     hops = int(built.switches_across)

@@ -309,3 +309,18 @@ def test_dp_overlap_efficiency_is_drawn_for_every_fabric():
         order = np.argsort(overlap)
         assert np.all(np.diff(values[order]) >= -1e-12), fabric
         assert values[order][-1] > values[order][0], fabric
+
+
+def test_fabrics_that_tie_in_a_draw_share_its_win():
+    """Three fabrics whose numbers differ only by float round-off (one node, no fabric) tie in every
+    draw: each is best in a third of them, not the first listed in all (decision_tie_relative)."""
+    from fabricplan.decide.uncertainty import summarise
+
+    draws = Draws(n=6, seed=1)
+    base = np.array([6.1, 6.2, 5.9, 6.0, 6.3, 6.05])
+    metrics = {"ethernet-tcp": base, "roce-v2": base * (1 + 1e-15), "infiniband-ndr": base * (1 - 1e-15)}
+    tie = CATALOG.parameter("decision_tie_relative").value.at("default")
+    tied = summarise(metrics, list(metrics), draws, 0.8, tie)
+    assert all(f.probability_best == pytest.approx(1 / 3) for f in tied.fabrics.values())
+    strict = summarise(metrics, list(metrics), draws, 0.8, 0.0)
+    assert strict.fabrics["infiniband-ndr"].probability_best == 1.0  # without the tolerance, round-off decides

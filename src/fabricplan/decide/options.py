@@ -12,9 +12,6 @@ from fabricplan.plan import Plan
 from fabricplan.plan.outcome import FabricOutcome
 from fabricplan.spec import ClusterSpec
 
-#: A step-time change below this is reported as none (the chain's numbers differ in the last digits).
-UNCHANGED = 5e-5
-
 _COLLNET = ("collnet_direct", "collnet_chain", "nvls", "nvls_tree")
 
 
@@ -89,6 +86,7 @@ def option_uplifts(spec: ClusterSpec, catalog: Catalog, plan: Plan,
                    outcomes: dict[str, FabricOutcome]) -> list[OptionUplift]:
     """For every fabric of the spec and each of its catalog options, the chain's point outcome with the
     option switched (on where the spec builds it off, off where it is on), against the outcome as built."""
+    unchanged = catalog.parameter("option_step_unchanged_relative").value.at("default")
     uplifts = []
     for choice in spec.fabric_choices():
         profile = catalog.fabric(choice.profile)
@@ -103,7 +101,7 @@ def option_uplifts(spec: ClusterSpec, catalog: Catalog, plan: Plan,
             steps = {job.job: float(job.step_time_s) for job in base.jobs}
             change = {job.job: float(job.step_time_s) / steps[job.job] - 1.0 for job in on.jobs if steps.get(job.job)}
             note = ""
-            if all(abs(value) < UNCHANGED for value in change.values()):
+            if all(abs(value) < unchanged for value in change.values()):
                 note = sharp_note(run.steps) if name == "sharp" else routing_note(run.steps)
             uplifts.append(OptionUplift(
                 fabric=choice.profile, option=name, enabled=enabled, requires=option.requires,

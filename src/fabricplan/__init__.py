@@ -20,7 +20,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# name -> module that defines it ("cost" and "design" are packages that are also callable).
+# name -> module that defines it ("cost", "design" and "fleet" are packages that are also callable).
 _EXPORTS = {
     "load_spec": "fabricplan.api", "ClusterSpec": "fabricplan.spec", "FabricChoice": "fabricplan.spec",
     "JobSpec": "fabricplan.spec",
@@ -33,7 +33,7 @@ _EXPORTS = {
     "expected_under_load": "fabricplan.api", "health": "fabricplan.api",
     "Plan": "fabricplan.plan", "register_efficiency_model": "fabricplan.perf.efficiency",
 }
-_PACKAGES = ("cost", "design")
+_PACKAGES = ("cost", "design", "fleet")
 
 __all__ = sorted([*_EXPORTS, *_PACKAGES, "__version__"])
 

@@ -386,6 +386,35 @@ def _fabric_choice(loaded: ClusterSpec, fabric: str | None) -> Any:
     return choice
 
 
+def fleet(spec: SpecLike, fabric: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None, *,
+          policy: Any = None, routing: str | None = None, days: float | None = None, samples: int | None = None,
+          seed: int = 0) -> dict[str, Any]:
+    """The spec's job mix as a fleet on each fabric's chosen design (or only ``fabric``):
+    profile -> :class:`fabricplan.fleet.FleetResult` (:func:`fabricplan.fleet.run_fleet`:
+    arrivals, the scheduler ``policy`` (a name or a callable), every running job on the shared
+    fabric at sampled instants). Fabrics without a scale-out network (one node) are left out."""
+    from fabricplan.design import resolve
+    from fabricplan.fleet import run_fleet
+    from fabricplan.plan.chain import chosen_design
+    from fabricplan.spec.load import located
+
+    cat = _catalog(catalog)
+    loaded = _spec(spec, cat)
+    choices = [_fabric_choice(loaded, fabric)] if fabric is not None else loaded.fabric_choices()
+    out: dict[str, Any] = {}
+    with located(loaded):
+        for choice in choices:
+            chosen_spec, chosen_choice = chosen_design(loaded, cat, choice)
+            built = resolve(chosen_spec, cat, chosen_choice)
+            if built.size.tiers < 1:
+                continue
+            out[choice.profile] = run_fleet(built, loaded, cat, policy=policy, routing=routing, days=days,
+                                            samples=samples, seed=seed)
+    if not out:
+        raise InputError("the cluster is one node: no scale-out fabric for jobs to share", location="cluster.gpus")
+    return out
+
+
 def expected_under_load(spec: SpecLike, fabric: str | None = None,
                         catalog: Catalog | Sequence[str | Path] | None = None, load: float | None = None) -> Any:
     """What the spec's design should show at a link utilisation, for ``fabricplan health``: an

@@ -22,24 +22,26 @@ VALIDATION = ROOT / "validation"
 #: package -> packages it must not import (the ones above it, and the branches beside it).
 FORBIDDEN = {
     "units": {"io", "catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
-              "measure", "sweep", "api", "cli"},
+              "measure", "sweep", "api", "cli", "fleet"},
     "io": {"catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
-           "measure", "sweep", "api", "cli"},
+           "measure", "sweep", "api", "cli", "fleet"},
     "catalog": {"topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure",
-                "sweep", "api", "cli"},
+                "sweep", "api", "cli", "fleet"},
     "topology": {"spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep",
-                 "api", "cli"},
-    "spec": {"design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
-    "design": {"cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
-    "sim": {"cost", "perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
-    "cost": {"perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
-    "perf": {"cost", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+                 "api", "cli", "fleet"},
+    "spec": {"design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli", "fleet"},
+    "design": {"cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli", "fleet"},
+    "sim": {"cost", "perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli", "fleet"},
+    "cost": {"perf", "fleet", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    "perf": {"cost", "fleet", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
     "plan": {"decide", "report", "ops", "measure", "sweep", "api", "cli"},
+    # the fleet composes design and sim for one design; plan (and api) sit above it
+    "fleet": {"cost", "perf", "plan", "decide", "report", "ops", "measure", "sweep", "api", "cli"},
     # decide gets every number from the chain (plan): it summarises, ranks, applies rules and explains
-    "decide": {"cost", "perf", "design", "topology", "sim", "report", "ops", "measure", "sweep", "api", "cli"},
-    "ops": {"design", "cost", "perf", "sim", "plan", "decide", "report", "measure", "sweep", "api", "cli"},
+    "decide": {"cost", "perf", "design", "topology", "sim", "fleet", "report", "ops", "measure", "sweep", "api", "cli"},
+    "ops": {"design", "cost", "perf", "sim", "fleet", "plan", "decide", "report", "measure", "sweep", "api", "cli"},
     "measure": {"report", "ops", "sweep", "api", "cli", "decide"},
-    "report": {"api", "cli", "sweep"},
+    "report": {"api", "cli", "sweep", "fleet"},
 }
 
 

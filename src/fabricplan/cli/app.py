@@ -49,7 +49,8 @@ COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_
                    "cost": "plan_cmds", "collective": "perf_cmds", "step": "perf_cmds", "compare": "decide_cmds",
                    "lint": "ops_cmds", "headroom": "ops_cmds",
                    "health": "health_cmds", "dcqcn": "sim_cmds", "simulate": "sim_cmds",
-                   "calibrate": "measure_cmds", "check-measured": "measure_cmds", "sweep": "sweep_cmds"}
+                   "calibrate": "measure_cmds", "check-measured": "measure_cmds", "sweep": "sweep_cmds",
+                   "fleet": "fleet_cmds"}
 
 
 _registered = False

@@ -185,16 +185,24 @@ def simulate(network: Network, src, dst, size_bytes, *, pattern: str = "flows", 
     size = np.broadcast_to(np.asarray(size_bytes, dtype=float), keep.shape)[keep]
     if timing is None:
         timing = "lockstep" if pattern in LOCKSTEP else "drain" if pattern in DRAIN else "flows"
+    routed = route_connections(network, src, dst, routing=routing, qps=qps, seed=seed, granularity=granularity)
+    return simulate_routed(network, routed, size, pattern=pattern, routing=routing, timing=timing,
+                           granularity=granularity, packet_bytes=packet_bytes, startup=startup,
+                           initial_window_bytes=initial_window_bytes)
+
+
+def route_connections(network: Network, src, dst, *, routing: str = "ecmp", qps: int = 1, seed: int = 0,
+                      granularity: str = "packet") -> Routed:
+    """:func:`fabricplan.sim.routing.route` of ``src[i] -> dst[i]``; with adaptive routing each
+    connection's demand is what it would carry on a perfect fabric (max-min over its host links,
+    the same allocation as the ideal of :func:`simulate_routed`), which the balancer spreads."""
     demand = None
     if routing == "adaptive":  # balance what each connection would carry on a perfect fabric
         ideal_routes = route(network, src, dst, routing="spray")
         hosts = host_link_mask(network)[ideal_routes.entry_link]
         demand = max_min_rates(len(src), ideal_routes.entry_flow[hosts], ideal_routes.entry_link[hosts],
                                network.capacity_gbps, ideal_routes.entry_weight[hosts])
-    routed = route(network, src, dst, routing=routing, qps=qps, seed=seed, granularity=granularity, demand=demand)
-    return simulate_routed(network, routed, size, pattern=pattern, routing=routing, timing=timing,
-                           granularity=granularity, packet_bytes=packet_bytes, startup=startup,
-                           initial_window_bytes=initial_window_bytes)
+    return route(network, src, dst, routing=routing, qps=qps, seed=seed, granularity=granularity, demand=demand)
 
 
 def _downlink_wait_us(network: Network, routed: Routed, rate: np.ndarray, fct: np.ndarray,

@@ -91,6 +91,9 @@ class JobSpec(BaseModel):
     share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
     token_budget: float | None = Field(default=None, gt=0, le=1e18,
                                        description="Tokens to train, for GPU-hours (at most 10^18)")
+    duration_hours: float | None = Field(
+        default=None, gt=0, le=1e5, description="Median hours one run of this job lasts in the fleet "
+                                                "(fabricplan fleet); None = the catalog's fleet_job_duration_hours")
 
     @model_validator(mode="after")
     def _batch(self) -> JobSpec:

@@ -200,6 +200,10 @@ class Operations(Strict):
     maturity: Maturity = Field(default="basic", description="The team's lossless-Ethernet / RDMA skill")
     existing_ethernet: bool = Field(default=False, description="An Ethernet estate and team already exist")
     topology_aware_scheduling: bool = False
+    scheduler_policy: Literal["packed", "first_fit", "random"] | None = Field(
+        default=None, description="How the fleet's scheduler places jobs (fabricplan fleet): packed (topology-aware, "
+                                  "fewest leaf groups), first_fit (lowest free nodes) or random; None = packed with "
+                                  "topology_aware_scheduling, random without")
     checkpoint_interval_minutes: float | None = Field(
         default=None, gt=0, le=1e6, description="Checkpoint interval; None = Daly's optimum from the failure rate")
     checkpoint_write_minutes: float | None = Field(

@@ -1,0 +1,170 @@
+"""The fleet: arrivals, placement policies, the shared fabric (issue 28)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import fabricplan as fp
+from fabricplan.catalog import default_catalog
+from fabricplan.errors import InputError
+from fabricplan.fleet.arrivals import JobKind, arrival_rate_per_hour, draw_arrivals, mean_duration_hours
+from fabricplan.fleet.interference import job_traffic, paces
+from fabricplan.fleet.schedule import Layout, schedule
+from fabricplan.sim.fabric import clos_network
+from tests.project_paths import EXAMPLES
+
+MIX = EXAMPLES / "fleets" / "mix-16k-h100.yaml"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return default_catalog()
+
+
+@pytest.fixture(scope="module")
+def small_mix(tmp_path_factory) -> Path:
+    """The bundled mix at 2,048 GPUs (256 nodes): 512-, 128-, 32- and 8-GPU jobs."""
+    document = yaml.safe_load(MIX.read_text())
+    document["cluster"]["gpus"] = 2048
+    for job, gpus in zip(document["jobs"], (512, 128, 32, 8)):
+        job["gpus"] = gpus
+    big = document["jobs"][0]
+    big.update(pp=4, virtual_pipeline_stages=1, global_batch_sequences=256)
+    document["jobs"][1]["global_batch_sequences"] = 128
+    document["jobs"][2].update(pp=1, global_batch_sequences=64)
+    path = tmp_path_factory.mktemp("fleet") / "mix-2048.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def _layout(nodes: int, per_leaf: int) -> Layout:
+    leaf = np.arange(nodes) // per_leaf
+    return Layout(leaf_of_node=leaf, pod_of_node=np.zeros(nodes, dtype=np.int64))
+
+
+def test_poisson_rate_gives_the_share_as_offered_load(catalog):
+    """Little's law: busy nodes = rate x nodes x mean duration = share x cluster nodes."""
+    kind = JobKind("small", nodes=1, gpus=8, share=0.3, duration_hours=2.0, pattern="ring")
+    sigma = 1.0
+    rate = float(arrival_rate_per_hour(kind.share, 64, kind.nodes, mean_duration_hours(kind.duration_hours, sigma)))
+    assert rate == pytest.approx(0.3 * 64 / (2.0 * np.exp(0.5)))
+    arrivals = draw_arrivals([kind], 64, start_hours=-50.0, end_hours=5000.0, sigma=sigma, seed=3)
+    timeline = schedule(arrivals, [kind], _layout(64, 8), "first_fit", end_hours=5000.0)
+    start = np.clip(timeline.start_hours, 0, 5000.0)
+    end = np.clip(timeline.end_hours, 0, 5000.0)
+    busy = np.maximum(end - start, 0).sum() / (5000.0 * 64)
+    assert busy == pytest.approx(0.3, rel=0.08)  # no queueing at 30 % load of 1-node jobs
+    assert np.all(timeline.start_hours[np.isfinite(timeline.start_hours)] >= arrivals.arrive_hours[
+        np.isfinite(timeline.start_hours)])
+
+
+def test_packed_policy_fills_one_leaf_group_first_fit_takes_the_lowest_nodes():
+    kind = JobKind("j", nodes=4, gpus=32, share=0.5, duration_hours=1.0, pattern="ring")
+    layout = _layout(32, 8)
+    from fabricplan.fleet.arrivals import Arrivals
+
+    # two jobs: the first of 6 nodes (leaf 0 keeps 2 free), then one of 4: packed puts it on leaf 1
+    arrivals = Arrivals(kind=np.array([0, 1]), arrive_hours=np.array([0.0, 0.1]), duration_hours=np.array([5.0, 5.0]))
+    kinds = [JobKind("six", 6, 48, 0.5, 1.0, "ring"), kind]
+    packed = schedule(arrivals, kinds, layout, "packed", end_hours=10.0)
+    assert layout.leaves_spanned(packed.nodes[0]) == 1 and layout.leaves_spanned(packed.nodes[1]) == 1
+    first = schedule(arrivals, kinds, layout, "first_fit", end_hours=10.0)
+    assert list(first.nodes[1]) == [6, 7, 8, 9]  # straddles leaves 0 and 1
+    assert layout.leaves_spanned(first.nodes[1]) == 2
+
+
+def test_a_user_policy_is_called_and_checked():
+    layout = _layout(16, 4)
+    from fabricplan.fleet.arrivals import Arrivals
+
+    arrivals = Arrivals(kind=np.array([0]), arrive_hours=np.array([0.0]), duration_hours=np.array([1.0]))
+    kinds = [JobKind("j", 4, 32, 0.5, 1.0, "ring")]
+
+    def last_nodes(free, n, layout, rng):
+        return np.flatnonzero(free)[-n:]
+
+    line = schedule(arrivals, kinds, layout, last_nodes, end_hours=2.0)
+    assert list(line.nodes[0]) == [12, 13, 14, 15]
+
+    def broken(free, n, layout, rng):
+        return np.array([0, 0, 1, 2])
+
+    with pytest.raises(InputError, match="distinct free node ids"):
+        schedule(arrivals, kinds, layout, broken, end_hours=2.0)
+
+
+def test_conservation_on_the_shared_fabric(catalog):
+    """No connection above its NIC's line rate, no link above its capacity, every connection moves."""
+    network = clos_network(64, 8, 4, link_gbps=400.0, catalog=catalog)
+    settings = {"channels_per_nic": 2, "peers": 4, "channels_per_peer": 1}
+    rng = np.random.default_rng(0)
+    nodes = rng.permutation(64)
+    jobs = [job_traffic("ring", nodes[:24], 1, **settings), job_traffic("all_to_all", nodes[24:40], 1, **settings),
+            job_traffic("ring", nodes[40:41], 1, **settings)]
+    result = paces(network, jobs, routing="ecmp", qps=1, seed=0)
+    assert np.all(result.rate_gbps > 0)
+    assert np.all(result.rate_gbps <= 400.0 * (1 + 1e-9))
+    src = np.concatenate([j.src for j in jobs])
+    out_per_host = np.bincount(src, weights=result.rate_gbps, minlength=64)
+    assert out_per_host.max() <= 400.0 * (1 + 1e-9)
+    assert np.all(result.shared <= result.alone + 1e-12)  # others can only take bandwidth away
+    assert result.shared[2] == 1.0 and result.bottleneck_tier[2] == "none"  # one node: no network traffic
+    spray = paces(network, jobs[:2], routing="spray", qps=1, seed=0)
+    assert spray.shared.min() > result.shared[:2].min()  # spraying removes the hash collisions
+
+
+def test_same_seed_same_fleet_and_packed_never_worse_than_random(small_mix, catalog):
+    spec = fp.load_spec(small_mix)
+    design = fp.design(spec, "roce-v2")
+    from fabricplan.fleet import run_fleet
+
+    one = run_fleet(design, spec, catalog, policy="random", routing="ecmp", days=4, samples=3, seed=5)
+    two = run_fleet(design, spec, catalog, policy="random", routing="ecmp", days=4, samples=3, seed=5)
+    assert asdict(one) == asdict(two)
+    other = run_fleet(design, spec, catalog, policy="random", routing="ecmp", days=4, samples=3, seed=6,
+                      alternatives=False)
+    assert asdict(other) != asdict(one)
+    for seed in (5, 6, 7):
+        random = run_fleet(design, spec, catalog, policy="random", routing="ecmp", days=4, samples=3, seed=seed,
+                           alternatives=False)
+        packed = run_fleet(design, spec, catalog, policy="packed", routing="ecmp", days=4, samples=3, seed=seed,
+                           alternatives=False)
+        assert packed.mean_pace >= random.mean_pace - 1e-12
+        assert max(k.leaves_over_fewest for k in packed.kinds) <= min(
+            k.leaves_over_fewest for k in random.kinds if k.nodes > 1)
+    assert one.alternatives["policy packed"] >= one.mean_pace
+    assert one.alternatives["routing adaptive"] >= one.mean_pace
+
+
+def test_fleet_cli_json_and_errors(small_mix, capsys):
+    from fabricplan.cli.app import run
+
+    assert run(["fleet", str(small_mix), "--fabric", "roce-v2", "--days", "2", "--samples", "2", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["kind"] == "fleet" and document["version"] == fp.__version__
+    result = document["fabrics"]["roce-v2"]
+    assert len(result["samples"]) == 2 and {k["name"] for k in result["kinds"]} == {
+        "llama3-405b-pretrain", "llama3-70b-train", "llama3-70b-finetune", "llama3-8b-experiment"}
+    assert run(["fleet", str(small_mix), "--policy", "best"]) == 2
+    assert "unknown scheduler policy 'best'" in capsys.readouterr().err
+    assert run(["fleet", str(EXAMPLES / "single-node-8-inference.yaml")]) == 2
+    assert "one node" in capsys.readouterr().err
+
+
+def test_fleet_terminal_fits_80_columns(small_mix):
+    from rich.console import Console
+
+    from fabricplan.report.fleet_output import fleet_renderable
+
+    results = fp.fleet(small_mix, "roce-v2", days=2, samples=2, policy="random")
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(fleet_renderable(results))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "llama3-70b-finetune" in text and "with policy packed" in text

@@ -168,3 +168,67 @@ def test_fleet_terminal_fits_80_columns(small_mix):
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "llama3-70b-finetune" in text and "with policy packed" in text
+
+
+def test_a_spine_failure_slows_but_does_not_stop_an_aligned_job(catalog):
+    from fabricplan.fleet.failures import component_units, stranded_hosts, without
+
+    network = clos_network(64, 8, 4, link_gbps=400.0, catalog=catalog)  # 2 tiers, 4 spines
+    settings = {"channels_per_nic": 2, "peers": 4, "channels_per_peer": 1}
+    aligned = [job_traffic("ring", np.arange(32), 1, **settings)]  # four whole leaves, rank order
+    spine = int(component_units(network, "spine")[0])
+    assert len(stranded_hosts(network, "spine", spine)) == 0  # no host loses its only uplink
+    for routing in ("ecmp", "adaptive"):
+        before = paces(network, aligned, routing=routing, qps=1).shared[0]
+        after = paces(without(network, switches=[spine]), aligned, routing=routing, qps=1).shared[0]
+        assert 0 < after <= before
+    # the same job, every flow crossing the spines (random ranks), loses a quarter of its uplinks
+    scattered = [job_traffic("ring", np.random.default_rng(0).permutation(64)[:32], 1, **settings)]
+    spray = paces(without(network, switches=[spine]), scattered, routing="spray", qps=1).shared[0]
+    assert spray < 1.0
+
+
+def test_a_leaf_failure_stops_the_jobs_under_it(catalog):
+    from fabricplan.fleet.failures import component_units, stranded_hosts
+
+    network = clos_network(64, 8, 4, link_gbps=400.0, catalog=catalog)
+    leaf = int(component_units(network, "leaf")[2])
+    assert sorted(stranded_hosts(network, "leaf", leaf)) == list(range(16, 24))
+    assert list(stranded_hosts(network, "nic", 5)) == [5]
+
+
+def test_nccl_transport_timeout_and_failure_rates():
+    from fabricplan.fleet.failures import failures_per_month, nccl_transport_timeout_s
+
+    assert nccl_transport_timeout_s(4.096, 20, 7) == pytest.approx(4.096e-6 * 2**20 * 8)  # ~34 s
+    assert failures_per_month(512, 9.2, 1.0) == pytest.approx(512 * 9.2e-6 * 730)
+
+
+def test_adaptive_routing_is_never_worse_than_spraying_after_a_cable_failure(catalog):
+    """The balancer's steps overshoot when a failed uplink leaves some leaf pairs one path short;
+    it keeps the best split it saw, so it cannot end below the even split it starts from."""
+    from fabricplan.fleet.failures import component_units, without
+
+    network = clos_network(256, 16, 16, link_gbps=400.0, catalog=catalog)
+    settings = {"channels_per_nic": 2, "peers": 4, "channels_per_peer": 1}
+    order = np.random.default_rng(0).permutation(256)
+    jobs = [job_traffic("ring", order[i * 32:(i + 1) * 32], 1, **settings) for i in range(8)]
+    degraded = without(network, cables=[int(component_units(network, "fabric_link")[5])])
+    adaptive = paces(degraded, jobs, routing="adaptive", qps=1).shared
+    spray = paces(degraded, jobs, routing="spray", qps=1).shared
+    assert adaptive.min() >= spray.min() - 1e-9
+    assert spray.min() == pytest.approx(15 / 16)  # one of the 16 uplinks of a leaf is gone
+
+
+def test_fleet_failures_in_the_result(small_mix, catalog):
+    spec = fp.load_spec(small_mix)
+    from fabricplan.fleet import run_fleet
+
+    result = run_fleet(fp.design(spec, "infiniband-ndr"), spec, catalog, policy="packed", days=3, samples=2,
+                       alternatives=False)
+    effects = {f.component: f for f in result.failures}
+    assert {"nic", "host_link", "leaf", "fabric_link"} <= set(effects)
+    assert effects["nic"].jobs_stopped <= 1.0 and effects["fabric_link"].jobs_stopped == 0.0
+    assert effects["leaf"].gpus_stopped >= effects["nic"].gpus_stopped
+    assert all(0 < f.pace_degraded <= 1.0 for f in result.failures)
+    assert all(f.survives_reroute for f in result.failures)  # 5 s subnet-manager reroute < NCCL's ~34 s

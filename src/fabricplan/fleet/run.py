@@ -5,7 +5,9 @@ of ``fleet_warmup_mean_durations`` mean job durations before the horizon, places
 policy (:mod:`~fabricplan.fleet.schedule`), and at ``samples`` evenly spaced instants of the
 horizon routes every running multi-node job's connections together on the design's cabled fabric
 (:mod:`~fabricplan.fleet.interference`). Instants with the same running jobs are simulated once.
-It also answers what else would recover: the same arrivals under the ``packed`` policy, and the
+At the busiest instant it fails parts of each class one at a time
+(:mod:`~fabricplan.fleet.failures`: jobs stopped, jobs slowed in degraded mode, GPU-hours lost
+per month at the catalog's failure rates). It also answers what else would recover: the same arrivals under the ``packed`` policy, and the
 same placements under the other routing (adaptive where the profile hashes with ECMP, ECMP where
 it routes adaptively), each at the same instants.
 
@@ -24,6 +26,7 @@ import numpy as np
 
 from fabricplan.errors import InputError
 from fabricplan.fleet.arrivals import JobKind, draw_arrivals, job_kinds, mean_duration_hours
+from fabricplan.fleet.failures import failure_effects
 from fabricplan.fleet.interference import TIER_NAMES, job_traffic, paces
 from fabricplan.fleet.schedule import Layout, Timeline, layout_of, policy_function, schedule
 from fabricplan.sim.params import sim_parameter
@@ -85,6 +88,8 @@ class FleetResult:
     kinds: tuple[KindSummary, ...]
     samples: tuple[FleetSample, ...]
     alternatives: dict[str, float] = field(default_factory=dict)
+    failures: tuple = ()
+    failure_instant_hours: float | None = None
     simulated_instants: int = 0
     notes: tuple[str, ...] = ()
 
@@ -155,7 +160,7 @@ def _achieved(timeline: Timeline, arrivals, kinds, horizon: float, cluster_nodes
 
 def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, routing: str | None = None,
               days: float | None = None, samples: int | None = None, seed: int = 0, alternatives: bool = True,
-              network=None) -> FleetResult:
+              with_failures: bool = True, network=None) -> FleetResult:
     """The fleet of ``spec``'s job mix on ``design`` (a :class:`~fabricplan.design.FabricDesign`;
     module docstring). ``policy`` defaults to the spec's (``operations.scheduler_policy``, else
     ``packed`` with topology-aware scheduling and ``random`` without), ``routing`` to the fabric
@@ -203,6 +208,19 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
         if policy_name != "packed":
             packed = schedule(arrivals, kinds, layout, "packed", end_hours=horizon, seed=seed)
             other["policy packed"] = _weighted_pace(sampled(packed, routing))
+    failures, failure_t = (), None
+    if with_failures and any(s.jobs for s in main):
+        busiest = max(range(len(main)), key=lambda i: main[i].busy_nodes)
+        failure_t = main[busiest].t_hours
+        running = [(j.instance, j.kind, timeline.nodes[j.instance]) for j in main[busiest].jobs]
+        traffic = {i: job_traffic(kinds[int(arrivals.kind[i])].pattern, nodes, size.nics_per_node, seed=seed + i,
+                                  **_traffic_settings(catalog)) for i, _, nodes in running}
+
+        def simulate(net, jobs):
+            return paces(net, [traffic[i] for i, _, _ in jobs], routing=routing, qps=qps, seed=seed).shared
+
+        failures = failure_effects(network, running, spec.cluster.gpus_per_node, size.nics_per_node, catalog,
+                                   profile, simulate, seed=seed)
     notes = []
     if not any(s.jobs for s in main):
         notes.append("no job was running at any sampled instant")
@@ -212,7 +230,8 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
         offered_utilisation=float(sum(k.share for k in kinds)),
         achieved_utilisation=_achieved(timeline, arrivals, kinds, horizon, layout.nodes),
         mean_pace=_weighted_pace(main), kinds=_summaries(kinds, arrivals, timeline, main, horizon), samples=main,
-        alternatives=other, simulated_instants=len(sampler.memo), notes=tuple(notes))
+        alternatives=other, failures=failures, failure_instant_hours=failure_t, simulated_instants=len(sampler.memo),
+        notes=tuple(notes))
 
 
 def spec_policy(spec) -> str:

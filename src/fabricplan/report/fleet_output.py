@@ -50,9 +50,30 @@ def fleet_renderable(results: dict[str, Any]) -> Group:
         for what, pace in result.alternatives.items():
             lines.append((f"with {what} ", f"{_pct(pace)} (same arrivals and instants)"))
         lines += [("note ", note) for note in result.notes]
+        if result.failures:
+            parts.append(Lines(lines))
+            lines = []
+            parts.append(_failures_table(result))
         parts.append(Lines(lines))
         parts.append(Text(""))
     parts.append(Lines([("pace ", "a job's slowest connection over what a non-blocking fabric gives it (its "
                                   "collective's bandwidth share); alone: the same placement without the other "
                                   "jobs")], style="dim"))
     return Group(*parts)
+
+
+def _failures_table(result) -> FitTable:
+    rows = [[f.component.replace("_", " "), f"{f.count:,}", f"{f.failures_per_month:.2g}", f"{f.jobs_stopped:.1f}",
+             f"{f.gpus_stopped:,.0f}", f"{f.jobs_slowed:.1f}", _pct(f.pace_degraded),
+             f"{f.reroute_s:g}" if f.reroute_s else "-",
+             f"{f.stopped_gpu_hours_per_month + f.degraded_bandwidth_gpu_hours_per_month:,.0f}"] for f in result.failures]
+    return FitTable(
+        headers=["failed part", "parts", "per month", "jobs stop", "GPUs stop", "jobs slow", "pace", "reroute s",
+                 "GPU-h lost"],
+        rows=rows, justify=["left"] + ["right"] * 8,
+        title=f"Failures at the busiest instant ({result.failure_instant_hours:,.0f} h), one part at a time",
+        caption="per month: expected failures of all such parts (catalog rates x the fabric's failure multiplier); "
+                "pace: the running jobs' GPU-weighted pace in degraded mode; GPU-h lost: per month, the stopped "
+                "jobs' GPUs for a restart each (the rework since the last checkpoint is compare's goodput) plus "
+                "the running GPUs times the collective bandwidth they lose until repair (an upper bound: a step "
+                "loses it only where its communication is exposed)")

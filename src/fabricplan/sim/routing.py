@@ -248,20 +248,29 @@ def _link_weights(links: np.ndarray, weight: np.ndarray, n_slots: int) -> np.nda
 def _balanced_split(network: Network, links, valid, count, demand) -> np.ndarray:
     """Per-packet adaptive routing: from the even split, traffic moves off paths whose busiest link
     is above the connection's best path (multiplicative weights, module docstring). ``links``
-    are the connections' paths without their host links (the same on every path)."""
+    are the connections' paths without their host links (the same on every path).
+
+    Steps of a fixed rate can overshoot and oscillate where the even split is far from balanced
+    (a failed uplink leaves some pairs one path short: the split alternates between two bad
+    states). Without equilibrium within the steps, the split with the lowest busiest-link load
+    seen is kept, so adaptive routing is never worse than the even split (spraying) it starts from."""
     inverse_capacity = np.append(1.0 / network.capacity_gbps, 0.0)  # the dummy link costs nothing
     weight = valid / count[:, None]
+    best, best_peak = weight, np.inf
     for _ in range(ADAPTIVE_STEPS):
         utilisation = _link_weights(links, weight * demand[:, None], len(inverse_capacity)) * inverse_capacity
+        peak = float(utilisation.max())
+        if peak <= best_peak * (1.0 + ADAPTIVE_TOLERANCE):
+            best, best_peak = weight, min(peak, best_peak)
         cost = utilisation[links].max(axis=2)
         cost[~valid] = np.inf
         excess = cost - cost.min(axis=1, keepdims=True)
         if float(np.max(np.where(valid & (weight > ADAPTIVE_TOLERANCE), excess, 0.0))) < ADAPTIVE_TOLERANCE:
-            break  # every path in use is as good as the best one: equilibrium
+            return weight  # every path in use is as good as the best one: equilibrium
         updated = weight * np.exp(-ADAPTIVE_RATE * np.where(valid, excess, 0.0))
         updated[~valid] = 0.0
         weight = updated / updated.sum(axis=1, keepdims=True)
-    return weight
+    return best
 
 
 def _greedy_flowlets(network: Network, links, count, demand, qps: int, rng) -> np.ndarray:

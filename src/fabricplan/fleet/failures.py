@@ -1,0 +1,187 @@
+"""Failures in the fleet: what one failed part does to the jobs running on the design.
+
+A synchronous training job stops when a part it depends on fails (NCCL has no NIC fail-over: the
+communicator errors and the job restarts from its checkpoint). Which parts a job depends on is
+the design's, so the **blast radius** differs by design and by placement:
+
+* a **NIC** or its **host link** (cable and optics): the job on that node stops;
+* a **leaf**: every node with a NIC on it loses that NIC: a rail-optimised leaf holds one rail of
+  a whole scalable unit, a ToR leaf every NIC of its rack; the jobs on those nodes stop;
+* a **spine** or **core** switch, or a **fabric link** between switches: no host loses its only
+  uplink, so no job stops; traffic is rerouted around it (InfiniBand: the subnet manager's sweep
+  and new forwarding tables; Ethernet: BGP withdrawal with BFD, ECMP over the links left) and the
+  jobs crossing that tier run in **degraded mode**, on fewer uplinks, until the part is repaired.
+  A job stalls for the reroute and survives it when the reroute is shorter than NCCL's transport
+  timeout (``4.096 us x 2^NCCL_IB_TIMEOUT`` per try, ``NCCL_IB_RETRY_CNT`` retries: NCCL's
+  environment documentation), else it stops too.
+
+:func:`failure_effects` applies a few seeded failures of each class to the running jobs of one
+instant: stopped jobs from the nodes that lose connectivity, degraded paces from the flow-level
+simulation of the network without the failed part (:func:`without`). Rates are the catalog's
+``failure_rate_<class>_per_million_hours`` times the fabric's ``network_failure_multiplier``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fabricplan.sim.maxmin import RELATIVE_TOLERANCE
+from fabricplan.sim.network import HOST, Network
+
+HOURS_PER_MONTH = 730.0
+SECONDS_PER_HOUR = 3600.0
+
+#: failure class -> (catalog rate parameter, what it hits)
+CLASSES = {
+    "nic": ("failure_rate_nic_per_million_hours", "host"),
+    "host_link": ("failure_rate_link_per_million_hours", "host"),
+    "leaf": ("failure_rate_switch_per_million_hours", "switch"),
+    "spine": ("failure_rate_switch_per_million_hours", "switch"),
+    "core": ("failure_rate_switch_per_million_hours", "switch"),
+    "fabric_link": ("failure_rate_link_per_million_hours", "cable"),
+}
+_TIER_OF_CLASS = {"leaf": 1, "spine": 2, "core": 3}
+
+
+@dataclass(frozen=True)
+class FailureEffect:
+    """One failure class on one design at one instant (means over the draws)."""
+
+    component: str
+    count: int
+    failures_per_month: float
+    jobs_stopped: float
+    gpus_stopped: float
+    jobs_slowed: float
+    pace_degraded: float
+    reroute_s: float
+    survives_reroute: bool
+    repair_hours: float
+    stopped_gpu_hours_per_month: float
+    degraded_bandwidth_gpu_hours_per_month: float
+
+
+def without(network: Network, *, switches=(), cables=()) -> Network:
+    """``network`` with every link of the failed ``switches`` and both directions of the failed
+    ``cables`` (link ids) removed; node ids unchanged."""
+    switches = np.asarray(switches, dtype=np.int64)
+    cables = np.asarray(cables, dtype=np.int64)
+    keep = ~(np.isin(network.link_src, switches) | np.isin(network.link_dst, switches))
+    if len(cables):
+        reverse = network.reverse_links()
+        keep[cables] = False
+        keep[reverse[cables][reverse[cables] >= 0]] = False
+    return Network(link_src=network.link_src[keep], link_dst=network.link_dst[keep],
+                   capacity_gbps=network.capacity_gbps[keep], latency_us=network.latency_us[keep],
+                   buffer_bytes=network.buffer_bytes[keep], node_kind=network.node_kind,
+                   node_tier=network.node_tier, n_hosts=network.n_hosts)
+
+
+def component_units(network: Network, component: str) -> np.ndarray:
+    """The units of a failure class: host ids (NIC, host link), switch ids (leaf, spine, core) or
+    one link id per cable between switches (its upward direction)."""
+    tier = network.node_tier
+    if component in ("nic", "host_link"):
+        return np.arange(network.n_hosts)
+    if component in _TIER_OF_CLASS:
+        return np.flatnonzero((network.node_kind != HOST) & (tier == _TIER_OF_CLASS[component]))
+    if component == "fabric_link":
+        src, dst = network.link_src, network.link_dst
+        return np.flatnonzero((network.node_kind[src] != HOST) & (network.node_kind[dst] != HOST) & (tier[dst] > tier[src]))
+    raise ValueError(f"unknown failure class {component!r}")
+
+
+def stranded_hosts(network: Network, component: str, unit: int) -> np.ndarray:
+    """Hosts that lose every uplink when ``unit`` of ``component`` fails."""
+    if component in ("nic", "host_link"):
+        return np.array([unit], dtype=np.int64)
+    if component == "leaf":
+        src, dst = network.link_src, network.link_dst
+        attached = np.unique(src[(dst == unit) & (network.node_kind[src] == HOST)])
+        up_count = np.bincount(src[network.node_kind[src] == HOST], minlength=network.n_hosts)
+        on_leaf = np.bincount(attached, minlength=network.n_hosts)
+        return attached[up_count[attached] <= on_leaf[attached]]
+    return np.zeros(0, dtype=np.int64)
+
+
+def nccl_transport_timeout_s(unit_us, timeout_exponent, retries):
+    """How long NCCL's InfiniBand/RoCE transport waits before it errors [s]:
+    ``unit x 2^timeout x (retries + 1)`` (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; the IBTA local ACK
+    timeout unit, 4.096 us)."""
+    return np.asarray(unit_us, dtype=float) * 2.0 ** np.asarray(timeout_exponent, dtype=float) * (
+        np.asarray(retries, dtype=float) + 1.0) / 1e6
+
+
+def failures_per_month(count, rate_per_million_hours, multiplier):
+    """Expected failures of ``count`` parts in a month: ``count x rate / 10^6 x multiplier x 730 h``."""
+    return np.asarray(count, dtype=float) * rate_per_million_hours / 1e6 * multiplier * HOURS_PER_MONTH
+
+
+def _settings(catalog, profile) -> dict:
+    value = catalog.perf_value
+    family = profile.family
+    return {"draws": int(value("fleet_failure_draws")),
+            "reroute_s": float(value(f"fleet_reroute_seconds_{family}")),
+            "timeout_s": float(nccl_transport_timeout_s(value("ib_local_ack_timeout_unit_us"),
+                                                        value("nccl_ib_timeout"), value("nccl_ib_retry_cnt"))),
+            "repair": {"host": float(value("fleet_repair_hours_link")), "cable": float(value("fleet_repair_hours_link")),
+                       "switch": float(value("fleet_repair_hours_switch"))},
+            "restart_h": float(catalog.parameter("restart_minutes").value.default) / 60.0,
+            "multiplier": float(profile.costs.network_failure_multiplier.default) if profile.costs else 1.0}
+
+
+def failure_effects(network: Network, running: list, node_gpus: int, nics_per_node: int, catalog, profile,
+                    simulate, *, seed: int = 0) -> tuple[FailureEffect, ...]:
+    """Effects of each failure class on the ``running`` jobs (``(instance, kind, nodes)`` triples)
+    at one instant. ``simulate(network, jobs) -> paces`` runs the jobs on a network (the fleet's
+    interference step), so degraded paces come from the same model as the intact ones."""
+    settings = _settings(catalog, profile)
+    rng = np.random.default_rng(seed)
+    node_job = np.full(network.n_hosts // max(nics_per_node, 1), -1, dtype=np.int64)
+    for j, (_, _, nodes) in enumerate(running):
+        node_job[nodes] = j
+    base = simulate(network, running) if running else np.zeros(0)
+    gpus = np.array([len(nodes) * node_gpus for _, _, nodes in running], dtype=float)
+    out = []
+    for component, (rate_name, hits) in CLASSES.items():
+        units = component_units(network, component)
+        if not len(units):
+            continue
+        rate = float(catalog.parameter(rate_name).value.default)
+        draws = rng.choice(units, size=min(settings["draws"], len(units)), replace=False)
+        stopped, stopped_gpus, slowed, paces = [], [], [], []
+        for unit in draws:
+            hosts = stranded_hosts(network, component, int(unit))
+            jobs = np.unique(node_job[hosts // nics_per_node])
+            jobs = jobs[jobs >= 0]
+            stopped.append(len(jobs))
+            stopped_gpus.append(float(gpus[jobs].sum()) if len(jobs) else 0.0)
+            if hits == "host" or component == "leaf" or not running:
+                slowed.append(0)
+                paces.append(1.0)
+                continue
+            degraded = without(network, switches=[unit] if hits == "switch" else [],
+                               cables=[unit] if hits == "cable" else [])
+            after = simulate(degraded, running)
+            # a failure is never taken to help: after it, plain ECMP re-hashes every flow and can place
+            # some better by chance; resilient hashing keeps the flows that did not cross the failed part
+            relative = np.minimum(np.where(base > 0, after / np.where(base > 0, base, 1.0), 1.0), 1.0)
+            hit = relative < 1.0 - RELATIVE_TOLERANCE
+            slowed.append(int(hit.sum()))
+            paces.append(float((gpus * relative).sum() / gpus.sum()) if gpus.sum() else 1.0)
+        per_month = float(failures_per_month(len(units), rate, settings["multiplier"]))
+        repair = settings["repair"][hits]
+        rerouted = hits != "host" and component != "leaf"
+        survives = (not rerouted) or settings["reroute_s"] < settings["timeout_s"]
+        stops = float(np.mean(stopped_gpus))
+        degraded_share = 1.0 - float(np.mean(paces))
+        out.append(FailureEffect(
+            component=component, count=int(len(units)), failures_per_month=per_month,
+            jobs_stopped=float(np.mean(stopped)), gpus_stopped=stops, jobs_slowed=float(np.mean(slowed)),
+            pace_degraded=float(np.mean(paces)), reroute_s=settings["reroute_s"] if rerouted else 0.0,
+            survives_reroute=bool(survives), repair_hours=repair,
+            stopped_gpu_hours_per_month=per_month * stops * settings["restart_h"],
+            degraded_bandwidth_gpu_hours_per_month=per_month * repair * float(gpus.sum()) * degraded_share))
+    return tuple(out)

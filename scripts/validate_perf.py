@@ -296,14 +296,16 @@ def _training_runs_section(catalog=None) -> tuple[list[str], int]:
     """Every published training run (checked only) with its step-time error, then the summary over
     all training rows; the number of rows (and summary bounds) outside tolerance."""
     runs = training_run_rows(catalog)
-    out = ["## Training runs: checked only — Megatron-LM on A100 and NeMo on H100 (step time)", "",
+    out = ["## Training runs: checked only — Megatron-LM on A100 and H100, NeMo on H100 (step time)", "",
            "Nothing end-to-end is calibrated on: the compute model's numbers are kernel microbenchmarks "
            "(calibrated-on group above) and mechanism-level derivations in `perf_defaults.yaml`. Each row: the "
            "run as published (`published_perf.yaml` `training_runs`, with its source and what was assumed), the "
            "model's value of the same quantity, and the step-time error (model step / published step − 1; for "
            "TFLOP/s and tokens/s the published rate / the model's − 1; negative = the model is fast). A100 rows: "
            "Selene, 8 × HDR per node, fp16, Megatron's unfused attention with dropout 0.1, no DP overlap "
-           "(2021–2022 code). H100 rows: DGX-H100, 8 × NDR; NeMo 24.07 in FP8, NeMo 24.09 (Llama 3.1 405B) in BF16.", "",
+           "(2021–2022 code). H100 rows: DGX-H100, 8 × NDR; NeMo 24.07 in FP8, NeMo 24.09 (Llama 3.1 405B) in BF16; "
+           "Megatron-Core r0.8 (the Megatron-LM README's GPT-3 175B strong scaling, `mlm2407_*`) in BF16, whose "
+           "README states no fabric (8 × NDR per node, the DGX H100 SuperPOD's, assumed).", "",
            "| run | published | model | step-time error | tolerance | status | layout and model parts |",
            "|---|---:|---:|---:|---:|---|---|"]
     failures = 0
@@ -342,7 +344,13 @@ def _training_runs_section(catalog=None) -> tuple[list[str], int]:
              {"catalogs": [_with(fp8_split_accumulator_gemm_slowdown=v) for v in (1.10, 1.20)]}),
             ("NeMo H100 rows with the pipeline send/recv hidden (NeMo's `overlap_p2p_comm` with VP > 1, "
              "which the job spec cannot express; `pp_overlap_efficiency` 1 instead of 0)", "nemo2407",
-             {"catalogs": [_with(pp_overlap_efficiency=1.0)]})):
+             {"catalogs": [_with(pp_overlap_efficiency=1.0)]}),
+            *((f"Megatron-LM README H100 strong-scaling rows (96 to 4,608 GPUs, the figure reads included) with "
+               f"{v} model chunks per stage instead of the assumed 8", "mlm2407", {"virtual_pipeline_stages": v})
+              for v in (1, 2, 4, 16)),
+            ("Megatron-LM README H100 strong-scaling rows at micro-batch 2", "mlm2407", {"micro_batch_sequences": 2}),
+            ("Megatron-LM README H100 strong-scaling rows with TP communication not overlapped (the README runs "
+             "--tp-comm-overlap)", "mlm2407", {"tp_overlap": False})):
         catalogs = overrides.pop("catalogs", [None])
         errors = {}
         for variant in catalogs:
@@ -360,7 +368,8 @@ def _training_runs_section(catalog=None) -> tuple[list[str], int]:
               "H100, Meta's Llama 3 405B runs (BF16)": ("llama3_405b",),
               "H100, NeMo (24.09 BF16 Llama 3.1 405B, 24.07 FP8)": ("nemo2409", "nemo2407"),
               "H100 and B200, Megatron-Bridge 25.11 (FP8)": ("mb2511",),
-              "All H100 and B200 rows": ("llama3_405b", "nemo2409", "nemo2407", "mb2511"),
+              "H100, Megatron-LM README GPT-3 175B strong scaling (Megatron-Core r0.8, BF16)": ("mlm2407",),
+              "All H100 and B200 rows": ("llama3_405b", "nemo2409", "nemo2407", "mb2511", "mlm2407"),
               "All A100 rows": ("korthikanti", "narayanan", "gpt3_175b")}
     summary_failures = training_failures(rows)
     bounds = training_summary_bounds()
@@ -381,8 +390,67 @@ def _training_runs_section(catalog=None) -> tuple[list[str], int]:
             f"{bounds['worst'][1]}.", "",
             *_group_table(rows, groups)]
     out += _sensitivity_lines(groups)
-    out += ["", ISSUE27_NOTE, "", SUMMARY_NOTE, ""]
+    out += ["", ISSUE27_NOTE, "", _issue27_round2_note(rows), "", SUMMARY_NOTE, ""]
     return out, failures
+
+
+def _issue27_round2_note(rows) -> str:
+    """Issue 27, second round: the 2021 README run's pipeline sends and the Megatron-LM README's H100
+    strong-scaling rows, with the current errors of the rows it names."""
+    error = {row.quantity.split(":")[0]: step_time_error(row) for row in rows if step_time_error(row) is not None}
+    gpt3_step = error["step_time_s"]
+    sg = gpt3_rows(scatter_gather=True)[0].error
+    mlm = [f"{error[key]:+.1%}" for key in ("mlm2407_gpt3_175b_96", "mlm2407_gpt3_175b_2304", "mlm2407_gpt3_175b_4608")]
+    read = ", ".join(f"{int(row.quantity.split(':')[0].rsplit('_', 1)[1]):,} GPUs {error[row.quantity.split(':')[0]]:+.1%}"
+                     for row in rows if getattr(row, "case", "") == "mlm2407" and row_tolerance(row) is None)
+    gated = [row for row in rows if step_time_error(row) is not None and row_tolerance(row) is not None]
+    rest = [row for row in gated if row.case != "mlm2407"]
+    rest_mean, rest_worst = training_error_summary(rest)
+    worst_rest = max(rest, key=lambda r: abs(step_time_error(r)))
+    return (
+        "Second round of issue 27. Before it, on the 42 rows then checked: gated mean 3.2 %, worst 8.2 % (the "
+        "2021 GPT-3 README run). (1) The 2021 README run's code (NVIDIA/Megatron-LM @152aab3, the commit that "
+        "added the README's 'around 32 seconds', megatron/training.py L306-351) sends tensors of shape "
+        "(seq_length, micro_batch_size, hidden_size) from every tensor-parallel rank to its peer in the next "
+        "stage: the scatter/gather optimization (Narayanan et al. SC'21 §4.1: each of the t ranks sends 1/t "
+        "and the next stage all-gathers it over NVLink) was added after it (27fc468, 2021-02-09; on by default "
+        "from 72e4230, 2021-02-16), while the model sent b × s × h / t per rank for every job. The job spec "
+        "now has `pipeline_scatter_gather` (default true; `perf/step.py` `pipeline_send_split`; ignored with "
+        "sequence parallelism, whose stage outputs are split already) and the README run sets it false "
+        f"(`gpt3_175b_selene.layout`): {sg:+.1%} → {gpt3_step:+.1%}, 8 × the bytes over HDR on every stage "
+        "boundary of 192 micro-batches. Narayanan et al. §5.7 (Figure 18, GPT-3 175B on 96 A100, interleaved) "
+        "measured up to 11 % from the optimization; the model gives 4 % on that setup (tests/perf/test_step.py), "
+        "so it does not overstate it. The Table 1-2 rows ran the paper's artifact (after 72e4230) and keep their sends. "
+        "(2) New checked rows: GPT-3 175B (vocabulary 131,072, sequence 4,096) on 96, 2,304 and 4,608 H100 "
+        "from the Megatron-LM README's H100 scaling figures (@f2e5db4, Megatron-Core r0.8.0, BF16; `mlm2407_*`): "
+        "MFU 47 % and 42 % at the ends of the strong-scaling series (the README's text) and the weak-scaling "
+        "table's 177B row, which is the series' 2,304-GPU point (TP 8, PP 6, DP 48, batch 1,152, 432.8 "
+        "TFLOP/s). The figure prints no layouts; every GPU count it plots (96 … 4,608) is a multiple of that "
+        "row's model-parallel size 48 and 144 is no multiple of TP 4 × PP 8, so all are taken at TP 8, PP 6, "
+        "DP = GPUs / 48 (TP 8 fills a node, so each data-parallel group takes one GPU per node: the groups "
+        "that span nodes partly, which TP 4 would make, do not arise); fabric not stated, "
+        "8 × NDR assumed; micro-batch 1, 2-layer chunks (v = 8) and no recomputation assumed (sensitivity "
+        f"above). The model is fast on all three: {' / '.join(mlm)}, and on the figure's five other points, "
+        f"read from its pixels and shown, not gated ({read}; the read reproduces the three printed values "
+        "within 0.3 points of MFU, method in the yaml). The 96-GPU row is DP 2 with 576 "
+        "micro-batches per step: no bubble and almost no communication, so its -15 % is the model's time per "
+        "micro-batch, the same shortfall as on the weak-scaling table's small models (its 1.7B and 7.1B rows at "
+        "TP 1-2 without pipeline, run through the same job spec but not added as rows: the model fast by "
+        "15-19 %), and no layout choice removes it (-13 … "
+        "-17 % over v = 1 … 16 and micro-batch 1-2; not overlapping TP would take it to -6 % but the README "
+        "runs --tp-comm-overlap, and NeMo's TP 8 BF16 rows match the userbuffers mechanism within 3 %). Full "
+        "recomputation overshoots (+11 … +15 % at 96 GPUs over v = 1 … 16). With the kernels that match NeMo 24.09's BF16 Llama 3.1 405B "
+        "(0-3 %) and 24.07's FP8 GPT-3 175B rows, Megatron-Core r0.8 of July 2024 ran these layers ~15 % slower; "
+        "no mechanism-level source for the difference (kernel and library versions, the cluster's clocks) was "
+        "found, so nothing was fitted and the two rows past 10 % stay gated and fail. The error shrinks with "
+        "scale because the model loses more to scale than Megatron did (its MFU falls ×0.80 from 96 to "
+        "4,608 GPUs, the measured ×0.89): at 4,608 GPUs it exposes 0.38 s of data-parallel traffic in a 2.6 s "
+        "step, what outlasts the last micro-batch's backward, where Megatron-Core's per-chunk gradient buckets "
+        "under the interleaved schedule would hide more (the one-chunk exposure the NeMo note below names); so "
+        "the shortfall per micro-batch is ~15 % over the whole series, not a scale effect. What is left: that "
+        "shortfall (the 96- and 2,304-GPU rows; the 4,608-GPU row is within its tolerance at the assumed "
+        f"v = 8); without the three `mlm2407` rows the gated rows are at mean {rest_mean:.1%}, worst "
+        f"{rest_worst:.1%} (`{worst_rest.quantity}`), inside issue 27's 4 % / 8 %.")
 
 
 def _sensitivity_lines(groups) -> list[str]:
@@ -560,13 +628,12 @@ ISSUE27_NOTE = (
     "Table 1 rows now take their layouts from the paper's artifact (NVIDIA/Megatron-LM examples/sc21/"
     "run_table_1.sh: micro-batch 16 to 1, torch DDP with overlap up to 18B and local DDP above, 2-3 model "
     "chunks per stage for 76B-530B) instead of the micro-batch 1, plain 1F1B and no overlap assumed before "
-    "(which had left the four small models 7-8 % slow). What is left: Table 1 from 7.5B up and Table 2 are "
-    "fast by 1-8 %, and the 2021 GPT-3 README run by 8 %: the 2021 code runs the same models ~6-15 % slower "
+    "(which had left the four small models 7-8 % slow). What was left then: Table 1 from 7.5B up and Table 2 "
+    "were fast by 1-8 %, and the 2021 GPT-3 README run by 8 %: the 2021 code runs the same models ~6-15 % slower "
     "per GPU than the 2022 code of the Korthikanti rows, which the model, built from current kernels, "
     "matches within 3 %; cuDNN attention rates on H100 and Blackwell (forward only is published for H100, FlashAttention-4's "
     "paper for B200) would move the Megatron-Bridge rows most; GPT-3 175B on 96-4,608 H100 (Megatron-LM README, "
-    "MFU 47 % to 42 %) needs data-parallel groups that span nodes partly (TP 4, PP 8, DP 3), which the layout "
-    "rules refuse (being changed in parallel).")
+    "MFU 47 % to 42 %) was not yet checked (see the next paragraph for both).")
 
 
 SUMMARY_NOTE = (
@@ -590,7 +657,8 @@ SUMMARY_NOTE = (
     "not the overlap share but the backward GEMMs. Before the earlier mechanisms (per-operation model as "
     "merged): Korthikanti rows mean 3.7 %, worst 11.4 % (22B seqsel); A100 Table 1 small models −8.5 to "
     "−12.6 % (head dim 96). What is left: the model is still fast by 2–8 % on the 2021 runs with pipeline "
-    "and data parallelism (Narayanan Tables 1–2 beyond 18B, GPT-3 README: −2 to −10 %; the 2022 code of "
+    "and data parallelism (Narayanan Tables 1–2 beyond 18B: −1 to −8 %; the GPT-3 README run −6 % since its "
+    "whole-tensor pipeline sends are modelled, see above; the 2022 code of "
     "Korthikanti et al. runs 175B ~6 % faster per GPU than the 2021 code, 162 vs 141–153 TFLOP/s, which "
     "the model, built from current kernels, follows), (the four small Table 1 models, then at an assumed micro-batch 1, were slow by 5–7 %; see above for "
     "their published layouts), fast by 6–8 % on the two 8K-sequence Llama 3 405B rows with the layout Meta's text states (BF16; "
@@ -667,7 +735,9 @@ def render() -> tuple[str, int]:
          "the range where the curve holds within a few percent.", gemm_off_curve_rows()),
         ("Training runs: checked only — GPT-3 175B on 1,024 A100 (Megatron-LM, Selene)",
          "TP 8, PP 16, DP 8, global batch 1536, fp16, full recomputation, no DP overlap, unfused attention "
-         "(2021 Megatron, before FlashAttention). Published TFLOP/s count recomputation (HFU-style). "
+         "(2021 Megatron, before FlashAttention); every tensor-parallel rank sends the whole activation to the "
+         "next stage (the code of the README's commit, @152aab3, predates the scatter/gather optimization; "
+         "`pipeline_scatter_gather` false). Published TFLOP/s count recomputation (HFU-style). "
          f"Tolerance: {gpt3[0].reason}.", gpt3),
         ("8 × H100 in one node, NVLS all-reduce (nccl-tests#212, #290)",
          "NCCL 2.30.7. Model algbw = NCCL's NVLink bandwidth (18 × 20.6 GB/s) × NVLS efficiency 0.85 × "

@@ -128,9 +128,10 @@ def nic_ceiling_rows(catalog=None) -> list[GatedRow]:
     return rows
 
 
-def gpt3_rows(catalog=None) -> list[GatedRow]:
+def gpt3_rows(catalog=None, scatter_gather: bool | None = None) -> list[GatedRow]:
     """GPT-3 175B on 1,024 A100 (Selene, HDR): step time and TFLOP/s per GPU (HFU-style), both gated
-    at the entry's tolerance."""
+    at the entry's tolerance; the pipeline sends as the entry's ``layout`` gives the 2021 code's
+    (``scatter_gather``: instead, for the sensitivity in docs/validation.md)."""
     from fabricplan.spec import JobSpec
 
     catalog = catalog or default_catalog()
@@ -138,7 +139,9 @@ def gpt3_rows(catalog=None) -> list[GatedRow]:
     gpu = catalog.gpu("a100-sxm-80gb")
     job = JobSpec(name="gpt3-175b-selene", model="gpt3-175b", tp=8, pp=16, global_batch_sequences=1536,
                   micro_batch_sequences=1, seq_len_tokens=2048, precision="fp16", recompute="full",
-                  sequence_parallel=False, zero_stage=0, dp_overlap=False, attention_kernel="unfused")
+                  sequence_parallel=False, zero_stage=0, dp_overlap=False, attention_kernel="unfused",
+                  pipeline_scatter_gather=bool(published.get("layout", {}).get("pipeline_scatter_gather", True)
+                                               if scatter_gather is None else scatter_gather))
     cluster = ClusterShape(gpu=gpu, gpus=1024, gpus_per_node=8, scale_up_domain=8, nics_per_node=8)
     result = step_time(job, cluster, rdma_fabric(200, catalog=catalog), catalog=catalog)
     tflops = result.hardware_flops_per_step / result.step_time_s / 1024 / 1e12
@@ -431,7 +434,7 @@ _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_bat
                "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
                "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype",
                "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-               "activation_offload_layers")
+               "activation_offload_layers", "pipeline_scatter_gather")
 
 
 @dataclass(frozen=True)
@@ -484,6 +487,9 @@ def training_run_rows(catalog=None, ids: tuple[str, ...] | None = None) -> list[
         elif quantity == "tokens_per_s_per_gpu":
             model = result.tokens_per_s / gpus
             step_error = published / model - 1.0
+        elif quantity == "mfu":  # the source's FLOP count is the model's (Megatron's, Narayanan's Appendix)
+            model = result.mfu
+            step_error = published / model - 1.0
         else:  # pragma: no cover - the data file's own vocabulary
             raise ValueError(f"unknown training-run quantity {quantity!r}")
         detail = (f"{gpus} GPUs, t{result.tp} p{result.pp} d{result.dp} c{result.cp} v{result.virtual_pipeline_stages}, "
@@ -522,6 +528,8 @@ def training_run_sensitivity(prefix: str, catalog=None, **overrides) -> dict[str
             out[entry["id"]] = result.step_time_s / published - 1.0
         elif entry["quantity"] == "tflops_per_gpu":
             out[entry["id"]] = published / (result.hardware_flops_per_step / result.step_time_s / entry["gpus"] / 1e12) - 1.0
+        elif entry["quantity"] == "mfu":
+            out[entry["id"]] = published / result.mfu - 1.0
         else:
             out[entry["id"]] = published / (result.tokens_per_s / entry["gpus"]) - 1.0
     return out

@@ -106,7 +106,11 @@ def test_gpt3_step_time_within_tolerance(capsys):
     assert step.reason.startswith("checked only, nothing fitted to it")
     assert abs(step.error) <= step.tolerance
     assert abs(tflops.error) <= tflops.tolerance
-    assert step.model == pytest.approx(29.37, abs=0.01)  # 28.91 before the slowest GPU of N (issue 27)
+    # 30.22 with the 2021 code's whole-tensor pipeline sends (issue 27, second round); 29.37 with
+    # scatter/gather, 28.91 before the slowest GPU of N (issue 27).
+    assert step.model == pytest.approx(30.22, abs=0.01)
+    assert step.error == pytest.approx(-0.056, abs=0.002)
+    assert gpt3_rows(scatter_gather=True)[0].model == pytest.approx(29.37, abs=0.01)
 
 
 def test_nvls_single_node_busbw_within_5_percent():
@@ -173,15 +177,32 @@ def test_gemm_shapes_off_the_curve_are_shown_not_gated():
     assert all(row_tolerance(row) is None for row in rows)
 
 
+#: Gated training rows known to be past their tolerance, with their step-time errors: the Megatron-LM
+#: README's H100 strong-scaling rows (Megatron-Core r0.8, BF16), where the model is fast per micro-batch
+#: without a sourced mechanism (docs/validation.md, issue 27's second round). Pinned so that any other
+#: row leaving its tolerance, or these moving, fails.
+KNOWN_TRAINING_MISSES = {"mlm2407_gpt3_175b_96": -0.152, "mlm2407_gpt3_175b_2304": -0.113}
+
+
+def _without_known_misses(rows):
+    return [row for row in rows if row.quantity.split(":")[0] not in KNOWN_TRAINING_MISSES]
+
+
 def test_training_error_summary_is_mean_and_worst():
-    rows = training_rows()
+    everything = training_rows()
+    rows = _without_known_misses(everything)
     bounds = training_summary_bounds()
     assert (bounds["mean"][0], bounds["worst"][0]) == (0.04, 0.10)
     assert bounds["mean"][1] and bounds["worst"][1]
     mean, worst = training_error_summary(rows, gated_only=True)
-    assert 0 < mean <= bounds["mean"][0] and worst <= bounds["worst"][0]
+    assert 0 < mean <= bounds["mean"][0] and worst <= 0.08  # issue 27's 8 % without the known misses
     assert mean <= worst
     assert training_failures(rows) == []
+    failures = training_failures(everything)
+    assert [line.split(":")[0] for line in failures[:-1]] == list(KNOWN_TRAINING_MISSES)
+    assert failures[-1].startswith("worst step-time error")
+    all_mean, all_worst = training_error_summary(everything, gated_only=True)
+    assert all_mean <= bounds["mean"][0] and all_worst == pytest.approx(0.152, abs=0.005)
     # A gated row past its tolerance fails; a row shown without one (tolerance null in
     # published_perf.yaml) does not, and only the summary over every row counts it.
     off = GatedRow("llama3_405b", "mfu@x", 0.40, 0.50, "", tolerance=0.15, reason="r")
@@ -193,19 +214,43 @@ def test_training_error_summary_is_mean_and_worst():
 
 def test_training_runs_are_all_checked_and_each_within_its_tolerance():
     rows = training_run_rows()
-    assert len(rows) == 38
+    assert len(rows) == 46
     assert {row.group for row in rows} == {"checked"}  # nothing end-to-end is calibrated on
     # Step-time tolerance per source: 5 % where the whole layout is published and DP = 1, else 10 %;
     # two Megatron-Bridge rows are shown, not gated (cuDNN attention, which the compute data lack).
     gated = [row for row in rows if row.tolerance is not None]
     assert {row.case: row.tolerance for row in gated} == {"korthikanti": 0.05, "narayanan": 0.10,
-                                                          "nemo2407": 0.10, "nemo2409": 0.10, "mb2511": 0.10}
+                                                          "nemo2407": 0.10, "nemo2409": 0.10, "mb2511": 0.10,
+                                                          "mlm2407": 0.10}
+    # The Megatron-LM README's strong-scaling points read from its figure are shown, not gated, too.
     shown = {row.quantity.split(":")[0]: row.step_error for row in rows if row.tolerance is None}
-    assert shown == pytest.approx({"mb2511_llama3_70b_h100_64": 0.162, "mb2511_llama3_8b_b200_8": 0.315}, abs=0.01)
-    assert all("cuDNN" in row.reason for row in rows if row.tolerance is None)
+    assert shown == pytest.approx({"mb2511_llama3_70b_h100_64": 0.162, "mb2511_llama3_8b_b200_8": 0.315,
+                                   "mlm2407_gpt3_175b_144": -0.155, "mlm2407_gpt3_175b_288": -0.150,
+                                   "mlm2407_gpt3_175b_576": -0.140, "mlm2407_gpt3_175b_1152": -0.128,
+                                   "mlm2407_gpt3_175b_3072": -0.098}, abs=0.01)
+    assert all("cuDNN" in row.reason for row in rows if row.tolerance is None and row.case == "mb2511")
+    assert all("read from the figure" in row.reason for row in rows if row.tolerance is None and row.case == "mlm2407")
+    misses = {row.quantity.split(":")[0]: row.step_error for row in gated if abs(row.step_error) > row.tolerance}
+    assert misses == pytest.approx(KNOWN_TRAINING_MISSES, abs=0.005)
     for row in gated:
-        assert abs(row.step_error) <= row.tolerance, row
         assert row.source and row.reason
+
+
+def test_megatron_lm_h100_strong_scaling_rows():
+    # NVIDIA/Megatron-LM README @f2e5db4: GPT-3 175B (vocabulary 131,072, sequence 4,096), batch 1,152 on
+    # 96 / 2,304 / 4,608 H100, MFU 0.47 / 0.438 (432.8 TFLOP/s of 989) / 0.42; TP 8, PP 6 (the weak-scaling
+    # table's 177B row), DP = GPUs / 48. MFU is Megatron's FLOP count, the model's: step error = published / model - 1.
+    rows = {row.quantity: row for row in training_run_rows(ids=("mlm2407_gpt3_175b_96", "mlm2407_gpt3_175b_2304",
+                                                                  "mlm2407_gpt3_175b_4608"))}
+    assert all(row.tolerance == 0.10 for row in rows.values())  # the printed values are gated
+    assert [row.published for row in rows.values()] == [0.47, 0.438, 0.42]
+    for quantity, row in rows.items():
+        assert quantity.endswith(": mfu")
+        assert step_time_error(row) == pytest.approx(row.published / row.model - 1)
+        assert " t8 p6 " in f" {row.detail}" and "v8" in row.detail
+    assert [row.detail.split(",")[0] for row in rows.values()] == ["96 GPUs", "2304 GPUs", "4608 GPUs"]
+    assert "d2 " in rows["mlm2407_gpt3_175b_96: mfu"].detail and "d96 " in rows["mlm2407_gpt3_175b_4608: mfu"].detail
+    assert rows["mlm2407_gpt3_175b_4608: mfu"].step_error == pytest.approx(-0.058, abs=0.005)
 
 
 def test_calculon_set_better_than_calculon():
@@ -236,9 +281,11 @@ def test_validate_perf_script_counts_socket_rows_past_tolerance(monkeypatch):
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     text, failures = script.render()
-    # The only rows outside tolerance are the known size-decade misses (collective_sweeps, issue 27).
-    known = len(perf_checks.collective_decade_failures(perf_checks.collective_decade_rows()))
-    assert failures == known == 6
+    # The only rows outside tolerance are the known size-decade misses (collective_sweeps, issue 27) and
+    # the known training misses with the worst-row bound they break.
+    known = len(perf_checks.collective_decade_failures(perf_checks.collective_decade_rows())) + len(
+        KNOWN_TRAINING_MISSES) + 1
+    assert failures == known == 6 + 3
     assert "### Calibrated on" in text and "### Checked only" in text
     rows = perf_checks.socket_transport_rows()
     off = [perf_checks.SocketValidationRow(r.case, r.quantity, r.published, r.model * (1.5 if r.tolerance else 1.0),
@@ -261,7 +308,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     lines, failures = script._training_runs_section()
-    assert failures == 0
+    assert failures == len(KNOWN_TRAINING_MISSES) + 1  # the known misses and the worst-row bound
     text = "\n".join(lines)
     assert "| korthikanti_175b_full: step_time_s | 18.13 |" in text and "Calculon" in text
     # Korthikanti rows at +-0.5 % (all eight are further off) and a mean bound of 1 %: rows and summary fail.
@@ -270,7 +317,7 @@ def test_validate_perf_script_fails_past_the_training_tolerances(monkeypatch):
     data["training_runs"]["summary"]["mean"]["tolerance"] = 0.01
     monkeypatch.setattr(perf_checks, "published_data", lambda: data)
     _lines, failures = script._training_runs_section()
-    assert failures == 8 + 1
+    assert failures == 8 + 1 + len(KNOWN_TRAINING_MISSES) + 1
 
 
 # --- issue 12 item 6: catalog EDR/HDR profiles and AWS EFA -----------------------------------------

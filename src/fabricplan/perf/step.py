@@ -20,7 +20,8 @@ Per GPU and step, with ``m = global_batch / (dp x micro_batch)`` micro-batches p
   sequence parallelism) exposed as ``userbuffers_tp_exposed_s`` and the overlapped GEMMs run
   chunked (``compute.overlapped_gemm_time_s``); otherwise hidden by ``tp_overlap_efficiency`` (0).
 * PP: one activation send forward and one backward per micro-batch and stage boundary
-  (``b x s/cp x h / tp`` with Megatron's scatter/gather), on the critical path. With the
+  (``b x s/cp x h / tp`` with Megatron's scatter/gather, ``b x s/cp x h`` per rank without it and
+  without sequence parallelism: ``pipeline_send_split``), on the critical path. With the
   interleaved schedule (``v = virtual_pipeline_stages`` model chunks per stage) the bubble is
   ``(pp-1)/(v*m)`` of the ideal time and there are ``v`` times as many stage boundaries, so PP
   communication grows ``v``-fold ([1]_ §2.2.2).
@@ -488,13 +489,26 @@ def _pipeline_parallel(s: _Setup) -> _Traffic:
     # its last (group_shapes' span_nodes: (pp - 1) x stride / node + 1 for a stride of whole nodes);
     # the boundary that crosses a leaf paces them all, and every node sends to its peer at the same
     # time (collective_time's span_nodes). The slowest pipeline shape paces the step.
+    size = s.activation_bytes / pipeline_send_split(s.tp, s.job.pipeline_scatter_gather, s.job.sequence_parallel)
+
     def boundary_s(g: GroupShape) -> float:
         if not g.crosses_nodes:
-            return s.collective_s("send_recv", s.activation_bytes / s.tp, 2, 2)
-        return s.collective_s("send_recv", s.activation_bytes / s.tp, 2, 1, span_nodes=g.span_nodes)
+            return s.collective_s("send_recv", size, 2, 2)
+        return s.collective_s("send_recv", size, 2, 1, span_nodes=g.span_nodes)
 
     total = 2 * s.virtual * max(boundary_s(g) for g in group_shapes(s, "pp")) if s.pp > 1 else 0.0
     return _Traffic(total, total * (1 - perf_parameter("pp_overlap_efficiency", s.catalog)))
+
+
+def pipeline_send_split(tp: int, scatter_gather: bool, sequence_parallel: bool) -> int:
+    """The ranks one stage-boundary activation is split over, so each tensor-parallel rank sends
+    ``b x s/cp x h / split`` bytes: ``tp`` with Megatron-LM's scatter/gather optimization (each rank
+    sends its 1/tp slice, the receiving stage all-gathers it over NVLink; Narayanan et al. SC'21
+    §4.1, on by default since NVIDIA/Megatron-LM 72e4230, 2021-02-16) or with sequence parallelism
+    (stage outputs already split over the sequence); 1 without either: every rank sends the whole
+    ``(seq, micro-batch, hidden)`` tensor, as Megatron-LM's ``communicate`` did before
+    (megatron/training.py @152aab3 L306-351, 2021-01)."""
+    return tp if scatter_gather or sequence_parallel else 1
 
 
 def _expert_parallel(s: _Setup) -> _Traffic:

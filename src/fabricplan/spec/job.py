@@ -81,6 +81,13 @@ class JobSpec(BaseModel):
         default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")
     tp_overlap: bool = Field(
         default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
+    pipeline_scatter_gather: bool = Field(
+        default=True,
+        description="Pipeline sends split over the tensor-parallel ranks (Megatron-LM's scatter/gather "
+                    "optimization, Narayanan et al. SC'21 §4.1; on by default since NVIDIA/Megatron-LM 72e4230, "
+                    "2021-02): each rank sends 1/tp of the activation and the next stage all-gathers it over "
+                    "NVLink. False: every rank sends the whole activation (Megatron-LM before 2021-02). "
+                    "Ignored with sequence parallelism, whose stage outputs are already split over the ranks")
     # --- memory only (perf/memory.py); added for issue 27 ---
     activation_offload_layers: int = Field(
         default=0, ge=0, le=100_000,

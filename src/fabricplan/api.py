@@ -388,7 +388,7 @@ def _fabric_choice(loaded: ClusterSpec, fabric: str | None) -> Any:
 
 def fleet(spec: SpecLike, fabric: str | None = None, catalog: Catalog | Sequence[str | Path] | None = None, *,
           policy: Any = None, routing: str | None = None, days: float | None = None, samples: int | None = None,
-          seed: int = 0) -> dict[str, Any]:
+          seed: int = 0, qps: int | None = None) -> dict[str, Any]:
     """The spec's job mix as a fleet on each fabric's chosen design (or only ``fabric``):
     profile -> :class:`fabricplan.fleet.FleetResult` (:func:`fabricplan.fleet.run_fleet`:
     arrivals, the scheduler ``policy`` (a name or a callable), every running job on the shared
@@ -409,7 +409,7 @@ def fleet(spec: SpecLike, fabric: str | None = None, catalog: Catalog | Sequence
             if built.size.tiers < 1:
                 continue
             out[choice.profile] = run_fleet(built, loaded, cat, policy=policy, routing=routing, days=days,
-                                            samples=samples, seed=seed)
+                                            samples=samples, seed=seed, qps=qps)
     if not out:
         raise InputError("the cluster is one node: no scale-out fabric for jobs to share", location="cluster.gpus")
     return out

@@ -12,7 +12,8 @@ from fabricplan.cli.plan_cmds import CatalogOption
 
 
 def _fleet(spec: Path, fabric: Optional[str], policy: Optional[str], routing: Optional[str], days: Optional[float],
-           samples: Optional[int], seed: int, as_json: bool, catalog_paths: Optional[list[Path]]) -> None:
+           samples: Optional[int], seed: int, qps: Optional[int], as_json: bool,
+           catalog_paths: Optional[list[Path]]) -> None:
     from fabricplan import __version__
     from fabricplan.api import fleet
     from fabricplan.catalog import load_catalog
@@ -20,7 +21,8 @@ def _fleet(spec: Path, fabric: Optional[str], policy: Optional[str], routing: Op
 
     catalog = load_catalog(catalog_paths or [])
     with stdout.status("simulating the fleet ...") if not as_json else _nothing():
-        results = fleet(spec, fabric, catalog, policy=policy, routing=routing, days=days, samples=samples, seed=seed)
+        results = fleet(spec, fabric, catalog, policy=policy, routing=routing, days=days, samples=samples, seed=seed,
+                        qps=qps)
     if as_json:
         emit_json(fleet_document(results, version=__version__))
         return
@@ -47,8 +49,10 @@ def register(app: typer.Typer) -> None:
         days: Optional[float] = typer.Option(None, "--days", help="Days of fleet time (default: catalog, 30)"),
         samples: Optional[int] = typer.Option(None, "--samples", help="Instants simulated (default: catalog, 8)"),
         seed: int = typer.Option(0, "--seed", help="Seed of arrivals, durations, placement and hashing"),
+        qps: Optional[int] = typer.Option(None, "--qps", help="Queue pairs per connection, each hashed separately "
+                                                              "(default: NCCL's 1)"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
         catalog: CatalogOption = None,
     ) -> None:
         """Jobs arriving and leaving, placed by a scheduler policy, sharing the fabric: each job's pace."""
-        _fleet(spec, fabric, policy, routing, days, samples, seed, as_json, catalog)
+        _fleet(spec, fabric, policy, routing, days, samples, seed, qps, as_json, catalog)

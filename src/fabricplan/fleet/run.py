@@ -9,7 +9,9 @@ At the busiest instant it fails parts of each class one at a time
 (:mod:`~fabricplan.fleet.failures`: jobs stopped, jobs slowed in degraded mode, GPU-hours lost
 per month at the catalog's failure rates). It also answers what else would recover: the same arrivals under the ``packed`` policy, and the
 same placements under the other routing (adaptive where the profile hashes with ECMP, ECMP where
-it routes adaptively), each at the same instants.
+it routes adaptively) and, under ECMP, with ``fleet_alternative_qps`` queue pairs per connection
+hashed separately (NCCL_IB_QPS_PER_CONNECTION with the switches hashing on the QP: Meta's
+E-ECMP with QP scaling, Gangidi et al., SIGCOMM 2024), each at the same instants.
 
 Reported per job kind: instances arrived and started, mean wait, the GPU-time-weighted pace
 shared and alone (1 = every connection at its NICs' rate), the leaf groups a job spans over the
@@ -103,19 +105,19 @@ def _traffic_settings(catalog) -> dict:
 class _Sampler:
     """Simulates the running set of an instant once per distinct set (and routing)."""
 
-    def __init__(self, network, kinds, arrivals, nics_per_node: int, qps: int, seed: int, settings: dict):
+    def __init__(self, network, kinds, arrivals, nics_per_node: int, seed: int, settings: dict):
         self.network, self.kinds, self.arrivals = network, kinds, arrivals
-        self.nics, self.qps, self.seed, self.settings = nics_per_node, qps, seed, settings
+        self.nics, self.seed, self.settings = nics_per_node, seed, settings
         self.memo: dict = {}
 
-    def jobs_at(self, timeline: Timeline, t: float, routing: str, layout: Layout) -> tuple[FleetJob, ...]:
+    def jobs_at(self, timeline: Timeline, t: float, routing: str, qps: int, layout: Layout) -> tuple[FleetJob, ...]:
         running = [int(i) for i in timeline.running(t)]
-        key = (routing, tuple((i, timeline.nodes[i].tobytes()) for i in running))
+        key = (routing, qps, tuple((i, timeline.nodes[i].tobytes()) for i in running))
         if key not in self.memo:
             kinds = [self.kinds[int(self.arrivals.kind[i])] for i in running]
             traffic = [job_traffic(k.pattern, timeline.nodes[i], self.nics, seed=self.seed + i, **self.settings)
                        for i, k in zip(running, kinds)]
-            result = paces(self.network, traffic, routing=routing, qps=self.qps, seed=self.seed)
+            result = paces(self.network, traffic, routing=routing, qps=qps, seed=self.seed)
             self.memo[key] = tuple(
                 FleetJob(instance=i, kind=k.name, nodes=k.nodes, leaves=layout.leaves_spanned(timeline.nodes[i]),
                          fewest_leaves=layout.fewest_leaves(k.nodes), pace_shared=float(result.shared[j]),
@@ -159,7 +161,8 @@ def _achieved(timeline: Timeline, arrivals, kinds, horizon: float, cluster_nodes
 
 
 def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, routing: str | None = None,
-              days: float | None = None, samples: int | None = None, seed: int = 0, alternatives: bool = True,
+              days: float | None = None, samples: int | None = None, seed: int = 0, qps: int | None = None,
+              alternatives: bool = True,
               with_failures: bool = True, network=None) -> FleetResult:
     """The fleet of ``spec``'s job mix on ``design`` (a :class:`~fabricplan.design.FabricDesign`;
     module docstring). ``policy`` defaults to the spec's (``operations.scheduler_policy``, else
@@ -175,7 +178,9 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
     policy_name, _ = policy_function(policy)
     profile = design.network.profile
     routing = routing or ("adaptive" if profile.routing == "adaptive" else "ecmp")
-    qps = int(sim_parameter("nccl_ib_qps_per_connection", catalog))
+    qps = int(qps if qps is not None else sim_parameter("nccl_ib_qps_per_connection", catalog))
+    if qps < 1:
+        raise InputError(f"queue pairs per connection must be at least 1, got {qps}", location="--qps")
     days = float(days if days is not None else catalog.perf_value("fleet_horizon_days"))
     n_samples = int(samples if samples is not None else catalog.perf_value("fleet_sample_instants"))
     if days <= 0 or n_samples < 1:
@@ -191,12 +196,12 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
     arrivals = draw_arrivals(kinds, layout.nodes, start_hours=-warmup, end_hours=horizon, sigma=sigma, seed=seed)
     timeline = schedule(arrivals, kinds, layout, policy, end_hours=horizon, seed=seed)
     instants = (np.arange(n_samples) + 0.5) / n_samples * horizon
-    sampler = _Sampler(network, kinds, arrivals, size.nics_per_node, qps, seed, _traffic_settings(catalog))
+    sampler = _Sampler(network, kinds, arrivals, size.nics_per_node, seed, _traffic_settings(catalog))
 
-    def sampled(line: Timeline, how: str) -> tuple[FleetSample, ...]:
+    def sampled(line: Timeline, how: str, queue_pairs: int = qps) -> tuple[FleetSample, ...]:
         out = []
         for t in instants:
-            jobs = sampler.jobs_at(line, float(t), how, layout)
+            jobs = sampler.jobs_at(line, float(t), how, queue_pairs, layout)
             out.append(FleetSample(t_hours=float(t), busy_nodes=int(sum(j.nodes for j in jobs)), jobs=jobs))
         return tuple(out)
 
@@ -205,6 +210,9 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
     if alternatives:
         flip = "ecmp" if routing != "ecmp" else "adaptive"
         other[f"routing {flip}"] = _weighted_pace(sampled(timeline, flip))
+        more = int(catalog.perf_value("fleet_alternative_qps"))
+        if routing == "ecmp" and more > qps:
+            other[f"ecmp, {more} QPs per connection"] = _weighted_pace(sampled(timeline, "ecmp", more))
         if policy_name != "packed":
             packed = schedule(arrivals, kinds, layout, "packed", end_hours=horizon, seed=seed)
             other["policy packed"] = _weighted_pace(sampled(packed, routing))

@@ -34,6 +34,7 @@ from validation.perf import (  # noqa: E402
     published_data,
     recipe_fit_rows,
     row_tolerance,
+    sharp_collnet_chain_rows,
     small_message_rows,
     socket_transport_rows,
     step_time_error,
@@ -706,6 +707,7 @@ def render() -> tuple[str, int]:
            "tolerance beside the row it gates); the comparisons: `validation/perf.py`.", ""]
     failures = 0
     gpt3, compute, nvls = gpt3_rows(), compute_microbench_rows(), nvls_single_node_rows()
+    sharp = sharp_collnet_chain_rows()
     sections = [
         ("Azure NDm A100 v4, 2 × 8 A100, 8 × HDR per node, all-reduce (nccl-tests T1)",
          "NCCL 2.17.1 constants (the release in the container), AMD CPU, the catalog's `infiniband-hdr` "
@@ -743,6 +745,15 @@ def render() -> tuple[str, int]:
          "NCCL 2.30.7. Model algbw = NCCL's NVLink bandwidth (18 × 20.6 GB/s) × NVLS efficiency 0.85 × "
          "n/(n+1) (NVLS moves (n+1)/n of the buffer per direction, sjeaugey in nccl-tests PR #239). "
          f"Tolerance: {nvls[0].reason}.", nvls),
+        ("64 × H100 (8 nodes × 8, NDR InfiniBand) with IB SHARP, CollNetChain all-reduce (CoreWeave, checked)",
+         "NCCL 2.18.1 measured, 2.19.3 constants (nearest bundled release), NCCL_ALGO=COLLNETCHAIN as in the run. "
+         "Model algbw = NCCL's CollNetChain estimate, nCh × bwIntra × 0.5, the chain's NVLink bound (each "
+         "GPU moves the buffer down the chain and back). Not validated against a published row: NCCL's "
+         "default with SHARP on these nodes, multi-node NVLS (NVLink SHARP + IB SHARP), whose achieved "
+         "algbw is the one-node NVLS data path × the share its 3 reduce / 2 broadcast warps carry "
+         "(`nccl_tuner.nvls_multinode_algbw_gbytes_per_s`: 370.8 × 0.85 × 8/9 × 0.8 = 224 GB/s, busbw 441 "
+         "on 64 GPUs, where NCCL's own estimate gives 190); no published nccl-tests figure of it was found. "
+         f"Tolerance: {sharp[0].reason}.", sharp),
         ("Training runs: checked only — Llama 3 405B on 8,192 and 16,384 H100, BF16 MFU (Dubey et al. 2024, "
          "Table 4)", _llama3_note(), llama3_405b_rows()),
     ]

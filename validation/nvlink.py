@@ -1,4 +1,4 @@
-"""Published nccl-tests all-reduce figures on multi-host NVLink domains (GB200 NVL72) and the model's
+"""Published nccl-tests all-reduce figures on multi-host NVLink domains (GB200 and GB300 NVL72) and the model's
 number for each: the rows of docs/validation.md "NVLink domains" (``scripts/validate_nvlink_domains.py``)
 and of ``tests/perf/test_nvlink_domain.py``.
 
@@ -20,6 +20,10 @@ from dataclasses import dataclass
 COREWEAVE = ("coreweave/nccl-tests README.md @0120901 \"Expected Performance / GB200\" (NCCL 2.26.2, GB200 NVL72, "
              "4 x ConnectX-7 400G per 4-GPU tray, InfiniBand; the jobs set no NCCL_COLLNET_ENABLE (default 0) and the "
              "multi-rack MPIJob sets NCCL_NET_PLUGIN=none, so no SHARP/CollNet: multi-node NVLS is unavailable)")
+VERDA = ("Verda (formerly DataCrunch), \"NVIDIA GB300 NVL72: GPU Architecture & Performance\", "
+         "verda.com/blog/gb300-nvl72-architecture, 2025, section \"Multi-Node NVLINK NCCL / all_reduce\": nccl-tests "
+         "all_reduce_perf -b 1G -e 16G -f 2 -g 1 -n 1000 over one GB300 NVL72 rack (18 compute trays x 4 GPUs, "
+         "72 GPUs in one NVLink domain), float sum; NCCL release not stated, CollNet not enabled")
 AZURE = ("Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md @2a370be (NCCL 2.25.1, one ND GB200 v6 "
          "VM = one 4-GPU compute tray, all_reduce Ring, in-place); Azure/AI-benchmarking-guide#7: 4 GPUs of one host")
 
@@ -41,6 +45,7 @@ class DomainRow:
     algorithm: str | None = None
     kind: str = "match"
     collnet: bool = False  # SHARP via CollNet: off unless the run enabled it (NCCL_COLLNET_ENABLE default 0)
+    gpu: str = "gb200"  # the catalog GPU (gb200: GB200 NVL72; gb300: GB300 NVL72, Blackwell Ultra)
 
     @property
     def measured(self) -> float:
@@ -75,11 +80,28 @@ ROWS = (
     DomainRow("1 compute tray (4 GPUs), 8 GiB", 4, 4, 4, 4, "infiniband-ndr", 8 * GIB, (679.61,), AZURE,
               False, 0.08, "one host, Ring forced: NCCL's ring over 18 NVLink5 links x 40.1 GB/s; 8 % "
               "(one run, no second column)", algorithm="ring"),
+    # GB300 NVL72 (Verda): NCCL has no Blackwell Ultra constant of its own (sm103 takes the sm100 rows:
+    # topo.h SM100_NVLINK_BW for cc >= 100, tuning.cc's Blackwell nvlsEfficiency 0.74, nvls.cc's 24 NVLS
+    # channels in one domain), so the model is the GB200 one but for the in-domain data-path efficiency,
+    # calibrated on the 8 GiB row as GB200's is; the tolerances are the GB200 rows' by size.
+    DomainRow("GB300 1 rack (72 GPUs), 16 GiB", 72, 72, 4, 72, "infiniband-ndr", 16 * GIB, (918.77, 918.89), VERDA,
+              False, 0.05, "as the GB200 one-rack 4 GiB row: run-to-run spread of nccl-tests (~2-3 %) plus the "
+              "launch and latency terms; 5 %", gpu="gb300"),
+    DomainRow("GB300 1 rack (72 GPUs), 8 GiB", 72, 72, 4, 72, "infiniband-ndr", 8 * GIB, (883.45, 884.61), VERDA,
+              True, 0.03, "calibrated: mnnvl_nvls_data_path_efficiency_sm103 is this row's mean over the model "
+              "without it, at the size of the GB200 calibration row; 3 % as there (the columns differ by 0.1 %)",
+              gpu="gb300"),
+    DomainRow("GB300 1 rack (72 GPUs), 4 GiB", 72, 72, 4, 72, "infiniband-ndr", 4 * GIB, (849.36, 848.54), VERDA,
+              False, 0.05, "as the GB200 one-rack 4 GiB row; 5 %", gpu="gb300"),
+    DomainRow("GB300 1 rack (72 GPUs), 2 GiB", 72, 72, 4, 72, "infiniband-ndr", 2 * GIB, (806.13, 805.72), VERDA,
+              False, 0.10, "as the GB200 one-rack 2 GiB row: the measured curve still rises (727 -> 806 -> 849 "
+              "GB/s from 1 to 4 GiB); NVLS per-step latency is not modelled beyond NCCL's constants: 10 %",
+              gpu="gb300"),
 )
 
 
 def model_busbw(row: DomainRow, catalog=None, nccl_version: str | None = None) -> float:
-    """The model's busbw [GB/s] for ``row`` (GB200, NCCL's default choice unless the row forced one)."""
+    """The model's busbw [GB/s] for ``row`` (its GPU, NCCL's default choice unless the row forced one)."""
     from fabricplan.catalog.catalog import default_catalog
     from fabricplan.perf.collectives import collective_time
 
@@ -89,7 +111,7 @@ def model_busbw(row: DomainRow, catalog=None, nccl_version: str | None = None) -
     if not row.collnet:  # the runs did not enable CollNet/SHARP: NCCL's algorithms without it
         fabric = fabric.model_copy(update={"in_network_reduction": False})
     result = collective_time("all_reduce", row.size_bytes, row.gpus, row.domain_gpus, fabric,
-                             catalog.gpu("gb200"), nics_per_node=row.nics_per_domain, gpus_per_host=host,
+                             catalog.gpu(row.gpu), nics_per_node=row.nics_per_domain, gpus_per_host=host,
                              algorithm=row.algorithm, catalog=catalog, nccl_version=nccl_version)
     return result.busbw_gbytes_per_s
 
@@ -97,7 +119,7 @@ def model_busbw(row: DomainRow, catalog=None, nccl_version: str | None = None) -
 def one_domain_busbw(row: DomainRow, catalog=None) -> float:
     """The model's busbw of one NVLink domain at the row's size (the ceiling of a multi-domain row)."""
     single = DomainRow(row.name, row.domain_gpus, row.domain_gpus, row.gpus_per_host, row.nics_per_domain,
-                       row.fabric, row.size_bytes, row.measured_busbw, row.source, False, 0.0, "")
+                       row.fabric, row.size_bytes, row.measured_busbw, row.source, False, 0.0, "", gpu=row.gpu)
     return model_busbw(single, catalog)
 
 

@@ -169,6 +169,26 @@ def nvls_single_node_rows(catalog=None) -> list[GatedRow]:
     return rows
 
 
+def sharp_collnet_chain_rows(catalog=None) -> list[GatedRow]:
+    """64 x H100 (8 nodes, 8 NDR NICs each) with IB SHARP, CollNetChain forced: the model's busbw against the
+    mean of the published out-of-place and in-place columns (``published_perf.yaml``
+    ``h100_sharp_collnet_chain_allreduce``, CoreWeave)."""
+    catalog = catalog or default_catalog()
+    entry = published_data()["h100_sharp_collnet_chain_allreduce"]
+    gpu, fabric = catalog.gpu(entry["gpu"]), catalog.fabric(entry["fabric"])
+    rows = []
+    for size, *columns in entry["rows"]:
+        result = collective_time("all_reduce", int(size), entry["gpus"], entry["gpus_per_node"], fabric, gpu,
+                                 nics_per_node=entry["nics_per_node"], algorithm=entry["algorithm"],
+                                 catalog=catalog, nccl_version=entry["nccl_version"])
+        measured = sum(columns) / len(columns)
+        rows.append(GatedRow("h100_64_sharp", f"busbw@{int(size)}", measured, result.busbw_gbytes_per_s,
+                             f"{result.algorithm}/{result.protocol}, {result.channels} ch, algbw "
+                             f"{result.algbw_gbytes_per_s:.0f}; published {columns[0]:.1f} / {columns[1]:.1f}",
+                             tolerance=float(entry["tolerance"]), reason=_reason(entry)))
+    return rows
+
+
 def llama3_405b_results(catalog=None, fabric: str = "roce-v2", **overrides) -> list[tuple[dict, object]]:
     """(configuration, StepResult) of each of Meta's Table 4 configurations of Llama 3 405B (H100).
 

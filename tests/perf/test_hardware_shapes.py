@@ -112,12 +112,13 @@ def test_tree_reads_its_nvlink_share_per_channel_across_racks():
 
 def test_nccl_219_nvls_sharp_is_held_to_the_nvlink_data_path():
     # NCCL 2.19's NVLS estimate on 16 x 8 H100 gives 606 GB/s busbw at 1 GiB; the NVLS data path moves
-    # S (n+1)/n per GPU over NVLink: algbw <= 370.8 x 0.85 x 8/9 = 280.2 GB/s, as on one node.
+    # S (n+1)/n per GPU over NVLink: algbw <= 370.8 x 0.85 x 8/9 = 280.2 GB/s, as on one node, and the
+    # 2 broadcast warps of a multi-node NVLS channel carry 2 x 2 / 5 of it (all_reduce.h; test_sharp.py).
     result = collective_time("all_reduce", GiB, 128, 8, IB_SHARP, H100, nccl_version="2.19.3",
                              catalog=CATALOG)
     assert result.algorithm == "nvls"
     bound = 18 * 20.6 * 0.85 * 8 / 9
-    assert result.time_us == pytest.approx(result.latency_us + GiB / (1000 * bound), rel=1e-12)
+    assert result.time_us == pytest.approx(result.latency_us + GiB / (1000 * bound * 0.8), rel=1e-12)
     assert result.busbw_gbytes_per_s < 556
     assert result.nccl_estimate_us < result.time_us  # NCCL's own (unbounded) estimate still drives the choice
     one_node = collective_time("all_reduce", GiB, 8, 8, "infiniband-ndr", H100, catalog=CATALOG)

@@ -223,6 +223,26 @@ def communicator_nics(nics_per_node: int, ranks_per_node: int, nics_per_gpu: int
     return min(nics_per_node, ranks_per_node * max(nics_per_gpu, 1))
 
 
+def mnnvl_nvls_data_path_efficiency(compute_capability: int, catalog) -> float:
+    """NVLS data-path efficiency inside one multi-host NVLink domain, over NCCL's own nvlsEfficiency, per GPU
+    generation: ``perf_defaults`` ``mnnvl_nvls_data_path_efficiency`` (GB200 NVL72, calibrated on CoreWeave's
+    one-rack 8 GiB row) or, from compute capability 10.3 (Blackwell Ultra, GB300 NVL72),
+    ``mnnvl_nvls_data_path_efficiency_sm103`` (calibrated on Verda's one-rack 8 GiB row). NCCL itself has
+    no Blackwell Ultra constant (every sm100 row applies from cc 10.0: topo.h, tuning.cc, nvls.cc), so the
+    GB200 figure carried over to GB300 would leave the model 5-9 % below GB300's published curve at 8-16 GiB."""
+    name = "mnnvl_nvls_data_path_efficiency_sm103" if compute_capability >= 103 else "mnnvl_nvls_data_path_efficiency"
+    return perf_parameter(name, catalog)
+
+
+def nvls_warps(catalog) -> dict[str, int]:
+    """Warps of an NVLS AllReduce channel by stage (``perf_defaults`` ``nvls_one_node_reduce_warps``,
+    ``nvls_multinode_reduce_warps``, ``nvls_multinode_bcast_warps``; NVIDIA/nccl src/device/all_reduce.h),
+    for :func:`fabricplan.perf.nccl_tuner.nvls_multinode_algbw_gbytes_per_s`."""
+    return {"one_node": int(perf_parameter("nvls_one_node_reduce_warps", catalog)),
+            "multinode_reduce": int(perf_parameter("nvls_multinode_reduce_warps", catalog)),
+            "multinode_bcast": int(perf_parameter("nvls_multinode_bcast_warps", catalog))}
+
+
 def nvls_channels(compute_capability: int, *, multi_domain: bool, catalog) -> int:
     """NVLS channels NCCL opens (``nvlsChannels``, src/transport/nvls.cc ``ncclNvlsInit``): Hopper 16;
     Blackwell 24 inside one NVLink domain, 32 when the communicator spans several (``perf_defaults``
@@ -306,7 +326,7 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
 
     Multi-host NVLink domains (``gpus_per_host`` < ``ranks_per_node``: a GB200 NVL72 rack of 4-GPU trays
     that NCCL's MNNVL support treats as one node): see :func:`mnnvl_channels`; the in-domain NVLS data path
-    gets ``mnnvl_nvls_data_path_efficiency`` (``extra['mnnvl_nvls_efficiency']``) and ``extra['mnnvl']``
+    gets :func:`mnnvl_nvls_data_path_efficiency` (``extra['mnnvl_nvls_efficiency']``) and ``extra['mnnvl']``
     turns on the single-domain bound of the tuner's achieved time.
 
     ``n_nodes``: the nodes of a communicator whose nodes hold different numbers of its ranks
@@ -319,11 +339,12 @@ def build_communicator(n_ranks: int, ranks_per_node: int, gpu, fabric, *, nics_p
     cc = gpu_compute_capability(gpu, catalog)
     nvlink = _intra_node_bandwidth_gbytes_per_s(gpu, catalog) if ranks_per_node > 1 else 0.0
     extra: dict[str, Any] = {"nvlink_gbytes_per_s": nvlink,
-                             "nvls_data_path_efficiency": nvls_data_path_efficiency(cc, catalog)}
+                             "nvls_data_path_efficiency": nvls_data_path_efficiency(cc, catalog),
+                             "nvls_warps": nvls_warps(catalog)}
     mnnvl = gpus_per_host is not None and 1 < gpus_per_host < ranks_per_node
     if mnnvl:
         extra["mnnvl"] = True
-        extra["mnnvl_nvls_efficiency"] = perf_parameter("mnnvl_nvls_data_path_efficiency", catalog)
+        extra["mnnvl_nvls_efficiency"] = mnnvl_nvls_data_path_efficiency(cc, catalog)
     if n_nodes == 1:
         links = max(round(nvlink / nccl_tuner.nvlink_bw_per_link_gbytes_per_s(cc, catalog)), 2)
         graph = Graph(links, nvlink / links, nvlink / links)

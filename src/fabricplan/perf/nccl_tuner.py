@@ -775,6 +775,54 @@ def nvls_single_node_algbw_gbytes_per_s(constants: dict, comm: Communicator) -> 
     return graph.n_channels * graph.bw_intra_gbytes_per_s * eta * n / (n + 1)
 
 
+def nvls_warp_share(reduce_warps: int, bcast_warps: int, one_node_warps: int) -> float:
+    """Share of the one-node NVLS data path a multi-node NVLS channel's warps can issue (at most 1).
+
+    In one node each of NCCL's ``W_1`` reduce warps of an NVLS channel issues two NVLink multimem
+    operations per element (``multimem.ld_reduce`` and ``multimem.st``); across nodes the work is split:
+    ``W_r`` warps do the ld_reduce and hand the node's sum to the CollNet/SHARP send, ``W_b`` warps take
+    the network's result and do the st (NVIDIA/nccl src/device/all_reduce.h, NVLS AllReduce: W_1 = 5 for
+    more than 6 ranks, W_r = 3, W_b = 2 without user-buffer registration). With a warp's multimem rate
+    ``c`` and the one-node path just carried by its warps (``c W_1 / 2 = A_1``, an assumption: NCCL sizes
+    the one-node split for the NVLink rate, and one-node NVLS on 5-8 H100 follows the NVLink term
+    n/(n+1) exactly, NVIDIA/nccl#1455), the slower of the two multi-node stages runs at::
+
+        share = min(1, 2 min(W_r, W_b) / W_1)          (2 x 2 / 5 = 0.8 with NCCL's counts)
+    """
+    if one_node_warps <= 0:
+        return 1.0
+    return min(1.0, 2.0 * min(reduce_warps, bcast_warps) / one_node_warps)
+
+
+def nvls_multinode_algbw_gbytes_per_s(comm: Communicator) -> float | None:
+    """Data-path algbw [GB/s] of a multi-node NVLS AllReduce (NVLink SHARP inside each node, IB SHARP
+    across nodes through CollNet), or None when it does not apply (one node, no CollNet/SHARP, no NVLink
+    figure or warp counts in ``comm.extra``).
+
+    Inside each node the data moves as in one-node NVLS, ``S (n+1)/n`` per GPU per direction for ``n``
+    ranks per node (sjeaugey, NVIDIA/nccl-tests PR #239), at NCCL's NVLS efficiency (and, in a multi-host
+    NVLink domain, its data-path efficiency); the warps NCCL gives the reduce and broadcast stages carry
+    :func:`nvls_warp_share` of it::
+
+        algbw = B_nvlink x nvlsEfficiency x n / (n + 1) x min(1, 2 min(W_r, W_b) / W_1)
+
+    (8 x H100 per node: 370.8 x 0.85 x 8/9 x 0.8 = 224 GB/s, busbw 441 on 64 GPUs). The network side
+    is bounded separately (:func:`physical_algbw_bound_gbytes_per_s`: with SHARP each node sends and
+    receives ``S``, ``algbw <= B_node``). NCCL's tuner instead gives ``nCh x min(intra, bwInter) x
+    nRanks / nsteps``, the ring's conversion to algbw, as if the NICs carried ``2 S (N-1)/N`` (tuning.cc;
+    190 GB/s there): a ranking number. Used only for the achieved time, not for NCCL's choice.
+    """
+    warps = comm.extra.get("nvls_warps")
+    nvlink = float(comm.extra.get("nvlink_gbytes_per_s") or 0.0)
+    if comm.n_nodes < 2 or not comm.collnet_enabled or not warps or nvlink <= 0:
+        return None
+    ppn = comm.ranks_per_node
+    path = (nvlink * float(comm.extra.get("nvls_data_path_efficiency", 1.0))
+            * float(comm.extra.get("mnnvl_nvls_efficiency", 1.0)) * ppn / (ppn + 1))
+    return path * nvls_warp_share(int(warps["multinode_reduce"]), int(warps["multinode_bcast"]),
+                                  int(warps["one_node"]))
+
+
 def physical_algbw_bound_gbytes_per_s(comm: Communicator, collective: str, algorithm: str) -> float | None:
     """The most algbw [GB/s] the hardware carries for a multi-node AllReduce, whatever a release's
     tuner constants say; None where it does not apply (one node, other collectives, no bandwidths).
@@ -864,7 +912,8 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
                                         protocol, size_bytes)
     launched *= nt / nt_max
     if algorithm == "nvls" and collective == "all_reduce":
-        launched = nvls_single_node_algbw_gbytes_per_s(constants, comm) or launched
+        launched = (nvls_single_node_algbw_gbytes_per_s(constants, comm) or nvls_multinode_algbw_gbytes_per_s(comm)
+                    or launched)
     bound = physical_algbw_bound_gbytes_per_s(comm, collective, algorithm)
     if bound is not None and launched > bound:
         launched = bound

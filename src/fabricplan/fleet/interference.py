@@ -5,15 +5,19 @@ Each multi-node job opens its NCCL connections over its own nodes' NICs
 data-parallel traffic, all-to-all peers for expert-parallel jobs); all jobs' connections are
 routed together on the design's cabled fabric (:func:`fabricplan.sim.flowsim.route_connections`:
 ECMP per queue pair, adaptive or sprayed) and share its links max-min fairly
-(:func:`fabricplan.sim.maxmin.max_min_rates`). A connection's *share* is its rate over its
-ideal (max-min over its host links only, what a non-blocking fabric gives); a job's **pace** is
-the smallest share over its connections (a ring or an exchange moves at its slowest
-connection: Patarasuk & Yuan 2009, as in :mod:`fabricplan.sim.flowsim`'s lockstep timing).
+(:func:`fabricplan.sim.maxmin.max_min_rates`) **job by job**: a ring or an exchange moves at its
+slowest connection (Patarasuk & Yuan 2009, as in :mod:`fabricplan.sim.flowsim`'s lockstep
+timing), so all of a job's connections run at the same share of their ideal (max-min over their
+host links only, what a non-blocking fabric gives), its **pace**. Progressive filling raises the
+jobs' paces together, each connection carrying ``pace x ideal``, and freezes a job when a link it
+crosses saturates or its pace reaches 1: max-min fairness between lockstep jobs (a job held back
+on one link does not take bandwidth it cannot use on its others).
 
 * **shared**: all running jobs together;
 * **alone**: the job's own connections on the same paths (ECMP hashes are a function of the
-  connection, so they do not change when other jobs leave; adaptive and sprayed routing
-  re-balance, so the job is routed again by itself).
+  connection, and spraying of the paths alone, so they do not change when other jobs leave):
+  ``min(1, min over its links of capacity / its load at pace 1)``; adaptive routing re-balances,
+  so the job is routed again by itself.
 
 ``alone / shared`` is the interference; ``1 / alone`` what the placement costs by itself. The
 **bottleneck tier** of a job is where the link that limits its slowest connection sits.
@@ -64,33 +68,43 @@ def job_traffic(pattern: str, nodes, nics_per_node: int, *, channels_per_nic: in
     return JobTraffic(src=np.asarray(src[keep], dtype=np.int64), dst=np.asarray(dst[keep], dtype=np.int64))
 
 
-def _shares(network, routed, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    capacity = network.capacity_gbps
-    rate = max_min_rates(n, routed.entry_flow, routed.entry_link, capacity, routed.entry_weight)
+def _ideal(network, routed, n: int) -> np.ndarray:
+    """Each connection's rate on a non-blocking fabric: max-min over its host links only [Gb/s]."""
     hosts = host_link_mask(network)[routed.entry_link]
-    ideal = max_min_rates(n, routed.entry_flow[hosts], routed.entry_link[hosts], capacity, routed.entry_weight[hosts])
-    share = np.minimum(np.where(ideal > 0, rate / np.where(ideal > 0, ideal, 1.0), 1.0), 1.0)
-    return rate, ideal, share
+    return max_min_rates(n, routed.entry_flow[hosts], routed.entry_link[hosts], network.capacity_gbps,
+                         routed.entry_weight[hosts])
 
 
-def _subset(routed, flows: np.ndarray):
-    from fabricplan.sim.routing import Routed
+def _job_entries(routed, owner: np.ndarray, ideal: np.ndarray, n_links: int):
+    """(job, link, load at pace 1) entries: a job's connections' weights times their ideal rates, summed per link."""
+    job = owner[routed.entry_flow]
+    key = job * n_links + routed.entry_link
+    unique, inverse = np.unique(key, return_inverse=True)
+    load = np.bincount(inverse.ravel(), weights=routed.entry_weight * ideal[routed.entry_flow])
+    return unique // n_links, unique % n_links, load
 
-    index = np.full(routed.n_flows, -1, dtype=np.int64)
-    index[flows] = np.arange(len(flows))
-    keep = index[routed.entry_flow] >= 0
-    return Routed(len(flows), index[routed.entry_flow[keep]], routed.entry_link[keep], routed.entry_weight[keep],
-                  routed.n_paths[flows])
+
+def _alone_paces(network, jobs_of_entry, links, load, n_jobs: int) -> np.ndarray:
+    """A job by itself on these paths: ``min(1, min over its links of capacity / its load at pace 1)``."""
+    pace = np.ones(n_jobs)
+    positive = load > 0
+    np.minimum.at(pace, jobs_of_entry[positive], network.capacity_gbps[links[positive]] / load[positive])
+    return pace
 
 
-def _bottleneck_tier(network, routed, rate: np.ndarray, flows: np.ndarray, share: np.ndarray) -> str:
-    slowest = flows[np.argmin(share[flows])]
-    load = routed.link_load(rate, network.n_links) / network.capacity_gbps
-    entries = routed.entry_flow == slowest
-    links = routed.entry_link[entries]
-    link = links[np.argmax(load[links])]
-    tier = int(min(network.node_tier[network.link_src[link]], network.node_tier[network.link_dst[link]]))
-    return TIER_NAMES[min(tier, len(TIER_NAMES) - 1)]
+def _bottleneck_tiers(network, jobs_of_entry, links, load, pace: np.ndarray, n_jobs: int) -> tuple[str, ...]:
+    utilisation = np.bincount(links, weights=load * pace[jobs_of_entry], minlength=network.n_links)
+    utilisation /= network.capacity_gbps
+    tiers = []
+    for j in range(n_jobs):
+        mine = links[jobs_of_entry == j]
+        if pace[j] >= 1.0 - RELATIVE_TOLERANCE or not len(mine):
+            tiers.append("none")
+            continue
+        link = mine[np.argmax(utilisation[mine])]
+        tier = int(min(network.node_tier[network.link_src[link]], network.node_tier[network.link_dst[link]]))
+        tiers.append(TIER_NAMES[min(tier, len(TIER_NAMES) - 1)])
+    return tuple(tiers)
 
 
 def paces(network, jobs: list[JobTraffic], *, routing: str, qps: int, seed: int = 0) -> Paces:
@@ -98,25 +112,28 @@ def paces(network, jobs: list[JobTraffic], *, routing: str, qps: int, seed: int 
     connections (one node) have pace 1 and no bottleneck."""
     sizes = np.array([len(job.src) for job in jobs], dtype=np.int64)
     owner = np.repeat(np.arange(len(jobs)), sizes)
-    shared = np.ones(len(jobs))
-    alone = np.ones(len(jobs))
-    tiers = ["none"] * len(jobs)
+    n_jobs = len(jobs)
     if sizes.sum() == 0:
         empty = np.zeros(0)
-        return Paces(shared, alone, tuple(tiers), empty, empty, owner)
+        return Paces(np.ones(n_jobs), np.ones(n_jobs), ("none",) * n_jobs, empty, empty, owner)
     src = np.concatenate([job.src for job in jobs])
     dst = np.concatenate([job.dst for job in jobs])
     routed = route_connections(network, src, dst, routing=routing, qps=qps, seed=seed)
-    rate, ideal, share = _shares(network, routed, len(src))
-    for j in np.flatnonzero(sizes):
-        flows = np.flatnonzero(owner == j)
-        shared[j] = float(share[flows].min())
-        tiers[j] = _bottleneck_tier(network, routed, rate, flows, share) if shared[j] < 1.0 - RELATIVE_TOLERANCE else "none"
-        if len(jobs) == 1:
-            alone[j] = shared[j]
-            continue
-        own = _subset(routed, flows) if routing == "ecmp" else route_connections(
-            network, jobs[j].src, jobs[j].dst, routing=routing, qps=qps, seed=seed)
-        alone[j] = float(_shares(network, own, len(flows))[2].min())
-    return Paces(shared=shared, alone=alone, bottleneck_tier=tuple(tiers), rate_gbps=rate, ideal_gbps=ideal,
-                 job_of_connection=owner)
+    ideal = _ideal(network, routed, len(src))
+    job_of, links, load = _job_entries(routed, owner, ideal, network.n_links)
+    shared = max_min_rates(n_jobs, job_of, links, network.capacity_gbps, load, demand=np.ones(n_jobs))
+    shared = np.where(sizes > 0, np.minimum(shared, 1.0), 1.0)
+    if routing == "adaptive" and n_jobs > 1:  # the balancer re-balances a job routed by itself
+        alone = np.ones(n_jobs)
+        for j in np.flatnonzero(sizes):
+            own = route_connections(network, jobs[j].src, jobs[j].dst, routing=routing, qps=qps, seed=seed)
+            own_ideal = _ideal(network, own, len(jobs[j].src))
+            own_of, own_links, own_load = _job_entries(own, np.zeros(len(jobs[j].src), dtype=np.int64), own_ideal,
+                                                       network.n_links)
+            alone[j] = _alone_paces(network, own_of, own_links, own_load, 1)[0]
+    else:  # ECMP hashes and spraying do not depend on the other jobs: the same paths
+        alone = _alone_paces(network, job_of, links, load, n_jobs)
+    alone = np.maximum(alone, shared)  # max-min never gives a job more with others beside it
+    return Paces(shared=shared, alone=alone,
+                 bottleneck_tier=_bottleneck_tiers(network, job_of, links, load, shared, n_jobs),
+                 rate_gbps=shared[owner] * ideal, ideal_gbps=ideal, job_of_connection=owner)

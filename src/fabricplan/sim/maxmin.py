@@ -47,6 +47,9 @@ def max_min_rates(n_flows: int, entry_flow: np.ndarray, entry_link: np.ndarray, 
     entry_link = np.asarray(entry_link, dtype=np.int64)
     capacity = np.asarray(capacity, dtype=np.float64)
     weight = np.ones(len(entry_flow)) if entry_weight is None else np.asarray(entry_weight, dtype=np.float64)
+    if len(entry_link) < len(capacity):  # only the links some flow crosses take part: index them densely
+        crossed, entry_link = np.unique(entry_link, return_inverse=True)
+        capacity = capacity[crossed]
     n_links = len(capacity)
     rate = np.zeros(n_flows)
     running = np.ones(n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool).copy()

@@ -104,6 +104,36 @@ def test_message_rate_binds_only_when_the_proxy_is_slower_than_the_transfer(cata
     assert ll128 == pytest.approx(comm.extra["proxy_op_us"] + comm.extra["proxy_step_us"] * (-(-2**22 // (pipes * chunk)) - 1))
 
 
+def test_nvls_tree_chunk_is_stored_and_forwarded_at_each_network_crossing(catalog):
+    """2 x 8 H100 on 32 x 100G EFA: 16 NVLS channels x 8 heads = 128 operations share the node's
+    32 x 11.75 = 376 GB/s, 2.9375 GB/s each; 2 crossings (up and down) hold one chunk each."""
+    comm = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("aws-efa"), nics_per_node=32,
+                              nics_per_gpu=4, catalog=catalog)
+    constants = nccl_tuner.tuner_constants("2.19.3", catalog=catalog)
+    assert comm.extra["node_nic_gbytes_per_s"]["nvls"] == pytest.approx(376.0)
+    rate = 376.0 / 128  # GB/s per operation
+    # 1 GiB: chunk 256 KiB (1 GiB < 32 x 128 x 512 KiB); 2 x 262,144 B / 2.9375 GB/s = 178.5 us.
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**30, constants) == pytest.approx(
+        2 * 262144 / (1000 * rate), rel=1e-9)
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**30, constants) == pytest.approx(178.5, abs=0.1)
+    # 8 GiB: the full 512 KiB step, twice the delay.
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**33, constants) == pytest.approx(357.0, abs=0.1)
+    # It is the achieved time's store-and-forward term for NVLSTree/Simple, and nothing on one node.
+    assert nccl_tuner.network_step_delay_us(comm, "all_reduce", "nvls_tree", "simple", 2**30, 32, 512,
+                                            constants) == pytest.approx(178.5, abs=0.1)
+    single = build_communicator(8, 8, catalog.gpu("h100-sxm"), catalog.fabric("aws-efa"), nics_per_node=32,
+                                nics_per_gpu=4, catalog=catalog)
+    assert nccl_tuner.nvls_tree_store_forward_us(single, 2**30, constants) == 0.0
+    # The proxy's message-rate term overlaps the whole data path, the store-and-forward included:
+    # predicted_time_us hands proxy_overhead_us transfer + delay.
+    choice = nccl_tuner.predicted_time_us(constants, comm, "all_reduce", "nvls_tree", "simple", 2**30)
+    transfer = choice.achieved_time_us - choice.latency_us - choice.network_step_delay_us - choice.proxy_overhead_us
+    assert choice.network_step_delay_us == pytest.approx(178.5, abs=0.1)
+    assert choice.proxy_overhead_us == pytest.approx(nccl_tuner.proxy_overhead_us(
+        comm, "all_reduce", "nvls_tree", "simple", 2**30, choice.channels, choice.threads, constants,
+        transfer + choice.network_step_delay_us))
+
+
 def test_socket_transport_has_no_proxy_figures(catalog):
     comm = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("ethernet-tcp"), nics_per_node=8,
                               catalog=catalog)
@@ -153,13 +183,14 @@ def test_decade_medians_within_tolerance_on_gated_systems():
     gated = {row.case for row in rows if row.tolerance is not None}
     assert gated == {"azure_ndv4", "aws_p5"}
     failures = {(row.case, row.quantity): round(row.error, 3) for row in collective_decade_failures(rows)}
-    # Known misses (docs/validation.md): NCCL's LL range at 16-256 KiB on both systems, p5 at 1-8 MiB
-    # (+11 %) and at >= 1 GiB (+12 %).
+    # Known misses (docs/validation.md, docs/investigations/ll-ll128-over-the-network.md): NCCL's LL range at
+    # 16-256 KiB on both systems and p5 at 1-8 MiB (+11 %). p5 at >= 1 GiB (+11.5 % before) is within 10 %
+    # since the NVLSTree chunk's store-and-forward at the network crossings (nvls_tree_store_forward_us).
     assert set(failures) == {("azure_ndv4", "median busbw error, 1e4 B"), ("azure_ndv4", "median busbw error, 1e5 B"),
                              ("aws_p5", "median busbw error, 1e4 B"), ("aws_p5", "median busbw error, 1e5 B"),
-                             ("aws_p5", "median busbw error, 1e6 B"), ("aws_p5", "median busbw error, 1e9 B")}
+                             ("aws_p5", "median busbw error, 1e6 B")}
     passing = [row for row in rows if row.tolerance is not None and (row.case, row.quantity) not in failures]
-    assert len(passing) >= 11
+    assert len(passing) >= 12
 
 
 def test_calibrated_points_are_left_out_of_the_medians():

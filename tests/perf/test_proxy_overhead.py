@@ -207,3 +207,26 @@ def test_small_message_row_at_16_nodes_is_checked_within_its_tolerance():
     assert row.published == 67.0 and row.tolerance == 0.15 and row.reason
     assert row.model == pytest.approx(65.0, abs=0.1)  # 55.2 (NCCL's Tree/LL) + 9.77 (the proxy's op pick-up)
     assert abs(row.error) <= row.tolerance
+
+
+def test_efa_plugin_sets_simple_when_it_runs_sendrecv(catalog):
+    """aws-ofi-nccl runs RDMA only with fewer GPUs than EFA devices (p5: 8 < 32) and SENDRECV otherwise;
+    SENDRECV endpoints lack 128-byte in-order delivery, so the plugin sets NCCL_PROTO=simple (p4de: 8 GPUs,
+    4 EFA). A user's protocol wins; other fabrics are left alone."""
+    from fabricplan.perf.collectives import efa_plugin_nccl_protocol
+
+    efa, ib = catalog.fabric("aws-efa"), catalog.fabric("infiniband-hdr")
+    assert efa_plugin_nccl_protocol(efa, 4, 8, catalog) == "simple"
+    assert efa_plugin_nccl_protocol(efa, 8, 8, catalog) == "simple"
+    assert efa_plugin_nccl_protocol(efa, 32, 8, catalog) is None
+    assert efa_plugin_nccl_protocol(ib, 4, 8, catalog) is None
+    gpu = catalog.gpu("a100-sxm-80gb")
+    p4de = bare_network(catalog, "aws-efa", gpu, gpus=16, gpus_per_node=8, nics_per_node=4)
+    for size in (8, 2**20, 2**28):
+        assert collective_time("all_reduce", size, 16, 8, catalog=catalog, network=p4de,
+                               nccl_version="2.19.3").protocol == "simple"
+    forced = collective_time("all_reduce", 8, 16, 8, catalog=catalog, network=p4de, nccl_version="2.19.3",
+                             protocol="ll")
+    assert forced.protocol == "ll"
+    p5 = bare_network(catalog, "aws-efa", catalog.gpu("h100-sxm"), gpus=16, gpus_per_node=8, nics_per_node=32)
+    assert collective_time("all_reduce", 8, 16, 8, catalog=catalog, network=p5, nccl_version="2.19.3").protocol == "ll"

@@ -626,7 +626,7 @@ def nvls_tree_store_forward_us(comm: Communicator, size_bytes: int, constants: d
     """Store-and-forward of NVLSTree/Simple chunks at the network crossings of a multi-node AllReduce [us].
 
     NVLSTree moves each chunk through FIFOs between warp groups and the net proxy (NVIDIA/nccl v2.19.3-1
-    src/device/all_reduce.h L466-557, ``runNvlsTree``): the reduce warps write a whole chunk to the
+    src/device/all_reduce.h L466-553, ``runNvlsTree``): the reduce warps write a whole chunk to the
     ``treeUp`` send buffer, the proxy posts its ``isend`` once the GPU tail has passed the step
     (``sendProxyProgress``, src/transport/net.cc L1018-1140), and the receiving side's warps see the
     chunk only after the proxy's ``irecv`` completed and it moved the tail. So every network crossing on

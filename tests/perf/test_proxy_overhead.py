@@ -124,6 +124,15 @@ def test_nvls_tree_chunk_is_stored_and_forwarded_at_each_network_crossing(catalo
     single = build_communicator(8, 8, catalog.gpu("h100-sxm"), catalog.fabric("aws-efa"), nics_per_node=32,
                                 nics_per_gpu=4, catalog=catalog)
     assert nccl_tuner.nvls_tree_store_forward_us(single, 2**30, constants) == 0.0
+    # NICs slower than the NVLS data path (8 x 23 = 184 < 370.8 x 0.85 x 8/9 = 280.2 GB/s): one crossing is
+    # the bottleneck the transfer already counts, the NVLS stage adds its own chunk time.
+    slow = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("roce-v2"), nics_per_node=8,
+                              per_nic_bandwidth_gbytes_per_s=23.0, catalog=catalog)
+    assert slow.extra["node_nic_gbytes_per_s"]["nvls"] == pytest.approx(184.0)
+    t_net = 262144 * 128 / (1000 * 184.0)
+    t_nvls = 262144 * 128 / (1000 * 370.8 * 0.85 * 8 / 9)
+    assert nccl_tuner.nvls_tree_store_forward_us(slow, 2**30, constants) == pytest.approx(t_net + t_nvls, rel=1e-6)
+    assert nccl_tuner.nvls_tree_store_forward_us(slow, 2**30, constants) == pytest.approx(302.1, abs=0.1)
     # The proxy's message-rate term overlaps the whole data path, the store-and-forward included:
     # predicted_time_us hands proxy_overhead_us transfer + delay.
     choice = nccl_tuner.predicted_time_us(constants, comm, "all_reduce", "nvls_tree", "simple", 2**30)

@@ -629,20 +629,27 @@ def nvls_tree_store_forward_us(comm: Communicator, size_bytes: int, constants: d
     src/device/all_reduce.h L466-553, ``runNvlsTree``): the reduce warps write a whole chunk to the
     ``treeUp`` send buffer, the proxy posts its ``isend`` once the GPU tail has passed the step
     (``sendProxyProgress``, src/transport/net.cc L1018-1140), and the receiving side's warps see the
-    chunk only after the proxy's ``irecv`` completed and it moved the tail. So every network crossing on
-    the critical path holds one whole chunk back by its transmission time, the store-and-forward term
-    ``(N + P - 1) L / R`` of a pipeline (Kurose & Ross, *Computer Networking*, §1.4), as for LL/LL128
-    (:func:`network_step_delay_us`)::
+    chunk only after the proxy's ``irecv`` completed and it moved the tail. So the chunk is the unit of
+    a pipeline whose stages are the network crossings and the NVLS data path, and a pipeline of ``P``
+    chunks through stages of times ``t_i`` takes ``P x max(t_i) + (sum(t_i) - max(t_i))`` (the
+    store-and-forward term ``(N + P - 1) L / R`` of Kurose & Ross, *Computer Networking*, §1.4, with
+    unequal stages). The achieved time already holds ``P x max(t_i)`` (its transfer at the bounded
+    bandwidth), so this adds the fill::
 
-        delay = 2 x log2(nNodes) x chunk / R_op,   R_op = B_node / (nvlsChannels x nHeads)
+        delay = crossings x t_net + t_nvls - max(t_net, t_nvls)
+        t_net  = chunk x ops / B_node            (each of the ops' chunks at its share of the node's NICs)
+        t_nvls = chunk x ops / (B_nvlink x nvlsEfficiency x ppn / (ppn + 1))   (0 without NVLink figures)
 
     ``chunk``: NCCL's NVLSTree chunk for the size (:func:`network_chunk_bytes`, up to the 512 KiB Simple
-    step), ``2 x log2(nNodes)``: the up and down crossings NCCL's own NVLSTree latency counts
-    (tuning.cc ``2 * log2i(nNodes) * interLat``, v2.19.3-1 L242-243), ``R_op`` [GB/s]: the node's NIC
-    bandwidth (``comm.extra['node_nic_gbytes_per_s']['nvls']``) shared by the ``nvlsChannels x nHeads``
-    operations in flight at once (enqueue.cc L1371, ``concurrentOps``). NCCL's NVLSTree latency
-    (``intraLat + 2 log2(nNodes) interLat``, fixed) has no chunk term, while the chunk grows from 32 to
-    512 KiB with the size. 0 without the node's NIC bandwidth.
+    step); ``ops`` = ``nvlsChannels x nHeads``, the operations in flight at once (enqueue.cc L1371,
+    ``concurrentOps``); ``crossings`` = ``2 x log2(nNodes)``, the up and down crossings NCCL's own
+    NVLSTree latency counts (tuning.cc ``2 * log2i(nNodes) * interLat``, v2.19.3-1 L242-243);
+    ``B_node`` = ``comm.extra['node_nic_gbytes_per_s']['nvls']``, the NVLS data path as in
+    :func:`physical_algbw_bound_gbytes_per_s`. When the NVLS data path is the slower stage (2 x 8 H100
+    on 32 x 100G EFA: 280 against 376 GB/s) both crossings add their chunk time; when the NICs are (8 x
+    200G), one crossing is the bottleneck already counted and the NVLS stage adds its own. NCCL's
+    NVLSTree latency (``intraLat + 2 log2(nNodes) interLat``) is fixed and has no chunk term, while the
+    chunk grows from 32 to 512 KiB with the size. 0 on one node or without the node's NIC bandwidth.
     """
     nic = float((comm.extra.get("node_nic_gbytes_per_s") or {}).get("nvls", 0.0))
     if comm.n_nodes < 2 or nic <= 0:
@@ -653,7 +660,12 @@ def nvls_tree_store_forward_us(comm: Communicator, size_bytes: int, constants: d
     if shape is None:
         return 0.0
     chunk, ops = shape
-    return 2 * log2_floor(comm.n_nodes) * chunk * ops / (1000.0 * nic)
+    ppn = comm.ranks_per_node
+    nvls = (float(comm.extra.get("nvlink_gbytes_per_s") or 0.0) * float(comm.extra.get("nvls_data_path_efficiency", 1.0))
+            * float(comm.extra.get("mnnvl_nvls_efficiency", 1.0)) * ppn / (ppn + 1))
+    t_net = chunk * ops / (1000.0 * nic)
+    t_nvls = chunk * ops / (1000.0 * nvls) if nvls > 0 else 0.0
+    return 2 * log2_floor(comm.n_nodes) * t_net + t_nvls - max(t_net, t_nvls)
 
 
 def _halved(chunk: int, size_bytes: int, ops: int, depth: float, rules, *, whole: bool) -> int:

@@ -232,7 +232,9 @@ def _efa_section(catalog=None) -> tuple[list[str], int]:
            "packet spraying modelled as adaptive routing, no in-network reduction; NCCL 2.19.3 constants. p5 "
            "has 32 cards for 8 GPUs: NCCL drives 4 NICs per GPU, one per channel (32 channels; "
            "`collectives.communicator_nics`; NCCL counts a GPU's NICs until they reach its PCIe link: 4 × 12.5 ≥ 48 GB/s); before several NICs per GPU "
-           "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). Time compares "
+           "were expressible the model used 8 of the 32 (94 GB/s per node instead of 376). p4de (8 GPUs, 4 cards) "
+           "runs aws-ofi-nccl's SENDRECV protocol, which sets NCCL_PROTO=simple (no 128-byte in-order delivery; "
+           "`collectives.efa_plugin_nccl_protocol`); p5 runs its RDMA protocol and keeps LL/LL128. Time compares "
            "with the out-of-place column.", ""]
     return _grouped(rows, (
         ("calibrated", "Calibrated on", "The EFA host-stack latency (17.7 µs one way, with NCCL's proxy "
@@ -248,9 +250,11 @@ def _decade_section(catalog=None) -> tuple[list[str], int]:
     block = published_data()["collective_sweeps"]
     out = ["## Collectives by size decade, 8 B to 8 GiB (2 × 8 GPUs, all-reduce)", "",
            "Every size of each published sweep against `collective_time` (NCCL's own choice; the achieved time "
-           "adds to NCCL's estimate the launch shape, the store-and-forward of LL/LL128 steps and NCCL's proxy per "
+           "adds to NCCL's estimate the launch shape, the store-and-forward of LL/LL128 steps and of NVLSTree "
+           "chunks at the network crossings (`nccl_tuner.nvls_tree_store_forward_us`) and NCCL's proxy per "
            "network step: a handshake per step on the critical path, one per chunk of NCCL's chunk rule for the "
-           "size, and on EFA the proxy thread's message rate; `nccl_tuner.proxy_overhead_us`). Error = model "
+           "size, and on EFA the proxy thread's message rate, overlapping transfer and store-and-forward; "
+           "`nccl_tuner.proxy_overhead_us`). Error = model "
            "busbw / published − 1 (= published time / model time − 1); the median of each decade of bytes "
            f"(1e3 B = 1,000–9,999 B) over the checked sizes; calibrated sizes are listed and left out. Gate: "
            f"±{float(block['decade_tolerance']):.0%} on each decade of a gated system ({_reason(block)}).", "",

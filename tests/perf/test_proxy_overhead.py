@@ -104,6 +104,45 @@ def test_message_rate_binds_only_when_the_proxy_is_slower_than_the_transfer(cata
     assert ll128 == pytest.approx(comm.extra["proxy_op_us"] + comm.extra["proxy_step_us"] * (-(-2**22 // (pipes * chunk)) - 1))
 
 
+def test_nvls_tree_chunk_is_stored_and_forwarded_at_each_network_crossing(catalog):
+    """2 x 8 H100 on 32 x 100G EFA: 16 NVLS channels x 8 heads = 128 operations share the node's
+    32 x 11.75 = 376 GB/s, 2.9375 GB/s each; 2 crossings (up and down) hold one chunk each."""
+    comm = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("aws-efa"), nics_per_node=32,
+                              nics_per_gpu=4, catalog=catalog)
+    constants = nccl_tuner.tuner_constants("2.19.3", catalog=catalog)
+    assert comm.extra["node_nic_gbytes_per_s"]["nvls"] == pytest.approx(376.0)
+    rate = 376.0 / 128  # GB/s per operation
+    # 1 GiB: chunk 256 KiB (1 GiB < 32 x 128 x 512 KiB); 2 x 262,144 B / 2.9375 GB/s = 178.5 us.
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**30, constants) == pytest.approx(
+        2 * 262144 / (1000 * rate), rel=1e-9)
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**30, constants) == pytest.approx(178.5, abs=0.1)
+    # 8 GiB: the full 512 KiB step, twice the delay.
+    assert nccl_tuner.nvls_tree_store_forward_us(comm, 2**33, constants) == pytest.approx(357.0, abs=0.1)
+    # It is the achieved time's store-and-forward term for NVLSTree/Simple, and nothing on one node.
+    assert nccl_tuner.network_step_delay_us(comm, "all_reduce", "nvls_tree", "simple", 2**30, 32, 512,
+                                            constants) == pytest.approx(178.5, abs=0.1)
+    single = build_communicator(8, 8, catalog.gpu("h100-sxm"), catalog.fabric("aws-efa"), nics_per_node=32,
+                                nics_per_gpu=4, catalog=catalog)
+    assert nccl_tuner.nvls_tree_store_forward_us(single, 2**30, constants) == 0.0
+    # NICs slower than the NVLS data path (8 x 23 = 184 < 370.8 x 0.85 x 8/9 = 280.2 GB/s): one crossing is
+    # the bottleneck the transfer already counts, the NVLS stage adds its own chunk time.
+    slow = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("roce-v2"), nics_per_node=8,
+                              per_nic_bandwidth_gbytes_per_s=23.0, catalog=catalog)
+    assert slow.extra["node_nic_gbytes_per_s"]["nvls"] == pytest.approx(184.0)
+    t_net = 262144 * 128 / (1000 * 184.0)
+    t_nvls = 262144 * 128 / (1000 * 370.8 * 0.85 * 8 / 9)
+    assert nccl_tuner.nvls_tree_store_forward_us(slow, 2**30, constants) == pytest.approx(t_net + t_nvls, rel=1e-6)
+    assert nccl_tuner.nvls_tree_store_forward_us(slow, 2**30, constants) == pytest.approx(302.1, abs=0.1)
+    # The proxy's message-rate term overlaps the whole data path, the store-and-forward included:
+    # predicted_time_us hands proxy_overhead_us transfer + delay.
+    choice = nccl_tuner.predicted_time_us(constants, comm, "all_reduce", "nvls_tree", "simple", 2**30)
+    transfer = choice.achieved_time_us - choice.latency_us - choice.network_step_delay_us - choice.proxy_overhead_us
+    assert choice.network_step_delay_us == pytest.approx(178.5, abs=0.1)
+    assert choice.proxy_overhead_us == pytest.approx(nccl_tuner.proxy_overhead_us(
+        comm, "all_reduce", "nvls_tree", "simple", 2**30, choice.channels, choice.threads, constants,
+        transfer + choice.network_step_delay_us))
+
+
 def test_socket_transport_has_no_proxy_figures(catalog):
     comm = build_communicator(16, 8, catalog.gpu("h100-sxm"), catalog.fabric("ethernet-tcp"), nics_per_node=8,
                               catalog=catalog)
@@ -153,13 +192,14 @@ def test_decade_medians_within_tolerance_on_gated_systems():
     gated = {row.case for row in rows if row.tolerance is not None}
     assert gated == {"azure_ndv4", "aws_p5"}
     failures = {(row.case, row.quantity): round(row.error, 3) for row in collective_decade_failures(rows)}
-    # Known misses (docs/validation.md): NCCL's LL range at 16-256 KiB on both systems, p5 at 1-8 MiB
-    # (+11 %) and at >= 1 GiB (+12 %).
+    # Known misses (docs/validation.md, docs/investigations/ll-ll128-over-the-network.md): NCCL's LL range at
+    # 16-256 KiB on both systems and p5 at 1-8 MiB (+11 %). p5 at >= 1 GiB (+11.5 % before) is within 10 %
+    # since the NVLSTree chunk's store-and-forward at the network crossings (nvls_tree_store_forward_us).
     assert set(failures) == {("azure_ndv4", "median busbw error, 1e4 B"), ("azure_ndv4", "median busbw error, 1e5 B"),
                              ("aws_p5", "median busbw error, 1e4 B"), ("aws_p5", "median busbw error, 1e5 B"),
-                             ("aws_p5", "median busbw error, 1e6 B"), ("aws_p5", "median busbw error, 1e9 B")}
+                             ("aws_p5", "median busbw error, 1e6 B")}
     passing = [row for row in rows if row.tolerance is not None and (row.case, row.quantity) not in failures]
-    assert len(passing) >= 11
+    assert len(passing) >= 12
 
 
 def test_calibrated_points_are_left_out_of_the_medians():
@@ -176,3 +216,26 @@ def test_small_message_row_at_16_nodes_is_checked_within_its_tolerance():
     assert row.published == 67.0 and row.tolerance == 0.15 and row.reason
     assert row.model == pytest.approx(65.0, abs=0.1)  # 55.2 (NCCL's Tree/LL) + 9.77 (the proxy's op pick-up)
     assert abs(row.error) <= row.tolerance
+
+
+def test_efa_plugin_sets_simple_when_it_runs_sendrecv(catalog):
+    """aws-ofi-nccl runs RDMA only with fewer GPUs than EFA devices (p5: 8 < 32) and SENDRECV otherwise;
+    SENDRECV endpoints lack 128-byte in-order delivery, so the plugin sets NCCL_PROTO=simple (p4de: 8 GPUs,
+    4 EFA). A user's protocol wins; other fabrics are left alone."""
+    from fabricplan.perf.collectives import efa_plugin_nccl_protocol
+
+    efa, ib = catalog.fabric("aws-efa"), catalog.fabric("infiniband-hdr")
+    assert efa_plugin_nccl_protocol(efa, 4, 8, catalog) == "simple"
+    assert efa_plugin_nccl_protocol(efa, 8, 8, catalog) == "simple"
+    assert efa_plugin_nccl_protocol(efa, 32, 8, catalog) is None
+    assert efa_plugin_nccl_protocol(ib, 4, 8, catalog) is None
+    gpu = catalog.gpu("a100-sxm-80gb")
+    p4de = bare_network(catalog, "aws-efa", gpu, gpus=16, gpus_per_node=8, nics_per_node=4)
+    for size in (8, 2**20, 2**28):
+        assert collective_time("all_reduce", size, 16, 8, catalog=catalog, network=p4de,
+                               nccl_version="2.19.3").protocol == "simple"
+    forced = collective_time("all_reduce", 8, 16, 8, catalog=catalog, network=p4de, nccl_version="2.19.3",
+                             protocol="ll")
+    assert forced.protocol == "ll"
+    p5 = bare_network(catalog, "aws-efa", catalog.gpu("h100-sxm"), gpus=16, gpus_per_node=8, nics_per_node=32)
+    assert collective_time("all_reduce", 8, 16, 8, catalog=catalog, network=p5, nccl_version="2.19.3").protocol == "ll"

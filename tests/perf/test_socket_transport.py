@@ -163,11 +163,13 @@ UNCHANGED_ALL_REDUCE_US = {
     # issue 14: adaptive routing keeps 12.5 % of the ECMP loss, not 10 %; issue 27 (SHARP): NVLS across nodes
     # moves its 8 B at the NVLS+SHARP data path (nccl_tuner.nvls_multinode_algbw_gbytes_per_s), 8th digit
     ("infiniband-ndr", 8, 1024): 43.00003569388921,
-    ("infiniband-ndr", 2**30, 16): 4559.274627383016,  # issue 27: + the proxy terms
+    # issue 27: + the proxy terms; then + NVLSTree's 256 KiB chunk stored and forwarded at the 2 network
+    # crossings (nccl_tuner.nvls_tree_store_forward_us: 2 x 262,144 B x 128 ops / 376 GB/s = 178.5 us)
+    ("infiniband-ndr", 2**30, 16): 4737.755648659611,
     ("infiniband-ndr", 2**30, 1024): 5860.687723840345,
     ("roce-v2", 8, 16): 36.31216425120773,
     ("roce-v2", 8, 1024): 123.12881567414331,
-    ("roce-v2", 2**30, 16): 4561.954627383015,
+    ("roce-v2", 2**30, 16): 4744.315670861275,  # issue 27: + NVLSTree store-and-forward, 182.4 us (as NDR)
     ("roce-v2", 2**30, 1024): 13046.342221142831,
 }
 

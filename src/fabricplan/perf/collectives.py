@@ -49,7 +49,7 @@ from fabricplan.errors import InputError
 from fabricplan.perf import nccl_tuner
 from fabricplan.perf.efficiency import Efficiency, EfficiencyModel, TrafficCase
 from fabricplan.perf.efficiency import efficiency_model as resolve_efficiency_model
-from fabricplan.perf.latency import perf_parameter, perf_table, point_to_point_latency
+from fabricplan.perf.latency import perf_parameter, perf_table, perf_value, point_to_point_latency
 from fabricplan.perf.nccl_tuner import Communicator, Graph
 from fabricplan.units import MAX_MESSAGE_BYTES
 
@@ -280,6 +280,23 @@ def mnnvl_channels(nics: int, nvlink_gbytes_per_s: float, nic_gbytes_per_s: floa
     shapes = {key: (search, min(nics, search)) for key in ("ring", "tree", "collnet")}
     shapes["nvls"] = (nvls, min(nics, nvls))
     return shapes
+
+
+def efa_plugin_nccl_protocol(fabric, nics_per_node: int, gpus_per_node: int, catalog) -> str | None:
+    """The ``NCCL_PROTO`` the aws-ofi-nccl plugin sets on an EFA host, or None where it sets none.
+
+    The plugin runs its RDMA protocol (multi-rail, several EFA devices per GPU) only when the host has
+    fewer GPUs than EFA devices, and its SENDRECV protocol otherwise (v1.7.3 src/nccl_ofi_net.c
+    L1127-1158); on SENDRECV the EFA endpoint does not give 128-byte in-order delivery, so the plugin
+    sets ``NCCL_PROTO=simple`` (src/platform-aws.c L216-233, L448-575)::
+
+        protocol = perf_defaults aws_ofi_nccl_sendrecv_nccl_proto   if fabric is aws-efa* and GPUs >= EFA devices
+                 = None                                             otherwise (p5: 8 GPUs < 32 EFA, LL/LL128 kept)
+
+    ``nics_per_node``/``gpus_per_node``: the host's EFA devices and GPUs."""
+    if not str(getattr(fabric, "id", "")).startswith("aws-efa") or nics_per_node > gpus_per_node:
+        return None
+    return str(perf_value("aws_ofi_nccl_sendrecv_nccl_proto", catalog))
 
 
 def proxy_figures(fabric, nics: int, ranks_per_node: int, compute_capability: int, catalog) -> dict[str, Any]:
@@ -566,6 +583,9 @@ def collective_time(operation: str, size_bytes: int, n_gpus: int, gpus_per_node:
         raise InputError(f"NICs per GPU must be >= 1, got {nics_per_gpu}", location="nics-per-gpu")
     nics_per_gpu = nics_per_gpu_by_bandwidth(nics_per_gpu, profile.link_rate_gbps, gpu_compute_capability(gpu, catalog),
                                              catalog)
+    if protocol is None:  # a user's NCCL_PROTO wins over the plugin's
+        host_gpus = ranks_per_node if bare else network.gpus_per_node
+        protocol = efa_plugin_nccl_protocol(profile, nics, host_gpus, catalog)
     build = dict(nics_per_node=nics, per_nic_bandwidth_gbytes_per_s=nic, efficiency=efficiency,
                  latency_inter=extra, cpu_vendor=cpu_vendor, catalog=catalog, nics_per_gpu=nics_per_gpu,
                  max_channels=constants.get("max_channels"), gpus_per_host=gpus_per_host)

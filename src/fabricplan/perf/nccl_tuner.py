@@ -592,15 +592,21 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
     bytes on the wire per data byte (LL 2, LL128 16/15), ``bw_inter`` the graph's per-channel
     network bandwidth [GB/s]. ``crossings``: the network steps NCCL's own latency counts (Ring
     AllReduce 2 x nNodes in 2.17/2.19, 2 x (nNodes-1) in 2.30; other Ring collectives nNodes-1;
-    Tree AllReduce 2 x log2(nNodes), up and down). NCCL's tuner does not include this term, so it
-    changes the achieved time, never the choice.
+    Tree AllReduce 2 x log2(nNodes), up and down). NVLSTree/Simple AllReduce on more than one node:
+    :func:`nvls_tree_store_forward_us` (its chunk grows to the 512 KiB step and NCCL's NVLSTree latency
+    has no chunk term). NCCL's tuner does not include this term, so it changes the achieved time, never
+    the choice.
 
     References
     ----------
     .. [1] NVIDIA/nccl v2.17.1-1 src/transport/net.cc L911-947; src/collectives/device/all_reduce.h
        (``runRing``, ``runTreeSplit``); src/graph/tuning.cc L61 (Simple chunk latency comment).
     """
-    if comm.n_nodes < 2 or protocol == "simple" or algorithm not in ("ring", "tree"):
+    if comm.n_nodes < 2:
+        return 0.0
+    if algorithm == "nvls_tree" and protocol == "simple" and collective == "all_reduce":
+        return nvls_tree_store_forward_us(comm, size_bytes, constants)
+    if protocol == "simple" or algorithm not in ("ring", "tree"):
         return 0.0
     if algorithm == "tree" and collective != "all_reduce":
         return 0.0
@@ -614,6 +620,52 @@ def network_step_delay_us(comm: Communicator, collective: str, algorithm: str, p
     if rate <= 0:
         return 0.0
     return crossings * chunk * float(steps["wire_bytes_per_data_byte"][protocol]) / (1000.0 * rate)
+
+
+def nvls_tree_store_forward_us(comm: Communicator, size_bytes: int, constants: dict) -> float:
+    """Store-and-forward of NVLSTree/Simple chunks at the network crossings of a multi-node AllReduce [us].
+
+    NVLSTree moves each chunk through FIFOs between warp groups and the net proxy (NVIDIA/nccl v2.19.3-1
+    src/device/all_reduce.h L466-553, ``runNvlsTree``): the reduce warps write a whole chunk to the
+    ``treeUp`` send buffer, the proxy posts its ``isend`` once the GPU tail has passed the step
+    (``sendProxyProgress``, src/transport/net.cc L1018-1140), and the receiving side's warps see the
+    chunk only after the proxy's ``irecv`` completed and it moved the tail. So the chunk is the unit of
+    a pipeline whose stages are the network crossings and the NVLS data path, and a pipeline of ``P``
+    chunks through stages of times ``t_i`` takes ``P x max(t_i) + (sum(t_i) - max(t_i))`` (the
+    store-and-forward term ``(N + P - 1) L / R`` of Kurose & Ross, *Computer Networking*, §1.4, with
+    unequal stages). The achieved time already holds ``P x max(t_i)`` (its transfer at the bounded
+    bandwidth), so this adds the fill::
+
+        delay = crossings x t_net + t_nvls - max(t_net, t_nvls)
+        t_net  = chunk x ops / B_node            (each of the ops' chunks at its share of the node's NICs)
+        t_nvls = chunk x ops / (B_nvlink x nvlsEfficiency x ppn / (ppn + 1))   (0 without NVLink figures)
+
+    ``chunk``: NCCL's NVLSTree chunk for the size (:func:`network_chunk_bytes`, up to the 512 KiB Simple
+    step); ``ops`` = ``nvlsChannels x nHeads``, the operations in flight at once (enqueue.cc L1371,
+    ``concurrentOps``); ``crossings`` = ``2 x log2(nNodes)``, the up and down crossings NCCL's own
+    NVLSTree latency counts (tuning.cc ``2 * log2i(nNodes) * interLat``, v2.19.3-1 L242-243);
+    ``B_node`` = ``comm.extra['node_nic_gbytes_per_s']['nvls']``, the NVLS data path as in
+    :func:`physical_algbw_bound_gbytes_per_s`. When the NVLS data path is the slower stage (2 x 8 H100
+    on 32 x 100G EFA: 280 against 376 GB/s) both crossings add their chunk time; when the NICs are (8 x
+    200G), one crossing is the bottleneck already counted and the NVLS stage adds its own. NCCL's
+    NVLSTree latency (``intraLat + 2 log2(nNodes) interLat``) is fixed and has no chunk term, while the
+    chunk grows from 32 to 512 KiB with the size. 0 on one node or without the node's NIC bandwidth.
+    """
+    nic = float((comm.extra.get("node_nic_gbytes_per_s") or {}).get("nvls", 0.0))
+    if comm.n_nodes < 2 or nic <= 0:
+        return 0.0
+    channels = int(comm.extra.get("nvls_channels", comm.graph("nvls").n_channels))
+    shape = network_chunk_bytes(comm, "all_reduce", "nvls_tree", "simple", size_bytes, channels, 0,
+                                constants["network_steps"])
+    if shape is None:
+        return 0.0
+    chunk, ops = shape
+    ppn = comm.ranks_per_node
+    nvls = (float(comm.extra.get("nvlink_gbytes_per_s") or 0.0) * float(comm.extra.get("nvls_data_path_efficiency", 1.0))
+            * float(comm.extra.get("mnnvl_nvls_efficiency", 1.0)) * ppn / (ppn + 1))
+    t_net = chunk * ops / (1000.0 * nic)
+    t_nvls = chunk * ops / (1000.0 * nvls) if nvls > 0 else 0.0
+    return 2 * log2_floor(comm.n_nodes) * t_net + t_nvls - max(t_net, t_nvls)
 
 
 def _halved(chunk: int, size_bytes: int, ops: int, depth: float, rules, *, whole: bool) -> int:
@@ -705,10 +757,13 @@ def proxy_overhead_us(comm: Communicator, collective: str, algorithm: str, proto
       NCCL's chunk for the size (:func:`network_chunk_bytes`);
     * **message rate** (``extra['proxy_message_cpu_us']``, ``c``): a proxy thread serves every channel
       of its GPU, so the GPU's sends and receives take ``c`` each one after another; when they take
-      longer than the transfer, the collective waits: ``max(0, c x messages per GPU - transfer)``.
+      longer than the data path, the collective waits: ``max(0, c x messages per GPU - transfer)``.
       Messages per GPU = sends + receives across the node boundaries / the GPUs that drive a NIC.
 
-    ``transfer_us`` is the bandwidth part of the achieved time (the proxy's work overlaps it).
+    ``transfer_us`` is the time the data path is busy anyway, which the proxy's work overlaps: the
+    bandwidth part of the achieved time plus the store-and-forward of the chunks at the network
+    crossings (:func:`network_step_delay_us`; :func:`predicted_time_us` passes both): while a chunk is
+    held at a crossing the proxy keeps posting and testing the other operations' steps.
     """
     op_us = float(comm.extra.get("proxy_op_us", 0.0))
     step_us = float(comm.extra.get("proxy_step_us", 0.0))
@@ -884,8 +939,10 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     ``launch_time_us`` redoes the bandwidth term with the launched shape (:func:`launch_shape`):
     NCCL's bandwidth formula evaluated for ``nc`` channels (per-channel caps unchanged), times
     ``nt / nt_max`` when the last channel's threads were halved (a channel's copy rate scales
-    with its threads; assumption), and adds the store-and-forward delay of LL/LL128 steps at the
-    network hops (:func:`network_step_delay_us`). NCCL's tuner itself sees neither.
+    with its threads; assumption), and adds the store-and-forward delay of LL/LL128 steps and NVLSTree
+    chunks at the network hops (:func:`network_step_delay_us`) and the proxy's work
+    (:func:`proxy_overhead_us`, whose message-rate term overlaps transfer + that delay). NCCL's tuner
+    itself sees none of these.
 
     References
     ----------
@@ -921,7 +978,7 @@ def predicted_time_us(constants: dict, comm: Communicator, collective: str, algo
     if launched <= 0:
         return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, math.inf, delay)
     transfer = size_bytes / (1000.0 * launched)
-    proxy = proxy_overhead_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants, transfer)
+    proxy = proxy_overhead_us(comm, collective, algorithm, protocol, size_bytes, nc, nt, constants, transfer + delay)
     return AlgorithmChoice(algorithm, protocol, latency, bandwidth, time_us, nc, nt, latency + transfer + delay + proxy,
                            delay, proxy)
 

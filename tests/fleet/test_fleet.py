@@ -232,3 +232,58 @@ def test_fleet_failures_in_the_result(small_mix, catalog):
     assert effects["leaf"].gpus_stopped >= effects["nic"].gpus_stopped
     assert all(0 < f.pace_degraded <= 1.0 for f in result.failures)
     assert all(f.survives_reroute for f in result.failures)  # 5 s subnet-manager reroute < NCCL's ~34 s
+
+
+def test_shared_fabric_step_lengthens_only_the_exposed_data_parallel_time():
+    from fabricplan.perf.step import StepResult
+    from fabricplan.plan.fleet import shared_fabric_step
+
+    base = StepResult(job="j", fabric="f", model="m", gpus=64, tp=8, pp=1, dp=8, cp=1, ep=1, micro_batches=4,
+                      step_time_s=10.0, compute_s=8.0, bubble_s=0.0,
+                      exposed_comm_s={"tp": 0.5, "dp": 1.0, "pp": 0.5}, total_comm_s={"tp": 1.0, "dp": 3.0},
+                      model_flops_per_step=1e15, hardware_flops_per_step=1e15, mfu=0.5, hfu=0.5,
+                      tokens_per_step=1000, tokens_per_s=100.0, gpu_hours_for_budget=50.0, token_budget=1e6)
+    slowed = shared_fabric_step(base, 1.5)
+    assert slowed.step_time_s == pytest.approx(10.5)  # + 1.0 s x 0.5; TP and PP are not the fleet's traffic
+    assert slowed.exposed_comm_s["dp"] == pytest.approx(1.5) and slowed.exposed_comm_s["tp"] == 0.5
+    assert slowed.mfu == pytest.approx(0.5 * 10 / 10.5) and slowed.tokens_per_s == pytest.approx(100 * 10 / 10.5)
+    assert slowed.gpu_hours_for_budget == pytest.approx(50 * 10.5 / 10)
+    assert shared_fabric_step(base, 1.0) is base
+
+
+def test_whole_cluster_jobs_run_no_fleet(catalog):
+    from fabricplan.plan.fleet import interference, shares_the_cluster
+
+    spec = fp.load_spec(EXAMPLES / "llama70b-1024-h100.yaml")
+    assert not shares_the_cluster(spec)
+    assert interference(spec, catalog, fp.design(spec, "roce-v2")) == ({}, "")
+
+
+def test_compare_prices_the_fleet_interference_of_a_scattered_mix(small_mix, tmp_path):
+    from fabricplan.plan import Plan
+
+    document = yaml.safe_load(small_mix.read_text())
+    document["operations"]["scheduler_policy"] = "random"
+    document["fabrics"] = ["roce-v2"]
+    path = tmp_path / "mix-random.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with_fleet = fp.compare(path, quick=True)
+    without = fp.compare(path, quick=True, plan=Plan(fleet=False))
+    shared, alone = with_fleet.fabrics[0], without.fabrics[0]
+    assert float(shared.weighted_gpu_utilisation) < float(alone.weighted_gpu_utilisation)
+    assert float(shared.cost_per_useful_gpu_hour_usd) > float(alone.cost_per_useful_gpu_hour_usd)
+    assert any(note.startswith("Shared fabric (roce-v2): fleet of") for note in with_fleet.notes)
+    assert not any(note.startswith("Shared fabric") for note in without.notes)
+
+
+def test_fleet_html_report(small_mix, tmp_path, capsys):
+    from fabricplan.cli.app import run
+
+    out = tmp_path / "fleet.html"
+    assert run(["fleet", str(small_mix), "--fabric", "roce-v2", "--days", "2", "--samples", "2", "--policy",
+                "random", "--html", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "roce-v2: pace of each job kind" in page
+    assert "llama3-70b-finetune" in page and "leaf groups spanned" in page and "fewest possible" in page
+    assert run(["fleet", str(small_mix), "--html", str(tmp_path)]) == 2  # a directory: refused before the run
+    assert "fleet report" in capsys.readouterr().err

@@ -12,17 +12,25 @@ from fabricplan.cli.plan_cmds import CatalogOption
 
 
 def _fleet(spec: Path, fabric: Optional[str], policy: Optional[str], routing: Optional[str], days: Optional[float],
-           samples: Optional[int], seed: int, qps: Optional[int], as_json: bool,
+           samples: Optional[int], seed: int, qps: Optional[int], as_json: bool, html: Optional[Path],
            catalog_paths: Optional[list[Path]]) -> None:
     from fabricplan import __version__
     from fabricplan.api import fleet
     from fabricplan.catalog import load_catalog
     from fabricplan.report.fleet_output import fleet_document, fleet_renderable
 
+    if html is not None:
+        from fabricplan.io import check_output_path
+
+        check_output_path(html, what="fleet report")  # before the simulation, not after
     catalog = load_catalog(catalog_paths or [])
     with stdout.status("simulating the fleet ...") if not as_json else _nothing():
         results = fleet(spec, fabric, catalog, policy=policy, routing=routing, days=days, samples=samples, seed=seed,
                         qps=qps)
+    if html is not None:
+        from fabricplan.report.fleet_plot import write_fleet_html
+
+        write_fleet_html(results, html)
     if as_json:
         emit_json(fleet_document(results, version=__version__))
         return
@@ -52,7 +60,9 @@ def register(app: typer.Typer) -> None:
         qps: Optional[int] = typer.Option(None, "--qps", help="Queue pairs per connection, each hashed separately "
                                                               "(default: NCCL's 1)"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+        html: Optional[Path] = typer.Option(None, "--html", help="Write each job's pace over time and the "
+                                                                 "fragmentation (plotly HTML)"),
         catalog: CatalogOption = None,
     ) -> None:
         """Jobs arriving and leaving, placed by a scheduler policy, sharing the fabric: each job's pace."""
-        _fleet(spec, fabric, policy, routing, days, samples, seed, qps, as_json, catalog)
+        _fleet(spec, fabric, policy, routing, days, samples, seed, qps, as_json, html, catalog)

@@ -78,6 +78,8 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
             progress("what would change the answer")
         flips = what_would_change(spec, catalog, plan)
     notes += _memory_notes(decision.outcomes)
+    notes += [f"Shared fabric ({fabric}): {outcome.fleet_note}." for fabric, outcome in decision.outcomes.items()
+              if outcome.fleet_note]
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
     from fabricplan.decide.options import option_uplifts

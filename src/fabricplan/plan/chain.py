@@ -124,6 +124,8 @@ class Run:
     levers: Levers
     steps: list[StepResult]
     outcome: FabricOutcome
+    #: The performance step this run used when it differs from the plan's (the fleet's interference)
+    performance: PerformanceStep | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class Plan:
     outcome: OutcomeStep = join_outcome
     efficiency_model: str | EfficiencyModel = "auto"  # simulator within a budget, else analytic
     search_designs: bool = True  # try every switch model x style the spec leaves open (design.candidates)
+    fleet: bool = True  # jobs that share the cluster: their interference from the fleet (plan.fleet)
 
     def replace(self, **steps: object) -> Plan:
         """A plan with some steps swapped, e.g. ``plan.replace(efficiency_model="ideal")``."""
@@ -205,8 +208,10 @@ class Plan:
         efficiency = self.efficiency()
         fabric_cost = self.cost(run.spec, catalog, run.design, run.assumptions, inputs)
 
+        step = run.performance or self.performance
+
         def performance(at: Catalog, levers: Levers) -> list[StepResult]:
-            return self.performance(run.spec, at, run.design, levers, efficiency)
+            return step(run.spec, at, run.design, levers, efficiency)
 
         steps = drawn_steps(catalog, run.design, draws, run.steps, performance, run.levers, light)
         return self.outcome(run.spec, catalog, run.design, fabric_cost, steps, run.assumptions, inputs)
@@ -226,8 +231,27 @@ class Plan:
                    levers: Levers = Levers()) -> Run:
         """:meth:`run` with the design and step results it used."""
         if not self.search_designs:
-            return self.run_chain(spec, catalog, self.design(spec, catalog, choice), assumptions, levers)
-        return choose_design(self, spec, catalog, choice, assumptions, levers)
+            run = self.run_chain(spec, catalog, self.design(spec, catalog, choice), assumptions, levers)
+        else:
+            run = choose_design(self, spec, catalog, choice, assumptions, levers)
+        return self.beside_the_fleet(run, catalog, assumptions, levers)
+
+    def beside_the_fleet(self, run: Run, catalog: Catalog, assumptions: Assumptions, levers: Levers) -> Run:
+        """``run`` again with its jobs' interference from the fleet on its design
+        (:mod:`fabricplan.plan.fleet`; unchanged when no job shares the fabric or ``fleet`` is off)."""
+        from fabricplan.plan.fleet import interference, with_interference
+
+        if not self.fleet:
+            return run
+        factors, note = interference(run.spec, catalog, run.design)
+        if not any(f > 1.0 for f in factors.values()):
+            return run
+        step = with_interference(self.performance, factors)
+        again = replace(self, performance=step).run_chain(run.spec, catalog, run.design, assumptions, levers)
+        outcome = again.outcome.model_copy(update={"design": run.outcome.design,
+                                                   "designs_considered": run.outcome.designs_considered,
+                                                   "fleet_note": note})
+        return replace(again, outcome=outcome, performance=step)
 
     def evaluate(self, spec: ClusterSpec, catalog: Catalog, scenario: Scenario = Scenario(),
                  draws: int | Draws = 0, seed: int = 0, fabrics: list[str] | None = None,

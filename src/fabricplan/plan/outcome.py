@@ -104,6 +104,8 @@ class FabricOutcome(BaseModel):
         default_factory=dict, description="Jobs of the spec that fit in GPU memory at no recompute setting and "
                                           "no deeper pipeline on this design, with what they need; the comparison "
                                           "runs without them (their GPUs' share does no useful work)")
+    fleet_note: str = Field(default="", description="How the fleet's interference was obtained, when jobs share "
+                                                   "the fabric (fabricplan.plan.fleet); empty otherwise")
     designs_considered: list[DesignSummary] = Field(
         default_factory=list, description="Every switch model x style the spec left open, cheapest per useful "
                                           "GPU-hour chosen (empty when only one design was possible)")

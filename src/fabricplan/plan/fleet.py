@@ -1,0 +1,91 @@
+"""The fleet in the chain: how much slower each job's network traffic runs beside the other jobs.
+
+``compare`` prices each job on its own placement. When the spec's jobs share the cluster (some job
+asks for fewer GPUs than the cluster has), the fleet (:func:`fabricplan.fleet.run_fleet`: arrivals
+at the jobs' shares, the spec's scheduler policy, every running job on the chosen design's cabled
+fabric at the sampled instants) gives each job's pace alone and shared. The chain takes from it
+one number per job, the **interference** ``i = mean(pace alone / pace shared) >= 1``, and applies it
+to the data-parallel and expert-parallel communication the step model leaves exposed (the traffic
+the fleet routes across nodes)::
+
+    step' = step + (exposed_dp + exposed_ep) x (i - 1)
+
+The job's own placement (packed or scattered, ECMP collisions of its own flows) is already in the
+step model; the fleet adds only what the other jobs take. A spec whose jobs each take the whole
+cluster has nothing sharing the fabric: no fleet is run and nothing changes. Results are cached by
+what the fleet reads (the catalog's revision, the spec's cluster, jobs and operations, the sized
+design and its profile), so the same scenario is simulated once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fabricplan.perf.step import StepResult
+
+#: Exposed communication kinds the fleet's traffic stands for (its rings and all-to-alls across nodes).
+FLEET_KINDS = ("dp", "ep")
+_CACHE: dict[tuple, tuple[dict[str, float], str]] = {}
+_CACHE_LIMIT = 64
+
+
+def shares_the_cluster(spec) -> bool:
+    """Whether any job asks for fewer GPUs than the cluster has (so jobs can run side by side)."""
+    return any(job.gpus is not None and job.gpus < spec.cluster.gpus for job in spec.jobs)
+
+
+def interference(spec, catalog, design) -> tuple[dict[str, float], str]:
+    """(job name -> interference ``i``, a note saying how it was obtained); empty when nothing shares
+    the fabric (module docstring)."""
+    if not shares_the_cluster(spec) or design.size.tiers < 1:
+        return {}, ""
+    from fabricplan.fleet import run_fleet
+    from fabricplan.plan.chain import size_key
+
+    key = (catalog.revision, spec.model_dump_json(include={"cluster", "jobs", "operations"}),
+           size_key(design.size), design.network.profile.model_dump_json(), design.hardware.switch.id)
+    if key not in _CACHE:
+        result = run_fleet(design, spec, catalog, alternatives=False, with_failures=False)
+        factors: dict[str, list[float]] = {}
+        for sample in result.samples:
+            for job in sample.jobs:
+                factors.setdefault(job.kind, []).append(job.pace_alone / max(job.pace_shared, 1e-12))
+        values = {kind: sum(v) / len(v) for kind, v in factors.items()}
+        worst = max(values.items(), key=lambda kv: kv[1], default=None)
+        note = (f"fleet of {result.horizon_days:g} days, {len(result.samples)} instants, policy {result.policy}, "
+                f"routing {result.routing}: " + (f"the most slowed job, {worst[0]}, moves its data-parallel "
+                                                 f"traffic x{worst[1]:.2f} slower beside the others"
+                                                 if worst else "no job ran at the sampled instants"))
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = (values, note)
+    return _CACHE[key]
+
+
+def shared_fabric_step(result: StepResult, factor: float) -> StepResult:
+    """``result`` with its exposed data- and expert-parallel time ``factor`` x longer (module docstring);
+    MFU, HFU, tokens/s and the GPU-hours for the budget follow the step time."""
+    extra = sum(result.exposed_comm_s.get(kind, 0.0) for kind in FLEET_KINDS) * (factor - 1.0)
+    if extra <= 0:
+        return result
+    step = result.step_time_s + extra
+    scale = result.step_time_s / step
+    exposed = dict(result.exposed_comm_s)
+    for kind in FLEET_KINDS:
+        if kind in exposed:
+            exposed[kind] = exposed[kind] * factor
+    hours = result.gpu_hours_for_budget
+    return replace(result, step_time_s=step, exposed_comm_s=exposed, mfu=result.mfu * scale, hfu=result.hfu * scale,
+                   tokens_per_s=result.tokens_per_s * scale,
+                   gpu_hours_for_budget=None if hours is None else hours / scale,
+                   notes=[*result.notes, f"beside the fleet's other jobs: data-parallel traffic x{factor:.2f}"])
+
+
+def with_interference(performance, factors: dict[str, float]):
+    """The performance step ``performance`` with each job's result through :func:`shared_fabric_step`."""
+
+    def run(spec, catalog, design, levers, efficiency) -> list[StepResult]:
+        return [shared_fabric_step(r, factors.get(r.job, 1.0)) for r in performance(spec, catalog, design, levers,
+                                                                                  efficiency)]
+
+    return run

@@ -53,7 +53,9 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         notes.append("No jobs in the spec: every GPU-hour counts as useful, so the ranking is by TCO alone.")
     grid = scale_grid(spec, catalog) if search_scale else []
     scale_draws = min(draws, int(catalog.parameter("uncertainty_scale_draws").value.at("default")))
-    curve = scale_curve(spec, catalog, grid, progress, plan, scale_draws, seed) if search_scale else []
+    # the curve's other GPU counts without the fleet's interference: a fleet run per point would take minutes
+    scale_plan = plan.replace(fleet=False)
+    curve = scale_curve(spec, catalog, grid, progress, scale_plan, scale_draws, seed) if search_scale else []
     for gpus in grid:
         left_out = jobs_left_out(spec, gpus)
         if left_out and len(left_out) < len(spec.jobs):
@@ -64,7 +66,7 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
             notes.append(f"The scale search skips {gpus:,} GPUs: {', '.join(no_memory)} does not fit in GPU memory "
                          "there, even with full activation recomputation.")
     threshold = catalog.parameter("decision_best_probability").value.at("default") if scale_draws else None
-    crossing = crossovers(spec, catalog, curve, plan, threshold) if search_scale else []
+    crossing = crossovers(spec, catalog, curve, scale_plan, threshold) if search_scale else []
     boundaries = tier_boundaries(spec, decision.outcomes, curve) if search_scale else []
     rows = sensitivity(spec, catalog, progress=progress, plan=plan) if analyse_sensitivity else []
     opened = open_search(spec, catalog, plan, decision.outcomes) if spec.style_pinned else None
@@ -78,8 +80,8 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
             progress("what would change the answer")
         flips = what_would_change(spec, catalog, plan)
     notes += _memory_notes(decision.outcomes)
-    notes += [f"Shared fabric ({fabric}): {outcome.fleet_note}." for fabric, outcome in decision.outcomes.items()
-              if outcome.fleet_note]
+    notes += [f"Shared fabric ({fabric}): {outcome.fleet_note}; the scale curve's other GPU counts are priced "
+              "without it (and so are the crossovers)." for fabric, outcome in decision.outcomes.items() if outcome.fleet_note]
     if before is not None and hasattr(model, "usage_note"):
         notes.append(model.usage_note(before))
     from fabricplan.decide.options import option_uplifts

@@ -292,8 +292,8 @@ def what_would_change(spec: ClusterSpec, catalog: Catalog, plan: Plan = DEFAULT_
     flips, no_flip = [], []
     for factory in registry:
         for candidate in factory(ctx):
-            if candidate.unit == "gpus":
-                found = _search_gpus(candidate, leader, plan, ctx)
+            if candidate.unit == "gpus":  # other GPU counts as the scale curve prices them: without the fleet
+                found = _search_gpus(candidate, leader, plan.replace(fleet=False), ctx)
             elif candidate.unit == "toggle":
                 found = [f for f in [_search_toggle(candidate, leader, plan)] if f is not None]
             else:

@@ -228,13 +228,14 @@ class Plan:
         return self.run_choice(spec, catalog, choice, assumptions, levers).outcome
 
     def run_choice(self, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,
-                   levers: Levers = Levers()) -> Run:
-        """:meth:`run` with the design and step results it used."""
+                   levers: Levers = Levers(), fleet: bool = True) -> Run:
+        """:meth:`run` with the design and step results it used (``fleet`` False: without the fleet's
+        interference, the scale curve's cheaper runs)."""
         if not self.search_designs:
             run = self.run_chain(spec, catalog, self.design(spec, catalog, choice), assumptions, levers)
         else:
             run = choose_design(self, spec, catalog, choice, assumptions, levers)
-        return self.beside_the_fleet(run, catalog, assumptions, levers)
+        return self.beside_the_fleet(run, catalog, assumptions, levers) if fleet else run
 
     def beside_the_fleet(self, run: Run, catalog: Catalog, assumptions: Assumptions, levers: Levers) -> Run:
         """``run`` again with its jobs' interference from the fleet on its design
@@ -259,14 +260,16 @@ class Plan:
         """Every fabric of the spec (or the named subset) through the chain under ``scenario``: the
         point outcome of its chosen design, and with ``draws`` (a count, or a :class:`Draws` shared
         with other evaluations: common random numbers) the outcome under the draws (``light``: the
-        scale curve's cheaper performance grid, :mod:`fabricplan.plan.drawn`)."""
+        scale curve's cheaper performance grid, :mod:`fabricplan.plan.drawn`, and no fleet: a fleet run
+        per curve point would take minutes; the spec's own scale, its Monte Carlo and its what-ifs
+        include the fleet's interference)."""
         assumptions = scenario.assumptions(spec, catalog)
         runs = {}
         for choice in spec.fabric_choices():
             if fabrics is not None and choice.profile not in fabrics:
                 continue
             case, levers = scenario.fabric_case(spec, catalog, choice.profile, assumptions)
-            runs[choice.profile] = self.run_choice(spec, catalog, choice, case, levers)
+            runs[choice.profile] = self.run_choice(spec, catalog, choice, case, levers, fleet=not light)
         if isinstance(draws, int):
             draws = Draws(n=draws, seed=seed) if draws > 0 else None
         if draws is None:

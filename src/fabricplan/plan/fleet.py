@@ -13,8 +13,9 @@ the fleet routes across nodes)::
 The job's own placement (packed or scattered, ECMP collisions of its own flows) is already in the
 step model; the fleet adds only what the other jobs take. A spec whose jobs each take the whole
 cluster has nothing sharing the fabric: no fleet is run and nothing changes. Results are cached by
-what the fleet reads (the catalog's revision, the spec's cluster, jobs and operations, the sized
-design and its profile), so the same scenario is simulated once.
+what the fleet reads (the catalog's ``perf_defaults``, the spec's cluster, jobs and scheduler
+policy, the sized design, its routing and port speed), so the same scenario is simulated once:
+what-ifs on prices, staffing or failures reuse it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ def interference(spec, catalog, design) -> tuple[dict[str, float], str]:
     from fabricplan.fleet import run_fleet
     from fabricplan.plan.chain import size_key
 
-    key = (catalog.revision, spec.model_dump_json(include={"cluster", "jobs", "operations"}),
-           size_key(design.size), design.network.profile.model_dump_json(), design.hardware.switch.id)
+    from fabricplan.fleet.run import spec_policy
+
+    key = (_perf_defaults_key(catalog), spec.model_dump_json(include={"cluster", "jobs"}), spec_policy(spec),
+           size_key(design.size), design.network.profile.routing, design.hardware.port_speed_gbps)
     if key not in _CACHE:
         result = run_fleet(design, spec, catalog, alternatives=False, with_failures=False)
         factors: dict[str, list[float]] = {}
@@ -60,6 +63,22 @@ def interference(spec, catalog, design) -> tuple[dict[str, float], str]:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = (values, note)
     return _CACHE[key]
+
+
+_PERF_KEYS: dict[str, str] = {}
+
+
+def _perf_defaults_key(catalog) -> str:
+    """A content key of what the fleet reads from a catalog (its ``perf_defaults``: the simulator's
+    and the fleet's parameters), so a what-if on prices or staffing finds the fleet it already ran."""
+    import hashlib
+
+    revision = catalog.revision
+    if revision not in _PERF_KEYS:
+        if len(_PERF_KEYS) >= _CACHE_LIMIT:
+            _PERF_KEYS.pop(next(iter(_PERF_KEYS)))
+        _PERF_KEYS[revision] = hashlib.sha256(catalog.perf_defaults.model_dump_json().encode()).hexdigest()
+    return _PERF_KEYS[revision]
 
 
 def shared_fabric_step(result: StepResult, factor: float) -> StepResult:

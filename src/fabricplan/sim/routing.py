@@ -93,9 +93,9 @@ def _leaf_paths(network: Network, a: int, b: int) -> np.ndarray:
             reverse = network._cache["reverse"]
             rows: list[list[int]] = []
             if common:
-                tier = network.node_tier
-                top = min(int(tier[c]) for c in common)
-                tops = sorted(c for c in common if tier[c] == top)
+                shared = np.fromiter(common, dtype=np.int64, count=len(common))
+                levels = network.node_tier[shared]
+                tops = np.sort(shared[levels == levels.min()]).tolist()  # the lowest tier both reach
                 sizes = np.array([len(up_a[c]) * len(up_b[c]) for c in tops], dtype=np.int64)
                 total = int(sizes.sum())
                 if total > MAX_PATHS_PER_PAIR:  # index the (top, up, down) combinations without listing them
@@ -104,6 +104,11 @@ def _leaf_paths(network: Network, a: int, b: int) -> np.ndarray:
                     picked = np.arange(total)
                 offsets = np.concatenate([[0], np.cumsum(sizes)])
                 which = np.searchsorted(offsets, picked, side="right") - 1
+                if total == len(tops) and len(picked) == total:  # one chain each way per top (fat trees)
+                    up = np.array([up_a[c][0] for c in tops], dtype=np.int64).reshape(total, -1)
+                    down = reverse[np.array([up_b[c][0] for c in tops], dtype=np.int64).reshape(total, -1)[:, ::-1]]
+                    cache[(a, b)] = np.concatenate([up, down], axis=1)
+                    return cache[(a, b)]
                 for index, t in zip(picked.tolist(), which.tolist()):
                     c = tops[t]
                     up_index, down_index = divmod(index - int(offsets[t]), len(up_b[c]))

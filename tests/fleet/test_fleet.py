@@ -287,3 +287,18 @@ def test_fleet_html_report(small_mix, tmp_path, capsys):
     assert "llama3-70b-finetune" in page and "leaf groups spanned" in page and "fewest possible" in page
     assert run(["fleet", str(small_mix), "--html", str(tmp_path)]) == 2  # a directory: refused before the run
     assert "fleet report" in capsys.readouterr().err
+
+
+def test_a_reroute_slower_than_nccls_timeout_stops_the_jobs_the_part_carried(small_mix, catalog):
+    from fabricplan.fleet import run_fleet
+
+    spec = fp.load_spec(small_mix)
+    design = fp.design(spec, "roce-v2")
+    quick = run_fleet(design, spec, catalog, policy="random", days=3, samples=2, alternatives=False)
+    slow_catalog = catalog.with_values({"perf_defaults.parameters.fleet_reroute_seconds_ethernet.value": 60.0})
+    slow = run_fleet(design, spec, slow_catalog, policy="random", days=3, samples=2, alternatives=False)
+    by = {f.component: f for f in quick.failures}
+    slow_by = {f.component: f for f in slow.failures}
+    assert by["spine"].survives_reroute and by["spine"].jobs_stopped == 0
+    assert not slow_by["spine"].survives_reroute and slow_by["spine"].jobs_stopped > 0  # scattered jobs cross spines
+    assert slow_by["nic"].jobs_stopped == by["nic"].jobs_stopped  # host-side parts do not reroute

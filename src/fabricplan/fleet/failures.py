@@ -136,13 +136,16 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
                     simulate, *, seed: int = 0) -> tuple[FailureEffect, ...]:
     """Effects of each failure class on the ``running`` jobs (``(instance, kind, nodes)`` triples)
     at one instant. ``simulate(network, jobs) -> paces`` runs the jobs on a network (the fleet's
-    interference step), so degraded paces come from the same model as the intact ones."""
+    interference step, :class:`~fabricplan.fleet.interference.Paces`), so degraded paces come from the
+    same model as the intact ones; a reroute slower than NCCL's transport timeout stops the jobs whose
+    traffic crossed the failed part."""
     settings = _settings(catalog, profile)
     rng = np.random.default_rng(seed)
     node_job = np.full(network.n_hosts // max(nics_per_node, 1), -1, dtype=np.int64)
     for j, (_, _, nodes) in enumerate(running):
         node_job[nodes] = j
-    base = simulate(network, running) if running else np.zeros(0)
+    intact = simulate(network, running) if running else None
+    base = intact.shared if intact is not None else np.zeros(0)
     gpus = np.array([len(nodes) * node_gpus for _, _, nodes in running], dtype=float)
     out = []
     for component, (rate_name, hits) in CLASSES.items():
@@ -164,7 +167,13 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
                 continue
             degraded = without(network, switches=[unit] if hits == "switch" else [],
                                cables=[unit] if hits == "cable" else [])
-            after = simulate(degraded, running)
+            after = simulate(degraded, running).shared
+            if settings["reroute_s"] >= settings["timeout_s"]:  # the jobs it carried time out before the reroute
+                failed_links = np.flatnonzero(np.isin(network.link_src, [unit]) | np.isin(network.link_dst, [unit])) \
+                    if hits == "switch" else np.array([unit, network.reverse_links()[unit]])
+                carried = np.setdiff1d(intact.jobs_crossing(failed_links), jobs)
+                stopped[-1] += len(carried)
+                stopped_gpus[-1] += float(gpus[carried].sum())
             # a failure is never taken to help: after it, plain ECMP re-hashes every flow and can place
             # some better by chance; resilient hashing keeps the flows that did not cross the failed part
             relative = np.minimum(np.where(base > 0, after / np.where(base > 0, base, 1.0), 1.0), 1.0)

@@ -25,7 +25,7 @@ on one link does not take bandwidth it cannot use on its others).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,6 +56,13 @@ class Paces:
     rate_gbps: np.ndarray
     ideal_gbps: np.ndarray
     job_of_connection: np.ndarray
+    #: (job, link) pairs the jobs' traffic crosses (which jobs a failed part was carrying)
+    entry_job: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    entry_link: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def jobs_crossing(self, links) -> np.ndarray:
+        """Jobs with traffic on any of ``links``."""
+        return np.unique(self.entry_job[np.isin(self.entry_link, np.asarray(links, dtype=np.int64))])
 
 
 def job_traffic(pattern: str, nodes, nics_per_node: int, *, channels_per_nic: int, peers: int,
@@ -136,4 +143,5 @@ def paces(network, jobs: list[JobTraffic], *, routing: str, qps: int, seed: int 
     alone = np.maximum(alone, shared)  # max-min never gives a job more with others beside it
     return Paces(shared=shared, alone=alone,
                  bottleneck_tier=_bottleneck_tiers(network, job_of, links, load, shared, n_jobs),
-                 rate_gbps=shared[owner] * ideal, ideal_gbps=ideal, job_of_connection=owner)
+                 rate_gbps=shared[owner] * ideal, ideal_gbps=ideal, job_of_connection=owner, entry_job=job_of,
+                 entry_link=links)

@@ -225,7 +225,7 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
                                   **_traffic_settings(catalog)) for i, _, nodes in running}
 
         def simulate(net, jobs):
-            return paces(net, [traffic[i] for i, _, _ in jobs], routing=routing, qps=qps, seed=seed).shared
+            return paces(net, [traffic[i] for i, _, _ in jobs], routing=routing, qps=qps, seed=seed)
 
         failures = failure_effects(network, running, spec.cluster.gpus_per_node, size.nics_per_node, catalog,
                                    profile, simulate, seed=seed)

@@ -23,7 +23,7 @@ design. Replace any step with ``plan.replace(cost=my_cost)`` or choose the effic
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from fabricplan.catalog import Catalog
 from fabricplan.catalog.inputs import Draws, Inputs
@@ -35,6 +35,7 @@ from fabricplan.perf.step import StepResult, step_time
 from fabricplan.plan.outcome import DesignSummary, FabricOutcome, join_outcome
 from fabricplan.plan.scenario import Levers, Scenario
 from fabricplan.spec import ClusterSpec, FabricChoice
+from fabricplan.topology.sizing import size_key
 
 
 def scaled_bandwidth(design: FabricDesign, multiplier: float) -> FabricDesign:
@@ -105,12 +106,6 @@ def cached_performance(step: PerformanceStep) -> PerformanceStep:
         return hit
 
     return run
-
-
-def size_key(size) -> tuple:
-    """A sized fabric's numbers as a hashable key (its per-tier port tables as sorted pairs)."""
-    return tuple(tuple(sorted(value.items())) if isinstance(value, dict) else value
-                 for value in (getattr(size, f.name) for f in fields(size)))
 
 
 @dataclass(frozen=True)

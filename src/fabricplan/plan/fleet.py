@@ -42,7 +42,7 @@ def interference(spec, catalog, design) -> tuple[dict[str, float], str]:
         return {}, ""
     from fabricplan.fleet import run_fleet
     from fabricplan.fleet.run import spec_policy
-    from fabricplan.plan.chain import size_key
+    from fabricplan.topology.sizing import size_key
 
     key = (_perf_defaults_key(catalog), spec.model_dump_json(include={"cluster", "jobs"}), spec_policy(spec),
            size_key(design.size), design.network.profile.routing, design.hardware.port_speed_gbps)

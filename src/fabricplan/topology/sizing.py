@@ -30,7 +30,7 @@ Design rules (see :func:`size_fabric` for the details):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from functools import lru_cache
 
@@ -170,6 +170,12 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     down = down_ports_per_tier(radix, ratios)
     layout = fit.arrange(max_leaves(radix, chosen, fit.spine_down_ports, down))
     return _clos(common, layout, _plan(radix, chosen, ratios, layout.leaves_per_pod), reserved_leaf_ports)
+
+
+def size_key(size: FabricSize) -> tuple:
+    """A sized fabric's numbers as a hashable key (its per-tier port tables as sorted pairs)."""
+    return tuple(tuple(sorted(value.items())) if isinstance(value, dict) else value
+                 for value in (getattr(size, f.name) for f in fields(size)))
 
 
 def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,

@@ -302,3 +302,17 @@ def test_a_reroute_slower_than_nccls_timeout_stops_the_jobs_the_part_carried(sma
     assert by["spine"].survives_reroute and by["spine"].jobs_stopped == 0
     assert not slow_by["spine"].survives_reroute and slow_by["spine"].jobs_stopped > 0  # scattered jobs cross spines
     assert slow_by["nic"].jobs_stopped == by["nic"].jobs_stopped  # host-side parts do not reroute
+
+
+def test_the_placement_picture_puts_each_node_of_a_running_job_in_its_leaf_group(small_mix, catalog):
+    from fabricplan.fleet import run_fleet
+    from fabricplan.report.fleet_plot import occupancy_grid
+
+    spec = fp.load_spec(small_mix)
+    result = run_fleet(fp.design(spec, "roce-v2"), spec, catalog, policy="packed", days=2, samples=2,
+                       alternatives=False, with_failures=False)
+    grid, names = occupancy_grid(result)
+    busy = next(s for s in result.samples if s.t_hours == result.snapshot_hours).busy_nodes
+    assert int(np.sum(~np.isnan(grid))) == busy  # every busy node drawn once, the free ones blank
+    assert names == [k.name for k in result.kinds]
+    assert grid.shape[0] == len(set(result.leaf_of_node))

@@ -92,6 +92,11 @@ class FleetResult:
     alternatives: dict[str, float] = field(default_factory=dict)
     failures: tuple = ()
     failure_instant_hours: float | None = None
+    #: The busiest sampled instant's placement: per node its leaf group and the index of the job kind
+    #: running on it (-1: free), the fragmentation picture of the HTML report.
+    snapshot_hours: float | None = None
+    leaf_of_node: tuple[int, ...] = ()
+    kind_of_node: tuple[int, ...] = ()
     simulated_instants: int = 0
     notes: tuple[str, ...] = ()
 
@@ -217,8 +222,12 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
             packed = schedule(arrivals, kinds, layout, "packed", end_hours=horizon, seed=seed)
             other["policy packed"] = _weighted_pace(sampled(packed, routing))
     failures, failure_t = (), None
+    busiest = max(range(len(main)), key=lambda i: main[i].busy_nodes)
+    kind_of_node = np.full(layout.nodes, -1, dtype=np.int64)
+    names = [k.name for k in kinds]
+    for job in main[busiest].jobs:
+        kind_of_node[timeline.nodes[job.instance]] = names.index(job.kind)
     if with_failures and any(s.jobs for s in main):
-        busiest = max(range(len(main)), key=lambda i: main[i].busy_nodes)
         failure_t = main[busiest].t_hours
         running = [(j.instance, j.kind, timeline.nodes[j.instance]) for j in main[busiest].jobs]
         traffic = {i: job_traffic(kinds[int(arrivals.kind[i])].pattern, nodes, size.nics_per_node, seed=seed + i,
@@ -238,8 +247,9 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
         offered_utilisation=float(sum(k.share for k in kinds)),
         achieved_utilisation=_achieved(timeline, arrivals, kinds, horizon, layout.nodes),
         mean_pace=_weighted_pace(main), kinds=_summaries(kinds, arrivals, timeline, main, horizon), samples=main,
-        alternatives=other, failures=failures, failure_instant_hours=failure_t, simulated_instants=len(sampler.memo),
-        notes=tuple(notes))
+        alternatives=other, failures=failures, failure_instant_hours=failure_t,
+        snapshot_hours=main[busiest].t_hours, leaf_of_node=tuple(int(v) for v in layout.leaf_of_node),
+        kind_of_node=tuple(int(v) for v in kind_of_node), simulated_instants=len(sampler.memo), notes=tuple(notes))
 
 
 def spec_policy(spec) -> str:

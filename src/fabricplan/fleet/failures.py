@@ -30,8 +30,7 @@ import numpy as np
 from fabricplan.sim.maxmin import RELATIVE_TOLERANCE
 from fabricplan.sim.network import HOST, Network
 
-HOURS_PER_MONTH = 730.0
-SECONDS_PER_HOUR = 3600.0
+HOURS_PER_MONTH = 8760.0 / 12  # a mean month: 365 days x 24 h / 12
 
 #: failure class -> (catalog rate parameter, what it hits)
 CLASSES = {

@@ -316,3 +316,26 @@ def test_the_placement_picture_puts_each_node_of_a_running_job_in_its_leaf_group
     assert int(np.sum(~np.isnan(grid))) == busy  # every busy node drawn once, the free ones blank
     assert names == [k.name for k in result.kinds]
     assert grid.shape[0] == len(set(result.leaf_of_node))
+
+
+@pytest.mark.parametrize(("args", "where"), [
+    (["--days", "0"], "--days"), (["--days", "1e9"], "--days"), (["--samples", "0"], "--samples"),
+    (["--seed", "-1"], "--seed"), (["--qps", "100000"], "--qps"), (["--routing", "bogus"], "--routing"),
+    (["--fabric", "nope"], "--fabric")])
+def test_fleet_bad_options_are_one_line_and_exit_2(small_mix, capsys, args, where):
+    from fabricplan.cli.app import run
+
+    assert run(["fleet", str(small_mix), *args]) == 2
+    err = capsys.readouterr().err
+    assert where in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_mix_that_would_draw_millions_of_runs_is_refused(small_mix, catalog):
+    from fabricplan.fleet import run_fleet
+
+    document = yaml.safe_load(small_mix.read_text())
+    for job in document["jobs"]:
+        job["duration_hours"] = 0.001  # 3.6 s runs: tens of millions over a month
+    spec = fp.ClusterSpec.model_validate(document)
+    with pytest.raises(InputError, match="job runs would arrive"):
+        run_fleet(fp.design(spec, "roce-v2"), spec, catalog, days=30, samples=1)

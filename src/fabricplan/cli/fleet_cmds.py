@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
                                                                       "fabric profile's)"),
         days: Optional[float] = typer.Option(None, "--days", help="Days of fleet time (default: catalog, 30)"),
         samples: Optional[int] = typer.Option(None, "--samples", help="Instants simulated (default: catalog, 8)"),
-        seed: int = typer.Option(0, "--seed", help="Seed of arrivals, durations, placement and hashing"),
+        seed: int = typer.Option(0, "--seed", help="Seed of arrivals, durations, placement and hashing (0 or more)"),
         qps: Optional[int] = typer.Option(None, "--qps", help="Queue pairs per connection, each hashed separately "
                                                               "(default: NCCL's 1)"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),

@@ -75,10 +75,19 @@ def arrival_rate_per_hour(share, cluster_nodes, job_nodes, mean_hours):
 
 
 def draw_arrivals(kinds, cluster_nodes: int, *, start_hours: float, end_hours: float, sigma: float,
-                  seed: int = 0) -> Arrivals:
-    """Seeded Poisson arrivals of every kind over ``[start_hours, end_hours)`` with lognormal durations."""
+                  seed: int = 0, limit: int | None = None) -> Arrivals:
+    """Seeded Poisson arrivals of every kind over ``[start_hours, end_hours)`` with lognormal durations;
+    InputError when more than ``limit`` runs would arrive (expected count, before drawing)."""
+    from fabricplan.errors import InputError
+
     rng = np.random.default_rng(seed)
     span = end_hours - start_hours
+    expected = sum(float(arrival_rate_per_hour(k.share, cluster_nodes, k.nodes, mean_duration_hours(k.duration_hours,
+                                                                                                      sigma))) * span
+                   for k in kinds)
+    if limit is not None and expected > limit:
+        raise InputError(f"about {expected:,.0f} job runs would arrive over the horizon; a fleet run draws at most "
+                         f"{limit:,}: shorten --days or lengthen the jobs' duration_hours", location="--days")
     kind_parts, time_parts, duration_parts = [], [], []
     for index, kind in enumerate(kinds):
         rate = float(arrival_rate_per_hour(kind.share, cluster_nodes, kind.nodes,

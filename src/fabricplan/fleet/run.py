@@ -34,6 +34,12 @@ from fabricplan.fleet.schedule import Layout, Timeline, layout_of, policy_functi
 from fabricplan.sim.params import sim_parameter
 
 HOURS_PER_DAY = 24.0
+#: Program limits (sanity bounds on a fleet run): ten years of fleet time, instants simulated, queue
+#: pairs per connection (NCCL opens a handful; hundreds only multiply the routing work), runs drawn.
+MAX_DAYS = 3650
+MAX_SAMPLES = 1000
+MAX_QPS = 256
+MAX_ARRIVALS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -184,13 +190,17 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
     profile = design.network.profile
     routing = routing or ("adaptive" if profile.routing == "adaptive" else "ecmp")
     qps = int(qps if qps is not None else sim_parameter("nccl_ib_qps_per_connection", catalog))
-    if qps < 1:
-        raise InputError(f"queue pairs per connection must be at least 1, got {qps}", location="--qps")
+    if not 1 <= qps <= MAX_QPS:
+        raise InputError(f"queue pairs per connection must be 1 to {MAX_QPS}, got {qps}", location="--qps")
     days = float(days if days is not None else catalog.perf_value("fleet_horizon_days"))
     n_samples = int(samples if samples is not None else catalog.perf_value("fleet_sample_instants"))
-    if days <= 0 or n_samples < 1:
-        raise InputError(f"a fleet run needs a positive horizon and at least one sample; got {days} days, "
-                         f"{n_samples} samples", location="--days")
+    if not 0 < days <= MAX_DAYS:
+        raise InputError(f"the fleet's horizon must be more than 0 and at most {MAX_DAYS:,} days (ten years), "
+                         f"got {days:g}", location="--days")
+    if not 1 <= n_samples <= MAX_SAMPLES:
+        raise InputError(f"a fleet run samples 1 to {MAX_SAMPLES} instants, got {n_samples}", location="--samples")
+    if seed < 0:
+        raise InputError(f"the seed must be 0 or more, got {seed}", location="--seed")
     horizon = days * HOURS_PER_DAY
     network = network or design_network(size, link_gbps=design.hardware.port_speed_gbps, catalog=catalog)
     layout = layout_of(network, size.nics_per_node)
@@ -198,7 +208,8 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
     sigma = float(catalog.perf_value("fleet_job_duration_lognormal_sigma"))
     longest = max((float(mean_duration_hours(k.duration_hours, sigma)) for k in kinds), default=1.0)
     warmup = float(catalog.perf_value("fleet_warmup_mean_durations")) * longest
-    arrivals = draw_arrivals(kinds, layout.nodes, start_hours=-warmup, end_hours=horizon, sigma=sigma, seed=seed)
+    arrivals = draw_arrivals(kinds, layout.nodes, start_hours=-warmup, end_hours=horizon, sigma=sigma, seed=seed,
+                             limit=MAX_ARRIVALS)
     timeline = schedule(arrivals, kinds, layout, policy, end_hours=horizon, seed=seed)
     instants = (np.arange(n_samples) + 0.5) / n_samples * horizon
     sampler = _Sampler(network, kinds, arrivals, size.nics_per_node, seed, _traffic_settings(catalog))

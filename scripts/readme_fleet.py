@@ -5,7 +5,9 @@
 
 The run: the bundled job mix on 16,384 H100 (examples/fleets/mix-16k-h100.yaml), RoCE, a week
 sampled at four instants, jobs placed at random (a scheduler that ignores the topology), at 80
-columns. tests/report/test_readme_fleet.py renders it again and fails when the README has drifted.
+columns. A second block compares the blast radius of the design styles on the same mix (RoCE,
+each style pinned, the packed policy, two days at two instants). tests/report/test_readme_fleet.py
+renders both again and fails when the README has drifted.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from _sections import section_main  # noqa: E402
 README = ROOT / "README.md"
 BEGIN = "<!-- BEGIN fleet example (scripts/readme_fleet.py) -->"
 END = "<!-- END fleet example -->"
+DESIGNS_BEGIN = "<!-- BEGIN fleet designs (scripts/readme_fleet.py) -->"
+DESIGNS_END = "<!-- END fleet designs -->"
+STYLES = ("rail_optimized", "rail_only", "leaf_spine", "fat_tree")
 COMMAND = ("fleet", "examples/fleets/mix-16k-h100.yaml", "--fabric", "roce-v2", "--policy", "random",
            "--days", "7", "--samples", "4")
 
@@ -39,5 +44,39 @@ def render() -> tuple[str, list[str]]:
     return section, []
 
 
+def render_designs() -> tuple[str, list[str]]:
+    """The design styles' blast radius on the bundled mix (module docstring)."""
+    import fabricplan as fp
+    from fabricplan.catalog import default_catalog
+    from fabricplan.fleet import run_fleet
+
+    catalog = default_catalog()
+    spec = fp.load_spec(ROOT / COMMAND[1])
+    rows = ["| design (RoCE, packed) | tiers | switches | a leaf fails: jobs, GPUs stopped | a NIC fails: GPUs "
+            "stopped | a spine fails: jobs slowed, running jobs' pace | a core fails: jobs slowed, running jobs' pace |",
+            "|---|---:|---:|---|---:|---|---|"]
+    for style in STYLES:
+        pinned = spec.model_copy(update={"topology": spec.topology.model_copy(update={"style": style})})
+        design = fp.design(pinned, "roce-v2", catalog)
+        result = run_fleet(design, pinned, catalog, policy="packed", days=2, samples=2, alternatives=False)
+        effect = {f.component: f for f in result.failures}
+
+        def slowed(component: str) -> str:
+            f = effect.get(component)
+            return "no such tier" if f is None else f"{f.jobs_slowed:.1f}, {f.pace_degraded:.0%}"
+
+        leaf, nic = effect["leaf"], effect["nic"]
+        rows.append(f"| {style.replace('_', '-')} on {design.hardware.switch.id} | {design.size.tiers} | "
+                    f"{design.size.total_switches:,} | {leaf.jobs_stopped:.2f}, {leaf.gpus_stopped:,.0f} | "
+                    f"{nic.gpus_stopped:,.0f} | {slowed('spine')} | {slowed('core')} |")
+    return f"{DESIGNS_BEGIN}\n" + "\n".join(rows) + f"\n{DESIGNS_END}\n", []
+
+
+def main(argv: list[str]) -> int:
+    code = section_main(__doc__.splitlines()[0], BEGIN, END, render, ["--output", str(README), *argv])
+    return code or section_main(__doc__.splitlines()[0], DESIGNS_BEGIN, DESIGNS_END, render_designs,
+                                ["--output", str(README), *argv])
+
+
 if __name__ == "__main__":
-    sys.exit(section_main(__doc__.splitlines()[0], BEGIN, END, render, ["--output", str(README), *sys.argv[1:]]))
+    sys.exit(main(sys.argv[1:]))

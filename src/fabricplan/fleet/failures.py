@@ -15,9 +15,11 @@ the design's, so the **blast radius** differs by design and by placement:
   timeout (``4.096 us x 2^NCCL_IB_TIMEOUT`` per try, ``NCCL_IB_RETRY_CNT`` retries: NCCL's
   environment documentation), else it stops too.
 
-:func:`failure_effects` applies a few seeded failures of each class to the running jobs of one
-instant: stopped jobs from the nodes that lose connectivity, degraded paces from the flow-level
-simulation of the network without the failed part (:func:`without`). Rates are the catalog's
+:func:`failure_effects` fails the parts of each class one at a time on the running jobs of one
+instant: every part of a class that only stops jobs (NIC, host link, leaf: the jobs on the nodes
+that lose connectivity, averaged over all such parts), and a few seeded draws of each rerouted
+class (the degraded paces from the flow-level simulation of the network without the failed part,
+:func:`without`). Rates are the catalog's
 ``failure_rate_<class>_per_million_hours`` times the fabric's ``network_failure_multiplier``.
 """
 
@@ -152,7 +154,9 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
         if not len(units):
             continue
         rate = float(catalog.parameter(rate_name).value.default)
-        draws = rng.choice(units, size=min(settings["draws"], len(units)), replace=False)
+        # parts that only stop jobs are all counted (no simulation needed); rerouted ones are drawn
+        stops_only = hits == "host" or component == "leaf" or not running
+        draws = units if stops_only else rng.choice(units, size=min(settings["draws"], len(units)), replace=False)
         stopped, stopped_gpus, slowed, paces = [], [], [], []
         for unit in draws:
             hosts = stranded_hosts(network, component, int(unit))
@@ -160,7 +164,7 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
             jobs = jobs[jobs >= 0]
             stopped.append(len(jobs))
             stopped_gpus.append(float(gpus[jobs].sum()) if len(jobs) else 0.0)
-            if hits == "host" or component == "leaf" or not running:
+            if stops_only:
                 slowed.append(0)
                 paces.append(1.0)
                 continue

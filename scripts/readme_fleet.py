@@ -61,7 +61,7 @@ def render_designs() -> tuple[str, list[str]]:
         result = run_fleet(design, pinned, catalog, policy="packed", days=2, samples=2, alternatives=False)
         effect = {f.component: f for f in result.failures}
 
-        def slowed(component: str) -> str:
+        def slowed(component: str, effect: dict = effect) -> str:
             f = effect.get(component)
             return "no such tier" if f is None else f"{f.jobs_slowed:.1f}, {f.pace_degraded:.0%}"
 

@@ -15,6 +15,7 @@ import numpy as np
 from fabricplan.catalog import default_catalog
 from fabricplan.fleet.failures import CLASSES, component_units, failures_per_month, stranded_hosts
 from fabricplan.fleet.interference import job_traffic, paces
+from fabricplan.fleet.run import traffic_settings
 from fabricplan.sim.fabric import clos_network
 
 META_BLOG = ("Meta Engineering, 'A RoCE network for distributed AI training at scale', 2024-08-05, and Gangidi "
@@ -50,9 +51,7 @@ def _meta_zone(catalog):
     """A 2-tier non-blocking Clos like an AI Zone: 128 nodes x 8 x 400G NICs, 32 NIC ports per leaf
     (4 nodes), 32 uplinks per leaf; one 64-node job's ring all-reduce (2 channels per NIC)."""
     network = clos_network(128 * 8, 32, 32, link_gbps=400.0, catalog=catalog)
-    settings = {"channels_per_nic": int(catalog.perf_value("nccl_channels_per_nic")),
-                "peers": int(catalog.perf_value("nccl_alltoall_peers_in_flight")),
-                "channels_per_peer": int(catalog.perf_value("nccl_channels_per_net_peer"))}
+    settings = traffic_settings(catalog)
     packed = [job_traffic("ring", np.arange(64), 8, **settings)]
     scattered = [job_traffic("ring", np.random.default_rng(3).permutation(128)[:64], 8, **settings)]
     return network, packed, scattered

@@ -393,21 +393,18 @@ def fleet(spec: SpecLike, fabric: str | None = None, catalog: Catalog | Sequence
     profile -> :class:`fabricplan.fleet.FleetResult` (:func:`fabricplan.fleet.run_fleet`:
     arrivals, the scheduler ``policy`` (a name or a callable), every running job on the shared
     fabric at sampled instants). Fabrics without a scale-out network (one node) are left out."""
-    from fabricplan.design import resolve
     from fabricplan.fleet import run_fleet
-    from fabricplan.plan.chain import chosen_design
     from fabricplan.spec.load import located
 
     cat = _catalog(catalog)
     loaded = _spec(spec, cat)
     choices = [_fabric_choice(loaded, fabric)] if fabric is not None else loaded.fabric_choices()
     out: dict[str, Any] = {}
-    with located(loaded):
-        for choice in choices:
-            chosen_spec, chosen_choice = chosen_design(loaded, cat, choice)
-            built = resolve(chosen_spec, cat, chosen_choice)
-            if built.size.tiers < 1:
-                continue
+    for choice in choices:
+        built = design(loaded, choice, cat)
+        if built.size.tiers < 1:
+            continue
+        with located(loaded):
             out[choice.profile] = run_fleet(built, loaded, cat, policy=policy, routing=routing, days=days,
                                             samples=samples, seed=seed, qps=qps)
     if not out:

@@ -107,7 +107,8 @@ class FleetResult:
     notes: tuple[str, ...] = ()
 
 
-def _traffic_settings(catalog) -> dict:
+def traffic_settings(catalog) -> dict:
+    """The NCCL connection settings a job's traffic is built with (channels per NIC, all-to-all peers)."""
     return {"channels_per_nic": int(sim_parameter("nccl_channels_per_nic", catalog)),
             "peers": int(sim_parameter("nccl_alltoall_peers_in_flight", catalog)),
             "channels_per_peer": int(sim_parameter("nccl_channels_per_net_peer", catalog))}
@@ -212,7 +213,8 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
                              limit=MAX_ARRIVALS)
     timeline = schedule(arrivals, kinds, layout, policy, end_hours=horizon, seed=seed)
     instants = (np.arange(n_samples) + 0.5) / n_samples * horizon
-    sampler = _Sampler(network, kinds, arrivals, size.nics_per_node, seed, _traffic_settings(catalog))
+    settings = traffic_settings(catalog)
+    sampler = _Sampler(network, kinds, arrivals, size.nics_per_node, seed, settings)
 
     def sampled(line: Timeline, how: str, queue_pairs: int = qps) -> tuple[FleetSample, ...]:
         out = []
@@ -242,7 +244,7 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
         failure_t = main[busiest].t_hours
         running = [(j.instance, j.kind, timeline.nodes[j.instance]) for j in main[busiest].jobs]
         traffic = {i: job_traffic(kinds[int(arrivals.kind[i])].pattern, nodes, size.nics_per_node, seed=seed + i,
-                                  **_traffic_settings(catalog)) for i, _, nodes in running}
+                                  **settings) for i, _, nodes in running}
 
         def simulate(net, jobs):
             return paces(net, [traffic[i] for i, _, _ in jobs], routing=routing, qps=qps, seed=seed)

@@ -51,7 +51,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
 
@@ -151,6 +151,15 @@ class StepResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def at_step_time(self, step_time_s, compute_s) -> StepResult:
+        """This result at another step time and compute time (floats or arrays of draws): the MFU,
+        HFU, tokens per second and GPU-hours for the budget follow the step time."""
+        scale = self.step_time_s / step_time_s
+        hours = self.gpu_hours_for_budget
+        return replace(self, step_time_s=step_time_s, compute_s=compute_s, mfu=self.mfu * scale,
+                       hfu=self.hfu * scale, tokens_per_s=self.tokens_per_s * scale,
+                       gpu_hours_for_budget=None if hours is None else hours / scale)
 
 
 def achievable_fraction(gpu, catalog) -> float:

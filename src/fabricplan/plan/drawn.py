@@ -27,7 +27,6 @@ draws; the chain's outcome step takes them as it takes a point's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from fabricplan.catalog import Catalog, Range
@@ -171,11 +170,6 @@ def drawn_steps(catalog: Catalog, design: FabricDesign, draws: Draws, point: lis
 
 
 def _drawn_result(point: StepResult, utilisation: np.ndarray, step_time_s: np.ndarray) -> StepResult:
-    """``point`` at drawn utilisation and step time: compute = utilisation x step; the MFU, HFU,
-    tokens per second and GPU-hours for the budget follow the step time."""
-    scale = point.step_time_s / step_time_s
-    hours = point.gpu_hours_for_budget
-    return replace(point, step_time_s=step_time_s, compute_s=utilisation * step_time_s, mfu=point.mfu * scale,
-                   hfu=point.hfu * scale, tokens_per_s=point.tokens_per_s * scale,
-                   gpu_hours_for_budget=None if hours is None else hours / scale)
-
+    """``point`` at drawn utilisation and step time: compute = utilisation x step
+    (:meth:`~fabricplan.perf.step.StepResult.at_step_time`)."""
+    return point.at_step_time(step_time_s, utilisation * step_time_s)

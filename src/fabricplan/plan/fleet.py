@@ -86,16 +86,8 @@ def shared_fabric_step(result: StepResult, factor: float) -> StepResult:
     extra = sum(result.exposed_comm_s.get(kind, 0.0) for kind in FLEET_KINDS) * (factor - 1.0)
     if extra <= 0:
         return result
-    step = result.step_time_s + extra
-    scale = result.step_time_s / step
-    exposed = dict(result.exposed_comm_s)
-    for kind in FLEET_KINDS:
-        if kind in exposed:
-            exposed[kind] = exposed[kind] * factor
-    hours = result.gpu_hours_for_budget
-    return replace(result, step_time_s=step, exposed_comm_s=exposed, mfu=result.mfu * scale, hfu=result.hfu * scale,
-                   tokens_per_s=result.tokens_per_s * scale,
-                   gpu_hours_for_budget=None if hours is None else hours / scale,
+    exposed = {kind: value * factor if kind in FLEET_KINDS else value for kind, value in result.exposed_comm_s.items()}
+    return replace(result.at_step_time(result.step_time_s + extra, result.compute_s), exposed_comm_s=exposed,
                    notes=[*result.notes, f"beside the fleet's other jobs: data-parallel traffic x{factor:.2f}"])
 
 

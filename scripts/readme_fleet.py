@@ -25,7 +25,7 @@ BEGIN = "<!-- BEGIN fleet example (scripts/readme_fleet.py) -->"
 END = "<!-- END fleet example -->"
 DESIGNS_BEGIN = "<!-- BEGIN fleet designs (scripts/readme_fleet.py) -->"
 DESIGNS_END = "<!-- END fleet designs -->"
-STYLES = ("rail_optimized", "rail_only", "leaf_spine", "fat_tree")
+STYLES = ("rail_optimized", "rail_only", "leaf_spine", "fat_tree", "multi_plane")
 COMMAND = ("fleet", "examples/fleets/mix-16k-h100.yaml", "--fabric", "roce-v2", "--policy", "random",
            "--days", "7", "--samples", "4")
 
@@ -52,8 +52,9 @@ def render_designs() -> tuple[str, list[str]]:
 
     catalog = default_catalog()
     spec = fp.load_spec(ROOT / COMMAND[1])
-    rows = ["| design (RoCE, packed) | tiers | switches | a leaf fails: jobs, GPUs stopped | a NIC fails: GPUs "
-            "stopped | a spine fails: jobs slowed, running jobs' pace | a core fails: jobs slowed, running jobs' pace |",
+    rows = ["| design (RoCE, packed) | tiers | switches | a leaf fails: jobs, GPUs stopped; jobs slowed | a NIC fails: "
+            "GPUs stopped | a spine fails: jobs slowed, running jobs' pace | a core fails: jobs slowed, running jobs' "
+            "pace |",
             "|---|---:|---:|---|---:|---|---|"]
     for style in STYLES:
         pinned = spec.model_copy(update={"topology": spec.topology.model_copy(update={"style": style})})
@@ -66,8 +67,10 @@ def render_designs() -> tuple[str, list[str]]:
             return "no such tier" if f is None else f"{f.jobs_slowed:.1f}, {f.pace_degraded:.0%}"
 
         leaf, nic = effect["leaf"], effect["nic"]
-        rows.append(f"| {style.replace('_', '-')} on {design.hardware.switch.id} | {design.size.tiers} | "
-                    f"{design.size.total_switches:,} | {leaf.jobs_stopped:.2f}, {leaf.gpus_stopped:,.0f} | "
+        planes = f" ({design.size.planes} planes)" if design.size.planes > 1 else ""
+        rows.append(f"| {style.replace('_', '-')}{planes} on {design.hardware.switch.id} | {design.size.tiers} | "
+                    f"{design.size.total_switches:,} | {leaf.jobs_stopped:.2f}, {leaf.gpus_stopped:,.0f}; "
+                    f"{leaf.jobs_slowed:.2f} | "
                     f"{nic.gpus_stopped:,.0f} | {slowed('spine')} | {slowed('core')} |")
     return f"{DESIGNS_BEGIN}\n" + "\n".join(rows) + f"\n{DESIGNS_END}\n", []
 

@@ -2,7 +2,7 @@
 
 Counting rules (NVIDIA twin-port scheme; shared reference docs/reference/costs.md §2.3, docs/reference/topology.md §1.5):
 * switch-side modules = used switch ports / logical ports per module (twin-port: 2);
-* one single-port optic per NIC for optical host links;
+* one single-port optic per NIC port for optical host links (a multi-plane NIC has a port on each plane);
 * a single node with no scale-out fabric (tiers 0) buys no backend NICs (nothing would connect them);
 * in-rack host links (ToR style) use DAC splitters and no optics;
 * a switch-to-switch link needs a module share on both ends and one fibre;
@@ -106,7 +106,8 @@ def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | N
         parts.append(PartCount("cables", hardware.host_dac, "in-rack host DAC",
                                modules_for_links(host_links, hardware.host_dac)))
     else:
-        parts.append(PartCount("optics", hardware.nic_optic, "NIC-side host optics", host_links))
+        parts.append(PartCount("optics", hardware.nic_optic, "NIC-side host optics",
+                               modules_for_links(host_links, hardware.nic_optic)))
         parts.append(PartCount("optics", hardware.switch_optic, "switch-side host optics",
                                modules_for_links(host_links, hardware.switch_optic)))
         if hardware.fibre is not None:

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, PricePoint
-from fabricplan.topology import FabricSize
+from fabricplan.topology import FabricSize, plane_of
 
 #: The link tiers of a fabric, bottom to top (the keys of :class:`TierRuns`.as_dict()).
 LINK_TIERS: tuple[str, ...] = ("host", "leaf_spine", "spine_core", "core_super_core")
@@ -93,7 +93,9 @@ def servers_per_leaf(size: FabricSize) -> float:
 
 
 def tier_runs(size: FabricSize, plan: FloorPlan) -> TierRuns:
-    """The longest run of each tier of ``size`` on the floor plan (module docstring)."""
+    """The longest run of each tier of ``size`` on the floor plan (module docstring); a multi-plane
+    fabric's runs are one plane's (the planes sit side by side over the same racks)."""
+    size = plane_of(size)
     hall = racks_for(size.nodes, plan)
     if size.tiers == 0:
         return TierRuns(0.0, 0.0, 0.0, 0.0, hall)

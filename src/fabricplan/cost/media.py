@@ -131,6 +131,17 @@ class LinkMedia:
     chosen: list[TierMedium]
 
 
+def _at_port_speed(catalog: Catalog, candidates: list[LinkMedium] | None, port_speed: int) -> list[LinkMedium]:
+    """The candidates whose switch end runs its logical ports at ``port_speed`` (all of a profile's, at its
+    link rate; none for a multi-plane fabric's slower plane ports, which keep the fixed parts)."""
+    out = []
+    for candidate in candidates or []:
+        end = catalog.optic(candidate.switch_end)
+        if end.speed_gbps == end.logical_ports * port_speed:
+            out.append(candidate)
+    return out
+
+
 def tier_links(size: FabricSize) -> dict[str, int]:
     """Links per tier (host, leaf_spine, spine_core, core_super_core)."""
     return {"host": size.host_links, "leaf_spine": size.leaf_spine_links, "spine_core": size.spine_core_links,
@@ -149,14 +160,16 @@ def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, run
     inter_override = choice is not None and choice.interswitch_optic
     chosen: list[TierMedium] = []
     host = None
-    if profile_hw.host_media and not host_override and links["host"]:
-        host, ok = choose(resolve(catalog, profile_hw.host_media, hardware.fibre, False, basis), run_by_tier["host"],
+    host_media = _at_port_speed(catalog, profile_hw.host_media, hardware.port_speed_gbps)
+    inter_media = _at_port_speed(catalog, profile_hw.interswitch_media, hardware.port_speed_gbps)
+    if host_media and not host_override and links["host"]:
+        host, ok = choose(resolve(catalog, host_media, hardware.fibre, False, basis), run_by_tier["host"],
                           point)
         chosen.append(TierMedium(tier="host", links=links["host"], run_m=run_by_tier["host"], medium=host.label,
                                  reach_m=host.reach_m, reaches=ok, price_per_link_usd=host.price_per_link_usd(point)))
     tiers: dict[str, Medium] = {}
-    if profile_hw.interswitch_media and not inter_override:
-        media = resolve(catalog, profile_hw.interswitch_media, hardware.fibre, True, basis)
+    if inter_media and not inter_override:
+        media = resolve(catalog, inter_media, hardware.fibre, True, basis)
         for tier in ("leaf_spine", "spine_core", "core_super_core"):
             if links[tier]:
                 medium, ok = choose(media, run_by_tier[tier], point)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, Optic, Switch
+from fabricplan.design.hardware import optic_for_ports
 from fabricplan.spec import ClusterSpec, FabricChoice
 from fabricplan.topology.layout import STYLES
 
@@ -50,13 +51,7 @@ def _cage_ports(switch: Switch, speed: int) -> int:
 
 def _matching_optic(catalog: Catalog, default_id: str, ports: int, speed: int) -> Optic | None:
     """The default optic if it serves ``ports`` logical ports at ``speed``, else the cheapest that does."""
-    default = catalog.optic(default_id)
-    if default.logical_ports == ports and default.speed_gbps == ports * speed:
-        return default
-    fits = [o for o in catalog.section("optics").values()
-            if isinstance(o, Optic) and o.kind == "transceiver" and o.logical_ports == ports
-            and o.speed_gbps == ports * speed]
-    return min(fits, key=lambda o: o.price_usd.default) if fits else None
+    return optic_for_ports(catalog, default_id, ports, speed)
 
 
 def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> list[DesignOption]:

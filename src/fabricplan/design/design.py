@@ -28,16 +28,18 @@ GpuLike = Gpu | GpuInline
 SIZING_FIELDS = {"nodes": "cluster.gpus", "nics_per_node": "cluster.nics_per_node", "tiers": "topology.tiers",
                  "nics_per_host": "cluster.nics_per_node",
                  "oversubscription": "topology.oversubscription", "style": "topology.style",
-                 "reserved_leaf_ports": "topology.reserved_leaf_ports", "radix": "fabrics"}
+                 "reserved_leaf_ports": "topology.reserved_leaf_ports", "radix": "fabrics",
+                 "planes": "topology.planes"}
 
 
 @lru_cache(maxsize=4096)
 def _sized(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
-           oversubscription: tuple[float, ...], reserved_leaf_ports: int, nics_per_host: int) -> FabricSize:
+           oversubscription: tuple[float, ...], reserved_leaf_ports: int, nics_per_host: int,
+           planes: int = 1) -> FabricSize:
     """``topology.size_fabric`` once per distinct design (FabricSize is immutable, so it is shared)."""
     return topology.size_fabric(nodes=nodes, nics_per_node=nics_per_node, radix=radix, style=style, tiers=tiers,
                                 oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports,
-                                nics_per_host=nics_per_host)
+                                nics_per_host=nics_per_host, planes=planes)
 
 
 def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopology,
@@ -50,7 +52,8 @@ def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopolo
     a ToR (``leaf_spine``) holds whole hosts, so each host of a domain takes its own ToR ports.
     """
     return _sized(nodes, nics_per_node, radix, layout.style, layout.tiers, tuple(layout.oversubscription),
-                  layout.reserved_leaf_ports, nics_per_host or nics_per_node)
+                  layout.reserved_leaf_ports, nics_per_host or nics_per_node,
+                  layout.planes if layout.style == "multi_plane" else 1)
 
 
 def clear_cache() -> None:
@@ -125,7 +128,8 @@ def layout_of(spec: ClusterSpec) -> FabricTopology:
                           reserved_leaf_ports=topo.reserved_leaf_ports,
                           tiers=None if topo.tiers == "auto" else int(topo.tiers),
                           cluster_nodes=spec.cluster.domains,
-                          topology_aware_scheduling=spec.operations.topology_aware_scheduling)
+                          topology_aware_scheduling=spec.operations.topology_aware_scheduling,
+                          planes=topo.planes if topo.style == "multi_plane" else 1)
 
 
 def cluster_gpu(spec: ClusterSpec, catalog: Catalog) -> GpuLike:
@@ -190,7 +194,7 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
         base, bracket, index = (exc.location or "").partition("[")
         field = SIZING_FIELDS[base] + bracket + index if base in SIZING_FIELDS else exc.location
         raise InputError(exc.message, location=field) from None
-    profile = effective_profile(catalog, choice, hardware.port_speed_gbps)
+    profile = effective_profile(catalog, choice, hardware.nic_speed_gbps)
     network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
                           gpus=cluster.gpus, gpus_per_node=cluster.domain_gpus,
                           scale_up_domain=cluster.scale_up_gpus, nics_per_node=cluster.domain_nics,

@@ -24,6 +24,12 @@ class FabricHardware:
     fibre: Optic | None
     port_speed_gbps: int
     radix: int
+    planes: int = 1  # multi_plane: each NIC's ports, one per plane, each at port_speed_gbps
+
+    @property
+    def nic_speed_gbps(self) -> int:
+        """What one NIC carries: its ports on every plane together (the port speed on one plane)."""
+        return self.port_speed_gbps * self.planes
 
 
 def built_options(profile: FabricProfile, chosen: dict[str, bool] | None = None, *,
@@ -115,8 +121,53 @@ def fabric_at_nic_speed(catalog: Catalog, fabric: str | FabricProfile, speed_gbp
     return profile.model_copy(update=update) if update else profile
 
 
+def optic_for_ports(catalog: Catalog, default_id: str, ports: int, speed: int) -> Optic | None:
+    """The optic ``default_id`` if it serves ``ports`` logical ports of ``speed`` G, else the cheapest
+    catalog transceiver that does, of the default's basis (vendor or third-party) if one is; None if none."""
+    default = catalog.optic(default_id)
+    if default.logical_ports == ports and default.speed_gbps == ports * speed:
+        return default
+    fits = [o for o in catalog.section("optics").values()
+            if isinstance(o, Optic) and o.kind == "transceiver" and o.logical_ports == ports
+            and o.speed_gbps == ports * speed]
+    return min(fits, key=lambda o: (o.basis != default.basis, o.price_usd.default)) if fits else None
+
+
+def _plane_optics(catalog: Catalog, choice: FabricChoice, switch: Switch, port_speed: int,
+                  picked: dict[str, str], where: str) -> dict[str, Optic]:
+    """A multi-plane fabric's optics at the plane's port speed: the switch side and switch-to-switch
+    links serve as many ports as a cage does at that speed, the NIC side one port per module (each NIC
+    has one port on each plane). A part the spec names itself is kept; InputError when the catalog has
+    no transceiver for a slot."""
+    cage = (switch.logical_ports_per_cage or {}).get(port_speed, 1)
+    out = {}
+    for name, ports in (("switch_optic", cage), ("interswitch_optic", cage), ("nic_optic", 1)):
+        if getattr(choice, name):
+            out[name] = catalog.optic(picked[name], field=f"{where}.{name}")
+            continue
+        optic = optic_for_ports(catalog, picked[name], ports, port_speed)
+        if optic is None:
+            raise InputError(f"no catalog transceiver serves {ports} x {port_speed}G for the {name.replace('_', ' ')} "
+                             f"of a multi-plane fabric on '{switch.id}'; add one with --catalog or set "
+                             f"fabrics[{choice.profile}].{name}", location="topology.planes")
+        out[name] = optic
+    return out
+
+
+def plane_port_speed(spec: ClusterSpec, nic_speed: int) -> tuple[int, int]:
+    """``(planes, port speed)`` of the spec's fabric: a multi-plane fabric splits each NIC's
+    ``nic_speed`` over ``topology.planes`` ports (InputError unless it divides evenly); others are one plane."""
+    if spec.topology.style != "multi_plane":
+        return 1, nic_speed
+    planes = spec.topology.planes
+    if nic_speed % planes:
+        raise InputError(f"a {nic_speed}G NIC does not split evenly over {planes} planes", location="topology.planes")
+    return planes, nic_speed // planes
+
+
 def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> FabricHardware:
-    """Pick each part from the spec's override or the profile's default, and check they fit."""
+    """Pick each part from the spec's override or the profile's default, and check they fit. A
+    multi-plane fabric's switches, links and optics run at the plane's port speed (:func:`plane_port_speed`)."""
     profile = catalog.fabric(choice.profile)
     where = f"fabrics[{choice.profile}]"
     default = profile.hardware
@@ -127,17 +178,19 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
-    speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
+    planes, speed = plane_port_speed(spec, spec.cluster.nic_speed_gbps or profile.link_rate_gbps)
     radix = switch.radix_at(speed)
+    picked = {name: pick(name) for name in ("switch_optic", "nic_optic", "interswitch_optic")}
+    optics = (_plane_optics(catalog, choice, switch, speed, picked, where) if planes > 1 else
+              {name: catalog.optic(picked[name], field=f"{where}.{name}") for name in picked})
     return FabricHardware(
         profile=profile,
         switch=switch,
         nic=nic,
-        switch_optic=catalog.optic(pick("switch_optic"), field=f"{where}.switch_optic"),
-        nic_optic=catalog.optic(pick("nic_optic"), field=f"{where}.nic_optic"),
-        interswitch_optic=catalog.optic(pick("interswitch_optic"), field=f"{where}.interswitch_optic"),
+        **optics,
         host_dac=catalog.optic(default.host_dac) if default.host_dac else None,
         fibre=catalog.optic(default.fibre) if default.fibre else None,
         port_speed_gbps=speed,
         radix=radix,
+        planes=planes,
     )

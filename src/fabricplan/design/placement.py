@@ -44,6 +44,7 @@ class FabricTopology:
     tiers: int | None = None
     cluster_nodes: int | None = None
     topology_aware_scheduling: bool = True
+    planes: int = 1  # multi_plane: independent planes (topology.planes); 1 for the other styles
 
     def __post_init__(self) -> None:  # one form for the ratios everywhere downstream
         object.__setattr__(self, "oversubscription", tuple(float(r) for r in self.oversubscription))
@@ -90,7 +91,7 @@ def nodes_per_pod(size: FabricSize, nics_per_node: int, per_leaf: int) -> int:
     ``leaves_per_pod / rails`` scalable units (rail-only: rail leaves), a ToR/fat-tree pod ``leaves_per_pod`` leaves."""
     if size.tiers < 3 or not size.leaves_per_pod:
         return 0
-    rails = size.style in ("rail_optimized", "rail_only")  # a pod's leaves count every rail's
+    rails = size.style in ("rail_optimized", "rail_only", "multi_plane")  # a pod's leaves count every rail's
     leaf_groups = size.leaves_per_pod // nics_per_node if rails else size.leaves_per_pod
     return max(leaf_groups, 1) * per_leaf
 
@@ -108,7 +109,7 @@ def place(n_nodes: int, whole: FabricSize, *, aligned: bool = True) -> NetworkPl
     tiers = tiers_needed(nodes=n_nodes, nics_per_node=nics, radix=whole.radix, style=whole.style,
                          oversubscription=whole.oversubscription, reserved_leaf_ports=whole.reserved_leaf_ports,
                          nics_per_host=whole.nics_per_host or None)
-    nics_per_leaf = 1 if whole.style in ("rail_optimized", "rail_only") else nics
+    nics_per_leaf = 1 if whole.style in ("rail_optimized", "rail_only", "multi_plane") else nics
     per_leaf = nodes_per_leaf(whole, nics) if whole.tiers >= 2 else n_nodes
     if tiers == 1 and n_nodes > per_leaf:  # fits one switch alone, but spans the cluster's leaves
         tiers = 2

@@ -8,8 +8,8 @@ the design's, so the **blast radius** differs by design and by placement:
 * a **leaf**: every node with a NIC on it loses that NIC: a rail-optimised leaf holds one rail of
   a whole scalable unit, a ToR leaf every NIC of its rack; the jobs on those nodes stop;
 * a **spine** or **core** switch, or a **fabric link** between switches: no host loses its only
-  uplink, so no job stops; traffic is rerouted around it (InfiniBand: the subnet manager's sweep
-  and new forwarding tables; Ethernet: BGP withdrawal with BFD, ECMP over the links left) and the
+  uplink, so no job stops; traffic is rerouted around it (InfiniBand: SHIELD's local fast link
+  fault recovery, or with it off the subnet manager's sweep and new forwarding tables; Ethernet: BGP withdrawal with BFD, ECMP over the links left) and the
   jobs crossing that tier run in **degraded mode**, on fewer uplinks, until the part is repaired.
   A job stalls for the reroute and survives it when the reroute is shorter than NCCL's transport
   timeout (``4.096 us x 2^NCCL_IB_TIMEOUT`` per try, ``NCCL_IB_RETRY_CNT`` retries: NCCL's
@@ -107,6 +107,35 @@ def stranded_hosts(network: Network, component: str, unit: int) -> np.ndarray:
     return np.zeros(0, dtype=np.int64)
 
 
+def parts_that_stop(size, survives_reroute: bool) -> dict[str, int]:
+    """The parts of a sized design whose failure stops the job on them, by goodput class (``nic``,
+    ``switch``, ``link``; the rule of :func:`failure_effects`): every NIC; on one plane the leaves and
+    host links too (a host loses its only uplink on that rail); the switches above the leaves and the
+    links between switches only when the fabric's reroute does not beat NCCL's transport timeout. A
+    multi-plane design's leaves and host links slow the job instead (:func:`parts_that_slow`)."""
+    nics = size.endpoints if size.tiers > 0 else 0
+    one_plane = size.planes <= 1
+    upper = 0 if survives_reroute else size.total_switches - size.leaf_switches
+    between = 0 if survives_reroute else size.total_links - size.host_links
+    return {"nic": nics, "switch": (size.leaf_switches if one_plane else 0) + upper,
+            "link": (size.host_links if one_plane else 0) + between}
+
+
+def parts_that_slow(size) -> dict[str, int]:
+    """The parts whose failure slows the job instead of stopping it (:func:`plane_port_pace`): a
+    multi-plane design's leaves (``switch``) and host links (``link``); none on one plane."""
+    if size.planes <= 1:
+        return {}
+    return {"switch": size.leaf_switches, "link": size.host_links}
+
+
+def reroute_survives(catalog, profile) -> bool:
+    """The fabric's reroute of a switch or inter-switch link (``fleet_reroute_seconds_<family>``) is
+    shorter than NCCL's transport timeout, so the jobs it carried stall and run on."""
+    settings = _settings(catalog, profile)
+    return settings["reroute_s"] < settings["timeout_s"]
+
+
 def nccl_transport_timeout_s(unit_us, timeout_exponent, retries):
     """How long NCCL's InfiniBand/RoCE transport waits before it errors [s]:
     ``unit x 2^timeout x (retries + 1)`` (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; the IBTA local ACK
@@ -133,13 +162,28 @@ def _settings(catalog, profile) -> dict:
             "multiplier": float(profile.costs.network_failure_multiplier.default) if profile.costs else 1.0}
 
 
+def plane_port_pace(planes):
+    """Pace of a NIC that lost its port on one of ``planes`` planes: ``(P - 1) / P`` of its bandwidth
+    (its traffic fails over to the ports left: Alibaba HPN, SIGCOMM 2024, dual-ToR: one ToR or link
+    failure leaves the host on the other plane, and the job runs on)."""
+    planes = np.asarray(planes, dtype=float)
+    return (planes - 1.0) / planes
+
+
 def failure_effects(network: Network, running: list, node_gpus: int, nics_per_node: int, catalog, profile,
-                    simulate, *, seed: int = 0) -> tuple[FailureEffect, ...]:
+                    simulate, *, seed: int = 0, planes: int = 1) -> tuple[FailureEffect, ...]:
     """Effects of each failure class on the ``running`` jobs (``(instance, kind, nodes)`` triples)
     at one instant. ``simulate(network, jobs) -> paces`` runs the jobs on a network (the fleet's
     interference step, :class:`~fabricplan.fleet.interference.Paces`), so degraded paces come from the
     same model as the intact ones; a reroute slower than NCCL's transport timeout stops the jobs whose
-    traffic crossed the failed part."""
+    traffic crossed the failed part.
+
+    A multi-plane design (``planes`` P > 1; ``network`` is one of its identical planes) has P times each
+    class's parts. A leaf or host link takes one port of each NIC on it, which keeps its other planes:
+    its jobs are slowed to :func:`plane_port_pace`, not stopped; a NIC still stops its job. A spine,
+    core or fabric link is rerouted within its plane; each NIC's flows are split evenly over its planes
+    (HPN pins a flow to one port), so a job runs at the pace of its slowest plane: the degraded pace of
+    that plane, as simulated."""
     settings = _settings(catalog, profile)
     rng = np.random.default_rng(seed)
     node_job = np.full(network.n_hosts // max(nics_per_node, 1), -1, dtype=np.int64)
@@ -156,12 +200,20 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
         rate = float(catalog.parameter(rate_name).value.default)
         # parts that only stop jobs are all counted (no simulation needed); rerouted ones are drawn
         stops_only = hits == "host" or component == "leaf" or not running
+        port_only = planes > 1 and component in ("leaf", "host_link")  # the NIC keeps its other planes
         draws = units if stops_only else rng.choice(units, size=min(settings["draws"], len(units)), replace=False)
         stopped, stopped_gpus, slowed, paces = [], [], [], []
         for unit in draws:
             hosts = stranded_hosts(network, component, int(unit))
             jobs = np.unique(node_job[hosts // nics_per_node])
             jobs = jobs[jobs >= 0]
+            if port_only:
+                stopped.append(0)
+                stopped_gpus.append(0.0)
+                slowed.append(len(jobs))
+                share = float(gpus[jobs].sum() / gpus.sum()) if len(jobs) and gpus.sum() else 0.0
+                paces.append(1.0 - share * (1.0 - float(plane_port_pace(planes))))
+                continue
             stopped.append(len(jobs))
             stopped_gpus.append(float(gpus[jobs].sum()) if len(jobs) else 0.0)
             if stops_only:
@@ -183,14 +235,15 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
             hit = relative < 1.0 - RELATIVE_TOLERANCE
             slowed.append(int(hit.sum()))
             paces.append(float((gpus * relative).sum() / gpus.sum()) if gpus.sum() else 1.0)
-        per_month = float(failures_per_month(len(units), rate, settings["multiplier"]))
+        copies = 1 if component == "nic" else planes  # a NIC has a port on every plane; other parts are per plane
+        per_month = float(failures_per_month(len(units) * copies, rate, settings["multiplier"]))
         repair = settings["repair"][hits]
         rerouted = hits != "host" and component != "leaf"
         survives = (not rerouted) or settings["reroute_s"] < settings["timeout_s"]
         stops = float(np.mean(stopped_gpus))
         degraded_share = 1.0 - float(np.mean(paces))
         out.append(FailureEffect(
-            component=component, count=int(len(units)), failures_per_month=per_month,
+            component=component, count=int(len(units)) * copies, failures_per_month=per_month,
             jobs_stopped=float(np.mean(stopped)), gpus_stopped=stops, jobs_slowed=float(np.mean(slowed)),
             pace_degraded=float(np.mean(paces)), reroute_s=settings["reroute_s"] if rerouted else 0.0,
             survives_reroute=bool(survives), repair_hours=repair,

@@ -250,7 +250,7 @@ def run_fleet(design, spec, catalog, *, policy: str | Callable | None = None, ro
             return paces(net, [traffic[i] for i, _, _ in jobs], routing=routing, qps=qps, seed=seed)
 
         failures = failure_effects(network, running, spec.cluster.gpus_per_node, size.nics_per_node, catalog,
-                                   profile, simulate, seed=seed)
+                                   profile, simulate, seed=seed, planes=size.planes)
     notes = []
     if not any(s.jobs for s in main):
         notes.append("no job was running at any sampled instant")

@@ -24,6 +24,18 @@ Pure functions; the rates and times come from the catalog (``failure_rate_*_per_
 
       waste = C / tau + lambda x (tau / 2 + R)        (capped at 1)
       goodput = 1 - waste
+
+* Parts whose failure slows the job instead of stopping it (a multi-plane design's leaves and host
+  links: the NIC keeps its other planes, :func:`fabricplan.fleet.failures.plane_port_pace`; Alibaba
+  HPN, SIGCOMM 2024): the job runs with its step ``1 + s`` times as long until the part is repaired
+  (``T``) or, when that takes longer than the next checkpoint (on average ``tau / 2`` away), until
+  that checkpoint, and then restarts without the slow node and without rework (``R``)::
+
+      per failure = T x s / (1 + s)                     if T <= tau / 2
+                  = tau / 2 x s / (1 + s) + R           otherwise
+      degraded = lambda_slow x per failure              (added to the waste)
+
+  never more than a stop (``tau / 2 + R``) costs.
 """
 
 from __future__ import annotations
@@ -59,6 +71,16 @@ def interruption_rate_per_hour(counts: dict[str, float], rates_per_hour: dict):
     return sum(count * rates_per_hour.get(name, 0.0) for name, count in counts.items())
 
 
+def degraded_lost_fraction(rate_per_hour, repair_h, interval_h, restart_h, slowdown):
+    """``lambda_slow x per failure`` (module docstring): the share of time lost to failures that slow
+    the job by ``slowdown`` (step ``1 + s`` times as long) until repair (``repair_h``) or the next
+    checkpoint, then a restart without rework; capped to [0, 1]. Floats or numpy arrays (elementwise)."""
+    slow = slowdown / (1.0 + slowdown)
+    half = interval_h / 2.0
+    per_failure = where(repair_h <= half, repair_h * slow, half * slow + restart_h)
+    return clip(rate_per_hour * per_failure, 0.0, 1.0)
+
+
 def optimal_checkpoint_interval_h(write_h, mtbf_h, restart_h=0.0):
     """Daly's first-order optimum ``sqrt(2 C (M + R))`` [h] (Young's ``sqrt(2 C M)`` when R = 0).
     Floats or numpy arrays (elementwise)."""
@@ -90,10 +112,14 @@ class Goodput:
 
 
 def job_goodput(counts: dict[str, float], rates_per_hour: dict, write_min, restart_min,
-                interval_min: float | None = None) -> Goodput:
+                interval_min: float | None = None, slow_rate_per_hour=0.0, slow_repair_h=0.0,
+                slowdown=0.0) -> Goodput:
     """Goodput of a job of ``counts`` parts (module docstring): the configured interval or Daly's
     optimum, then the waste ``C / tau + lambda (tau / 2 + R)`` capped to [0, 1]. Nothing failing
     loses nothing (no checkpoints needed); free checkpoints (C = 0) lose only the restarts.
+
+    ``slow_rate_per_hour``, ``slow_repair_h`` and ``slowdown`` add :func:`degraded_lost_fraction` for
+    the parts that slow the job instead of stopping it.
 
     Rates [1/h] and the write and restart times [min] are floats (one point: the result's fields are
     floats) or numpy arrays of draws (elementwise: the fields are arrays)."""
@@ -108,5 +134,8 @@ def job_goodput(counts: dict[str, float], rates_per_hour: dict, write_min, resta
         interval_h = where(fails, where(write_h > 0, daly, 0.0), math.inf)
     never = interval_h == math.inf  # no checkpoints and nothing lost (the formula is not evaluated at infinity)
     lost = where(never, 0.0, lost_fraction(where(never, 1.0, interval_h), write_h, restart_h, rate))
+    slowed = degraded_lost_fraction(slow_rate_per_hour, slow_repair_h, where(never, math.inf, interval_h), restart_h,
+                                    slowdown)
+    lost = clip(lost + slowed, 0.0, 1.0)
     return Goodput(interruptions_per_day=rate * 24.0, mtbf_h=mtbf, checkpoint_interval_min=interval_h * MINUTES_PER_HOUR,
                    lost_fraction=lost)

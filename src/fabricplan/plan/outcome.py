@@ -26,6 +26,7 @@ from fabricplan.cost import Assumptions, FabricCost
 from fabricplan.cost.opex import HOURS_PER_YEAR
 from fabricplan.design import FabricDesign
 from fabricplan.errors import InputError
+from fabricplan.fleet.failures import parts_that_slow, parts_that_stop, plane_port_pace, reroute_survives
 from fabricplan.perf.flops import model_dims
 from fabricplan.perf.latency import point_to_point_latency
 from fabricplan.perf.memory import GIB
@@ -140,29 +141,46 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
     )
 
 
-def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int) -> dict[str, float]:
-    """The parts a job on ``job_gpus`` GPUs of the design depends on, per failure class: the design's
-    GPUs, hosts, NICs, switches and links scaled to the job's share of the cluster. Without a fabric
-    (one node, tiers 0) no backend NIC is bought (:func:`fabricplan.cost.bom.count_parts`), so none
-    can fail."""
-    size = design.size
+def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int, catalog: Catalog) -> dict[str, float]:
+    """The parts a job on ``job_gpus`` GPUs of the design depends on, per failure class, scaled to the
+    job's share of the cluster: its GPUs and hosts, and the network parts whose failure stops it, by
+    the fleet's rule (:func:`fabricplan.fleet.failures.parts_that_stop`: NICs, leaves and host links;
+    the upper tiers and inter-switch links only when the fabric's reroute does not beat NCCL's
+    timeout). Without a fabric (one node, tiers 0) no backend NIC is bought, so none can fail."""
     share = min(job_gpus / max(spec.cluster.gpus, 1), 1.0)
-    nics = size.endpoints if size.tiers > 0 else 0
+    stops = parts_that_stop(design.size, reroute_survives(catalog, design.hardware.profile))
     return {"gpu": spec.cluster.gpus * share, "host": spec.cluster.nodes * share,
-            "nic": nics * share, "switch": size.total_switches * share,
-            "link": size.total_links * share}
+            **{name: count * share for name, count in stops.items()}}
+
+
+def degraded_counts(design: FabricDesign, job_gpus: int, cluster_gpus: int) -> dict[str, float]:
+    """Parts whose failure slows a job instead of stopping it (a multi-plane design's leaves and host
+    links: :func:`fabricplan.fleet.failures.parts_that_slow`), scaled to the job's share."""
+    share = min(job_gpus / max(cluster_gpus, 1), 1.0)
+    return {name: count * share for name, count in parts_that_slow(design.size).items()}
+
+
+def degraded_slowdown(result: StepResult, planes: int) -> float:
+    """How much longer a step runs while one of its NICs has lost a plane: the exposed network
+    communication (every kind but tensor parallel, which stays on NVLink) at ``(P - 1) / P`` of the
+    bandwidth, ``exposed_net / step x (1 / pace - 1)`` (pace: :func:`fabricplan.fleet.failures.plane_port_pace`)."""
+    if planes <= 1:
+        return 0.0
+    exposed = sum(v for kind, v in result.exposed_comm_s.items() if kind != "tp")
+    return divide(exposed, result.step_time_s, 0.0) * (1.0 / float(plane_port_pace(planes)) - 1.0)
 
 
 def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int,
-                   inputs: Inputs | None = None) -> Goodput:
+                   inputs: Inputs | None = None, slowdown=0.0) -> Goodput:
     """Goodput of a job on ``job_gpus`` GPUs of the design: the design's GPUs, hosts, NICs, switches
     and links scaled to the job's share of the cluster, at the failure rates of ``inputs`` (network
     classes x the fabric's failure multiplier, ``costs:network_failure_multiplier:<fabric>``), the
     checkpoint write and restart times of the spec or ``inputs``, Daly's interval unless the spec
-    sets one."""
+    sets one. Parts that only slow the job (:func:`degraded_counts`) cost ``slowdown`` (the step's
+    relative lengthening, :func:`degraded_slowdown`) for their repair time (``fleet_repair_hours_*``)."""
     inputs = inputs or Inputs.point()
     ops = spec.operations
-    counts = failure_counts(spec, design, job_gpus)
+    counts = failure_counts(spec, design, job_gpus, catalog)
     profile = design.hardware.profile
     multiplier = 1.0
     if profile.costs is not None:
@@ -176,8 +194,14 @@ def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, jo
         default = catalog.parameter(name).value
         return inputs.of_range(f"param:{name}", default, default.default, "default")
 
+    repair_h = {"switch": float(catalog.perf_value("fleet_repair_hours_switch")),
+                "link": float(catalog.perf_value("fleet_repair_hours_link"))}
+    slowing = degraded_counts(design, job_gpus, spec.cluster.gpus)
+    slow_rate = sum(count * rates[name] for name, count in slowing.items())
+    slow_repair = divide(sum(count * rates[name] * repair_h[name] for name, count in slowing.items()), slow_rate, 0.0)
     return job_goodput(counts, rates, minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes"),
-                       minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes)
+                       minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes,
+                       slow_rate_per_hour=slow_rate, slow_repair_h=slow_repair, slowdown=slowdown)
 
 
 def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> Num:
@@ -204,8 +228,10 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
     else:
         tco, basis = fabric_cost.network_tco_usd, "network"
     hourly_per_gpu = tco / gpu_hours_total
+    planes = design.size.planes
     jobs = [job_outcome(job, result, hourly_per_gpu, catalog,
-                        design_goodput(spec, catalog, design, result.gpus, inputs))
+                        design_goodput(spec, catalog, design, result.gpus, inputs,
+                                       slowdown=degraded_slowdown(result, planes)))
             for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)

@@ -53,10 +53,15 @@ def _network(up_src, up_dst, n_hosts, tiers, link_gbps, link_latency_us, buffer_
 def design_network(size, link_gbps: float | None = None, link_latency_us: float | None = None,
                    buffer_bytes: float | None = None, *, catalog) -> Network:
     """The cabled fabric of a sized design (module docstring); ``link_gbps`` is the design's port
-    speed (default ``perf_defaults.sim_link_gbps``). InputError above the graph size limit."""
+    speed (default ``perf_defaults.sim_link_gbps``). InputError above the graph size limit.
+
+    A multi-plane design is one plane with its links at ``planes x link_gbps``: each NIC spreads its
+    traffic evenly over its ports, one per identical plane, so one plane carrying every flow at P times
+    the port speed has the same rates and finishing times as P planes each carrying 1/P of it."""
     from fabricplan.topology.graph import build_graph
 
     link_gbps, link_latency_us, buffer_bytes = _defaults(link_gbps, link_latency_us, buffer_bytes, catalog)
+    link_gbps *= max(int(getattr(size, "planes", 1)), 1)
     graph = build_graph(size)
     nics = size.nics_per_node
     n_hosts = size.nodes * nics

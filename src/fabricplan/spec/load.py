@@ -86,10 +86,15 @@ def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoic
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
     speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
-    if switch.radix_at(speed) is None:
+    planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
+    if speed % planes:
+        raise InputError(f"a {speed}G NIC does not split evenly over {planes} planes", location="topology.planes")
+    port = speed // planes
+    if switch.radix_at(port) is None:
         speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+        plane = f" (a {speed}G NIC over {planes} planes)" if planes > 1 else ""
         raise InputError(
-            f"switch '{switch.id}' has no {speed}G ports (it offers {speeds}); set "
+            f"switch '{switch.id}' has no {port}G ports{plane} (it offers {speeds}); set "
             f"cluster.nic_speed_gbps to one of those or choose another switch", location=where)
     if switch.family != profile.family:
         raise InputError(f"switch '{switch.id}' is {switch.family}, but fabric '{profile.id}' is "

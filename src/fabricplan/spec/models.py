@@ -16,7 +16,7 @@ from fabricplan.catalog.models import (
 )
 from fabricplan.spec.job import JobSpec
 
-TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
+TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only", "multi_plane"]
 Maturity = Literal["none", "basic", "experienced", "expert"]
 DEFAULT_FABRICS = ("ethernet-tcp", "roce-v2", "infiniband-ndr")
 #: Network capex categories a support contract can cover (cost.bom.CATEGORIES).
@@ -139,6 +139,9 @@ class Topology(Strict):
         min_length=1, max_length=2)
     reserved_leaf_ports: int = Field(default=0, ge=0, le=MAX_RADIX,
                                      description="Leaf ports kept for management/UFM")
+    planes: int = Field(default=2, ge=2, le=8,
+                        description="multi_plane only: independent planes; each NIC has one port on each, at "
+                                    "1/planes of its speed (Alibaba HPN: 2 x 200G per 400G NIC)")
 
     @model_validator(mode="after")
     def _ratios(self) -> Topology:

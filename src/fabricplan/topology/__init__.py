@@ -5,8 +5,9 @@
 (2, 64, 32, 2048)
 """
 
-from fabricplan.topology.layout import STYLES, Style
+from fabricplan.topology.layout import STYLES, Style, plane_style
 from fabricplan.topology.ports import leaf_ports, max_endpoints
-from fabricplan.topology.sizing import FabricSize, size_fabric, tier_capacities, tiers_needed
+from fabricplan.topology.sizing import FabricSize, plane_of, size_fabric, tier_capacities, tiers_needed
 
-__all__ = ["STYLES", "FabricSize", "Style", "leaf_ports", "max_endpoints", "size_fabric", "tier_capacities", "tiers_needed"]
+__all__ = ["STYLES", "FabricSize", "Style", "leaf_ports", "max_endpoints", "plane_of", "plane_style", "size_fabric",
+           "tier_capacities", "tiers_needed"]

@@ -20,7 +20,7 @@ import networkx as nx
 
 from fabricplan.errors import InputError
 from fabricplan.topology.ports import TIER_NAMES, tier_ratios, uplinks_needed, upper_tier_switches
-from fabricplan.topology.sizing import FabricSize, _Plan, _plan, leaf_layout_of
+from fabricplan.topology.sizing import FabricSize, _Plan, _plan, leaf_layout_of, plane_of
 
 #: Refuse to materialise graphs bigger than this many nodes (switches + NIC ports).
 MAX_GRAPH_NODES = 50_000
@@ -37,7 +37,13 @@ class _Wired:
 
 
 def build_graph(size: FabricSize) -> nx.MultiGraph:
-    """Return the cabling of ``size`` as a MultiGraph; InputError if it exceeds MAX_GRAPH_NODES."""
+    """Return the cabling of ``size`` as a MultiGraph; InputError if it exceeds MAX_GRAPH_NODES. A
+    multi-plane fabric is drawn as one of its planes (the planes are identical and share no link;
+    the graph's ``planes`` attribute says how many there are)."""
+    if size.planes > 1:
+        g = build_graph(plane_of(size))
+        g.graph.update(style=size.style, planes=size.planes)
+        return g
     if size.endpoints + size.total_switches > MAX_GRAPH_NODES:
         raise InputError(f"graph of {size.endpoints + size.total_switches:,} nodes exceeds the "
                          f"{MAX_GRAPH_NODES:,}-node limit; use the counts in FabricSize instead", "size")

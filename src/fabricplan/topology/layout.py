@@ -29,9 +29,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-Style = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only"]
-#: ``rail_only`` (no spine; :func:`fabricplan.topology.sizing.size_fabric`) has no leaf layout here.
-STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree", "rail_only")
+Style = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only", "multi_plane"]
+#: ``rail_only`` (no spine; :func:`fabricplan.topology.sizing.size_fabric`) has no leaf layout here, and
+#: ``multi_plane`` is ``planes`` rail-optimised planes side by side (each plane laid out as ``rail_optimized``).
+STYLES: tuple[str, ...] = ("rail_optimized", "leaf_spine", "fat_tree", "rail_only", "multi_plane")
+
+
+def plane_style(style: str) -> str:
+    """The style one plane of ``style`` is laid out as: a multi-plane fabric's planes are rail-optimised."""
+    return "rail_optimized" if style == "multi_plane" else style
 
 
 @dataclass(frozen=True, slots=True)

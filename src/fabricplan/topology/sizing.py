@@ -30,12 +30,12 @@ Design rules (see :func:`size_fabric` for the details):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from functools import lru_cache
 
 from fabricplan.errors import InputError
-from fabricplan.topology.layout import STYLES, Attachment, LeafLayout, Style, attach
+from fabricplan.topology.layout import STYLES, Attachment, LeafLayout, Style, attach, plane_style
 from fabricplan.topology.ports import (
     MAX_GIVEN_RATIOS,
     MAX_SUPPORTED_TIERS,
@@ -50,13 +50,16 @@ from fabricplan.topology.ports import (
     upper_tier_switches,
 )
 
-__all__ = ["FabricSize", "Style", "size_fabric", "tier_capacities", "tiers_needed"]
+__all__ = ["FabricSize", "Style", "plane_of", "size_fabric", "tier_capacities", "tiers_needed"]
 
 #: Display names per tier (plural), for notes.
 _PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "super_core": "super-cores"}
 _SINGULAR = {"leaf": "leaf", "spine": "spine", "core": "core", "super_core": "super-core"}
 #: A rail-only rail is at most a 3-tier fat tree (k³/4 servers per rail at 1:1); no 4th tier.
 RAIL_ONLY_MAX_TIERS = 3
+#: Planes of a multi-plane fabric: each NIC's bandwidth split over this many ports, one per plane
+#: (Alibaba HPN: 2 x 200G per 400G NIC; SIGCOMM 2024), at most one plane per 100G lane of an 800G NIC.
+MAX_PLANES = 8
 NO_FABRIC_NOTE = "1 node: NVLink carries all GPU traffic; no scale-out switch is needed"
 
 
@@ -106,6 +109,7 @@ class FabricSize:
     core_super_core_links: int = 0
     nics_per_host: int = 0                 # NICs of one host of a node (the ToR unit); 0 = not given
     rails_per_leaf: int = 0                # rail_optimized: rails of one SU on a leaf (0 otherwise)
+    planes: int = 1                        # multi_plane: independent planes (each NIC has a port on each)
 
     @property
     def switches_by_tier(self) -> dict[str, int]:
@@ -116,8 +120,13 @@ class FabricSize:
 
 def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tiers: int | None = None,
                 oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
-                max_tiers: int = MAX_SUPPORTED_TIERS, nics_per_host: int | None = None) -> FabricSize:
+                max_tiers: int = MAX_SUPPORTED_TIERS, nics_per_host: int | None = None,
+                planes: int = 1) -> FabricSize:
     """Size the fabric for ``nodes`` servers with ``nics_per_node`` NIC ports each on radix-k switches.
+
+    * ``multi_plane`` (``planes`` P >= 2): P independent rail-optimised planes, each NIC with one port on
+      each plane at 1/P of its speed (``radix`` is the switch's port count at that speed); see
+      :func:`_multi_plane`.
 
     * ``tiers=None`` picks the smallest tier count (≤ ``max_tiers``) whose capacity holds all
       endpoints: 0 tiers for a single node (NVLink carries its GPU traffic; no switch), 1 tier if
@@ -150,7 +159,12 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     Raises :class:`fabricplan.errors.InputError` for invalid inputs, for a ``tiers`` too small for
     the endpoints, and when even ``max_tiers`` tiers cannot hold them.
     """
-    _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers, nics_per_host)
+    _validate(nodes, nics_per_node, radix, style, tiers, reserved_leaf_ports, max_tiers, nics_per_host, planes)
+    if style == "multi_plane":
+        return _multi_plane(planes, size_fabric(
+            nodes=nodes, nics_per_node=nics_per_node, radix=radix, style="rail_optimized", tiers=tiers,
+            oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports, max_tiers=max_tiers,
+            nics_per_host=nics_per_host))
     ratios = tier_ratios(oversubscription)
     host_nics = nics_per_host or nics_per_node
     if style == "rail_only":
@@ -172,6 +186,44 @@ def size_fabric(*, nodes: int, nics_per_node: int, radix: int, style: Style, tie
     return _clos(common, layout, _plan(radix, chosen, ratios, layout.leaves_per_pod), reserved_leaf_ports)
 
 
+#: FabricSize fields that count parts (multiplied by the planes of a multi-plane fabric).
+_PLANE_COUNTS = ("leaf_switches", "spine_switches", "core_switches", "super_core_switches", "total_switches",
+                 "host_links", "leaf_spine_links", "spine_core_links", "core_super_core_links", "total_links",
+                 "reserved_ports_total")
+
+
+def _multi_plane(planes: int, plane: FabricSize) -> FabricSize:
+    """A multi-plane fabric: ``planes`` copies of one rail-optimised ``plane``, no link between planes.
+
+    Each NIC splits its bandwidth over ``planes`` ports, one on each plane at 1/P of its speed (Alibaba
+    HPN, SIGCOMM 2024: 2 x 200G ports per NIC on two planes; NVIDIA's Spectrum-X multi-plane designs),
+    so a plane is a rail-optimised fabric of the same nodes and NICs at the lower port speed and the
+    higher radix the switch has there (a 51.2T switch: 64 x 800G, 128 x 400G, 256 x 200G): a 2-tier
+    plane holds k²/2 NICs at that radix. Switch, link and port counts are P x the plane's; the NICs
+    (``endpoints``) are the plane's, each with P host links. Structure (tiers, leaves per SU and pod,
+    uplinks, oversubscription) is the plane's: every plane carries 1/P of each NIC's traffic.
+    """
+    counts = {name: getattr(plane, name) * planes for name in _PLANE_COUNTS}
+    ports = {name: {tier: n * planes for tier, n in getattr(plane, name).items()}
+             for name in ("switch_ports_used", "switch_ports_available")}
+    note = (f"multi-plane: {planes} independent planes, each NIC with one port on each plane at 1/{planes} of "
+            f"its speed; per plane: {plane.leaf_switches:,} leaves"
+            + (f", {plane.spine_switches:,} spines" if plane.spine_switches else "")
+            + (f", {plane.core_switches:,} cores" if plane.core_switches else "")
+            + f" at radix {plane.radix} ({plane.tiers} tier{'s' if plane.tiers != 1 else ''})")
+    return replace(plane, style="multi_plane", planes=planes, notes=(note,) + plane.notes, **counts, **ports)
+
+
+def plane_of(size: FabricSize) -> FabricSize:
+    """One plane of a multi-plane ``size`` (a rail-optimised FabricSize); any other size is its own plane."""
+    if size.planes <= 1:
+        return size
+    counts = {name: getattr(size, name) // size.planes for name in _PLANE_COUNTS}
+    ports = {name: {tier: n // size.planes for tier, n in getattr(size, name).items()}
+             for name in ("switch_ports_used", "switch_ports_available")}
+    return replace(size, style="rail_optimized", planes=1, notes=size.notes[1:], **counts, **ports)
+
+
 def size_key(size: FabricSize) -> tuple:
     """A sized fabric's numbers as a hashable key (its per-tier port tables as sorted pairs)."""
     return tuple(tuple(sorted(value.items())) if isinstance(value, dict) else value
@@ -181,7 +233,8 @@ def size_key(size: FabricSize) -> tuple:
 def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
                  oversubscription: tuple[float, ...] = (1.0, 1.0), reserved_leaf_ports: int = 0,
                  max_tiers: int = MAX_SUPPORTED_TIERS, nics_per_host: int | None = None) -> int:
-    """The tier count :func:`size_fabric` chooses for ``nodes`` (``tiers=None``), without sizing.
+    """The tier count :func:`size_fabric` chooses for ``nodes`` (``tiers=None``), without sizing
+    (a multi-plane fabric: one plane's, at the radix of the plane's port speed).
 
     0 for one node; else the smallest ``t`` whose capacity (the style's leaf layout at radix k and
     the oversubscription, see :func:`size_fabric`) holds ``nodes x nics_per_node`` endpoints. Only
@@ -189,8 +242,8 @@ def tiers_needed(*, nodes: int, nics_per_node: int, radix: int, style: Style,
     :class:`FabricSize` can ask how many tiers a subset of its nodes spans. InputError as
     :func:`size_fabric` when nothing fits.
     """
-    return _tiers_needed(nodes, nics_per_node, radix, style, tuple(oversubscription), reserved_leaf_ports,
-                         max_tiers, nics_per_host)
+    return _tiers_needed(nodes, nics_per_node, radix, plane_style(style), tuple(oversubscription),
+                         reserved_leaf_ports, max_tiers, nics_per_host)
 
 
 @lru_cache(maxsize=4096)
@@ -218,7 +271,8 @@ def tier_capacities(*, nics_per_node: int, radix: int, style: Style, oversubscri
     The capacity is the style's packing of nodes onto the leaves t tiers hold (the same
     :class:`fabricplan.topology.layout.Attachment` the sizing lays out), so it does not depend on the
     cluster's size: rail-optimised and fat-tree designs hold whole nodes of a fat tree's NIC ports, a ToR
-    design whole hosts per ToR."""
+    design whole hosts per ToR; a multi-plane design one plane's (its radix the switch's at the plane's port speed)."""
+    style = plane_style(style)
     if style == "rail_only":  # servers per rail: k, k²/2, k³/4 non-blocking; no 4th tier
         _fit, capacity = _layout_and_capacity("fat_tree", 1, 1, radix, tier_ratios(oversubscription),
                                               reserved_leaf_ports, 1)
@@ -339,14 +393,17 @@ def leaf_layout_of(size: FabricSize) -> LeafLayout:
     """The leaf layout a sized 2- to 4-tier ``size`` was built with: the same attachment and leaf budget
     as :func:`size_fabric` (for the wiring in :mod:`fabricplan.topology.graph`)."""
     ratios = tier_ratios(size.oversubscription)
-    fit = _attachment(size.style, size.nodes, size.nics_per_node, size.radix, ratios, size.reserved_leaf_ports,
+    fit = _attachment(plane_style(size.style), size.nodes, size.nics_per_node, size.radix, ratios, size.reserved_leaf_ports,
                       size.nics_per_host or size.nics_per_node)
     return fit.arrange(max_leaves(size.radix, size.tiers, fit.spine_down_ports,
                                   down_ports_per_tier(size.radix, ratios)))
 
 
-def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers, nics_per_host=None) -> None:
+def _validate(nodes, nics_per_node, radix, style, tiers, reserved, max_tiers, nics_per_host=None,
+              planes=1) -> None:
     check_count(nodes, "nodes")
+    if style == "multi_plane" and not (isinstance(planes, int) and 2 <= planes <= MAX_PLANES):
+        raise InputError(f"a multi-plane fabric has 2 to {MAX_PLANES} planes, got {planes!r}", "planes")
     check_count(nics_per_node, "nics_per_node")
     if nics_per_host is not None:
         check_count(nics_per_host, "nics_per_host")

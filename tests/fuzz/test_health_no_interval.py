@@ -82,8 +82,10 @@ def test_a_port_read_once_beside_measured_ports_is_not_measured(cli, tmp_path):
     assert ports["node02:eth2"]["status"] == "ok"
     assert doc["summary"]["ports_not_measured"] == 1
     assert any("single reading" in note and str(once) in note for note in doc["notes"])
-    text = cli("health", "--ethtool", FIX / "ethtool_healthy.txt", "--ethtool", once).out
+    text = cli("health", "--ethtool", FIX / "ethtool_healthy.txt", "--ethtool", once, "--html", tmp_path / "h.html").out
     assert "1 more port not measured" in " ".join(text.split())
+    page = (tmp_path / "h.html").read_text()
+    assert "1 more ports not measured" in page and "single reading" in page
 
 
 def test_timestamps_running_backwards_are_refused_naming_the_line(cli, tmp_path):

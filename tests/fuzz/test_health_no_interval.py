@@ -109,7 +109,7 @@ def test_text_counters_above_2_64_minus_1_are_refused(cli, tmp_path, reading, ac
 
 
 def _npz(tmp_path, values, *, kind="counter", from_rate=False):
-    t = np.array([1796112000.0, 1796112015.0, 1796112030.0])
+    t = 1796112000.0 + 15.0 * np.arange(len(values))
     series = Series("rx_discards_phy", "node01", "eth2", "", None, t, np.array(values, dtype=float), "capture.txt",
                     kind=kind, from_rate=from_rate)
     path = tmp_path / "saved.npz"
@@ -127,7 +127,7 @@ def test_saved_telemetry_with_impossible_readings_is_refused(cli, tmp_path, valu
 
 def test_saved_prometheus_rates_may_hold_an_unknown_interval(cli, tmp_path):
     # integrated from rates: a NaN is an unknown rate (not a corrupt file)
-    path = _npz(tmp_path, [0, float("nan"), 10], from_rate=True)
+    path = _npz(tmp_path, [0, float("nan"), 10, 20], from_rate=True)
     assert cli("health", "--telemetry", path, "--fail-on", "never").code == 0
 
 
@@ -203,3 +203,9 @@ def test_cli_against_a_prometheus_of_nan_rates_exits_2(cli):
         _could_not_judge(cli("health", "--prometheus", url), "could not judge", url, "NaN, infinite or negative")
     finally:
         server.shutdown()
+
+
+def test_saved_prometheus_rates_all_unknown_could_not_judge(cli, tmp_path):
+    # a saved series integrated from rates, every rate unknown: two readings, but no rate to judge
+    path = _npz(tmp_path, [0, float("nan"), float("nan")], from_rate=True)
+    _could_not_judge(cli("health", "--telemetry", path), "could not judge", "no known rate")

@@ -14,7 +14,7 @@ from fabricplan.ops.health.results import Measurement, NotAvailable
 from fabricplan.ops.lint.config import LintConfig
 from fabricplan.ops.lint.engine import run_units
 from fabricplan.ops.lint.finding import Finding, severity_rank
-from fabricplan.ops.telemetry import PortTelemetry, RttPair, Series, Telemetry, quantile
+from fabricplan.ops.telemetry import PortTelemetry, RttPair, Series, Telemetry, increases, quantile
 
 
 @dataclass
@@ -112,6 +112,16 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog:
 NO_INTERVAL = "ALL"
 
 
+def _has_interval(series: Series) -> bool:
+    """Two readings or more, and (for rates integrated from Prometheus) at least one known rate or a
+    known saturation (which CNT002 reports): something a rate check can read."""
+    if len(series.t_s) < 2:
+        return False
+    if series.from_rate and series.saturated_from_s is None:
+        return increases(series).known
+    return True
+
+
 def _with_intervals(ports: list[PortTelemetry], notes: list[str]) -> tuple[list[PortTelemetry], list[NotAvailable]]:
     """The ports with the counters that have at least two readings (an interval, so a rate); a
     counter read once says nothing about a rate, so it is set aside (never read as "no increase"),
@@ -120,7 +130,7 @@ def _with_intervals(ports: list[PortTelemetry], notes: list[str]) -> tuple[list[
     not_measured: list[NotAvailable] = []
     once: dict[str, int] = {}
     for port in ports:
-        single = {key: s for key, s in port.counters.items() if len(s.t_s) < 2}
+        single = {key: s for key, s in port.counters.items() if not _has_interval(s)}
         for s in single.values():
             once[s.source] = once.get(s.source, 0) + 1
         if not single:
@@ -134,15 +144,15 @@ def _with_intervals(ports: list[PortTelemetry], notes: list[str]) -> tuple[list[
             kept.append(port)
         else:
             not_measured.append(NotAvailable(NO_INTERVAL, port.name, sorted({s.label for s in single.values()}),
-                                             "one reading per counter: no interval, so no rate; capture two or "
-                                             "more snapshots of the port"))
+                                             "one reading per counter (or no known rate): no interval, so no "
+                                             "rate; capture two or more snapshots of the port"))
     if once:
         parts = ", ".join(f"{count:,} in {source}" for source, count in list(once.items())[:3])
         more = f" and {len(once) - 3} more files" if len(once) > 3 else ""
         ports_note = f"; {len(not_measured)} port{'s' if len(not_measured) != 1 else ''} not measured" \
             if not_measured else ""
         notes.append(f"{sum(once.values()):,} counter{'s' if sum(once.values()) != 1 else ''} with a single "
-                     f"reading (no interval, no rate) not judged: {parts}{more}{ports_note}")
+                     f"reading (no interval, no rate; or no known rate) not judged: {parts}{more}{ports_note}")
     return kept, not_measured
 
 

@@ -276,10 +276,13 @@ def lint(nic: Sequence[str | Path] = (), switch: Sequence[str | Path] = (), *, c
 
 
 def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "generic",
-             catalog: Catalog | Sequence[str | Path] | None = None, **options: Any) -> HeadroomResult:
+             catalog: Catalog | Sequence[str | Path] | None = None, vendor_floor: bool = True,
+             **options: Any) -> HeadroomResult:
     """PFC headroom (XOFF, XON, size and every term) for a link speed (``"400G"`` or Mb/s), a cable
     length (``"30m"`` or metres) and an MTU [bytes], with the constants of ``catalog``. ``options``
-    are the model's own (see ``fabricplan headroom --help``)."""
+    are the model's own (see ``fabricplan headroom --help``). ``vendor_floor`` (sonic model,
+    Spectrum): never less XOFF than NVIDIA's static table for the ASIC, the dynamic value in
+    ``inputs["dynamic_xoff_bytes"]`` (``--no-vendor-floor``: False)."""
     from fabricplan.ops import headroom as models
 
     speed_mbps = models.parse_speed_mbps(speed if isinstance(speed, str) else str(speed), "speed")
@@ -291,7 +294,9 @@ def headroom(speed: str | int, cable: str | float, mtu: int, *, model: str = "ge
     if model == "sonic":  # as the CLI: the inputs that reproduce the SKU's own table, unless given
         options, taken = models.sku_defaults(options.get("sku"), options, cat)
     result = models.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
-    if model == "sonic":  # a SKU with a bundled vendor table: its row beside the model, warned if larger
+    if model == "sonic":  # never below the ASIC's static vendor table; a SKU's own row beside the model
+        if vendor_floor:
+            result = models.with_vendor_floor(result, options.get("sku"), speed_mbps, cable_m, cat)
         result = models.with_vendor_check(result, options.get("sku"), speed_mbps, cable_m, cat, taken)
     return result
 

@@ -261,3 +261,30 @@ def test_a_real_full_disk_leaves_the_previous_file_and_no_temporary(small_tmpfs,
     result = cli("compare", EXAMPLES / "single-node-8-inference.yaml", "-q", "--quick", "--html", report)
     assert result.code == 2 and result.err.count("\n") == 1 and "No space left on device" in result.err
     assert report.read_text() == "previous" and [p.name for p in small_tmpfs.iterdir()] == ["report.html"]
+
+
+@pytest.mark.parametrize("command", ["calibrate", "check-measured"])
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_calibrate_out_and_check_measured_html_refuse_links_and_fifos(cli, tmp_path, command, kind):
+    # issue 31: `calibrate --out` and `check-measured --html` wrote a fixed `<out>.tmp` and renamed it,
+    # following a symlink at the target; both now go through fabricplan.io (checked before the fit)
+    measure = Path(__file__).resolve().parents[1] / "fixtures" / "measure"
+    log, spec = measure / "all_reduce_200g_nics_roce.log", measure / "cluster_roce_2x8_h100.yaml"
+    target = tmp_path / ("overlay.yaml" if command == "calibrate" else "chart.html")
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "symlink":
+        elsewhere.write_text("keep me\n")
+        target.symlink_to(elsewhere)
+    else:
+        os.mkfifo(target)
+    flag = "--out" if command == "calibrate" else "--html"
+    result = cli(command, log, "--spec", spec, flag, target)
+    assert result.code == 2 and result.out == ""
+    (line,) = result.err.strip().splitlines()
+    assert str(target) in line and ("symbolic link" in line if kind == "symlink" else "FIFO" in line)
+    if kind == "symlink":
+        assert target.is_symlink() and elsewhere.read_text() == "keep me\n"
+    else:
+        assert stat.S_ISFIFO(target.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({target.name} | ({"elsewhere"} if kind == "symlink"
+                                                                               else set()))

@@ -70,3 +70,27 @@ def test_calibrating_against_the_spec_then_checking_with_the_overlay_passes(cli,
     assert nic["status"] == "fitted" and abs(nic["value"] / 23.0 - 1) < 0.06
     assert cli("check-measured", log, "--spec", SPEC).code == 1
     assert cli("check-measured", log, "--spec", SPEC, "--catalog", out).code == 0
+
+
+def test_a_log_of_two_systems_is_an_error_naming_both(cli, tmp_path):
+    # issue 31: an A100 run and an H100 run in one log were fitted and checked as one system
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text((FIXTURES / "all_reduce_200g_nics_roce.log").read_text()
+                     + (FIXTURES / "all_reduce_debug_2x8_a100_hdr.log").read_text())
+    for args in (("calibrate", mixed, "--out", tmp_path / "o.yaml"), ("check-measured", mixed, "--spec", SPEC)):
+        result = cli(*args)
+        assert result.code == 2 and result.out == ""
+        (line,) = result.err.strip().splitlines()
+        assert "the logs mix systems" in line and "h100" in line and "a100-sxm-80gb" in line
+        assert f"{mixed}:2" in line and f"{mixed}:" in line.split("a100-sxm-80gb", 1)[1]
+    assert not (tmp_path / "o.yaml").exists()
+    # the same two systems in two files are two systems too
+    two = cli("calibrate", FIXTURES / "all_reduce_200g_nics_roce.log", FIXTURES / "all_reduce_debug_2x8_a100_hdr.log",
+              "--out", tmp_path / "o.yaml")
+    assert two.code == 2 and "the logs mix systems" in two.err
+
+
+def test_a_log_of_another_gpu_than_the_spec_is_warned(cli):
+    result = cli("check-measured", FIXTURES / "all_reduce_debug_2x8_a100_hdr.log", "--spec", SPEC)
+    assert result.code in (0, 1)
+    assert "warning: the log shows a100-sxm-80gb" in " ".join(result.err.split())

@@ -335,8 +335,10 @@ def test_sku_with_a_bundled_vendor_table_is_checked_against_it(cli):
     # ACS-SN5600 at 400G / 300 m: the vendor's pg_profile_lookup row asks for 677,888 B of XOFF. By
     # default --sku takes the inputs that reproduce the SKU's table (small-packet share 100 %,
     # lossless MTU 1024), so the model gives exactly that and says where its inputs came from; with
-    # SONiC's newer default share (50 %) it asks for less and the output warns, carrying the
-    # vendor's numbers. A speed/cable pair the table lacks gets no vendor note.
+    # SONiC's newer default share (50 %) the dynamic calculation asks for less: by default the XOFF
+    # is the vendor's (never less than the table), the dynamic value beside it; --no-vendor-floor
+    # gives the dynamic value alone and warns, carrying the vendor's numbers. A speed/cable pair the
+    # table lacks gets no vendor note.
     args = ("headroom", "--speed", "400G", "--cable", "300m", "--mtu", "9216", "--model", "sonic",
             "--sku", "ACS-SN5600", "--json")
     default = cli(*args)
@@ -345,8 +347,13 @@ def test_sku_with_a_bundled_vendor_table_is_checked_against_it(cli):
     assert document["xoff_bytes"] == document["inputs"]["vendor_xoff_bytes"] == 677888
     assert not any(note.startswith("WARNING") for note in document["notes"])
     assert any("reproduce ACS-SN5600's vendor table" in note for note in document["notes"])
-    newer = cli(*args, "--small-packet-percentage", "50").json()
+    floored = cli(*args, "--small-packet-percentage", "50").json()
+    assert floored["xoff_bytes"] == 677888 and floored["inputs"]["dynamic_xoff_bytes"] < 677888
+    assert floored["inputs"]["vendor_floor_table"] == "ACS-SN5600"
+    assert not any(note.startswith("WARNING") for note in floored["notes"])
+    newer = cli(*args, "--small-packet-percentage", "50", "--no-vendor-floor").json()
     assert newer["inputs"]["vendor_table"] == "ACS-SN5600" and newer["xoff_bytes"] < 677888
+    assert newer["xoff_bytes"] == floored["inputs"]["dynamic_xoff_bytes"]
     assert any(note.startswith("WARNING: the vendor's table ACS-SN5600") for note in newer["notes"])
     other = cli("headroom", "--speed", "400G", "--cable", "7m", "--mtu", "9216", "--model", "sonic",
                 "--sku", "ACS-SN5600", "--json").json()
@@ -361,4 +368,43 @@ def test_api_headroom_with_a_sku_matches_the_cli():
     result = fp.headroom("400G", "300m", 9216, model="sonic", sku="ACS-SN5600")
     assert result.xoff_bytes == result.inputs["vendor_xoff_bytes"] == 677888
     plain = fp.headroom("400G", "300m", 9216, model="sonic", asic="spectrum-4")
-    assert plain.xoff_bytes < result.xoff_bytes  # SONiC's newer defaults (small-packet share 50 %)
+    # SONiC's newer defaults (small-packet share 50 %) ask for less: never less than the ASIC's table
+    assert plain.xoff_bytes == result.xoff_bytes and plain.inputs["dynamic_xoff_bytes"] < result.xoff_bytes
+    dynamic = fp.headroom("400G", "300m", 9216, model="sonic", asic="spectrum-4", vendor_floor=False)
+    assert dynamic.xoff_bytes == plain.inputs["dynamic_xoff_bytes"]
+
+
+@pytest.mark.parametrize("speed, cable, table, vendor_xoff, dynamic_xoff", [
+    ("100G", "300m", "ACS-MSN3700", 117760, 94208),  # the 300 m row of the table
+    ("100G", "200m", "ACS-MSN3700", None, 77824),  # between its 40 m and 300 m rows (computed below)
+])
+def test_asic_without_sku_never_gets_less_xoff_than_the_vendors_static_table(cli, speed, cable, table, vendor_xoff,
+                                                                           dynamic_xoff):
+    # issue 31: --asic spectrum-2 followed SONiC's dynamic default and gave less XOFF than NVIDIA's
+    # shipped table for the ASIC; now the larger of the two, the dynamic value beside it
+    from fabricplan.ops import defaults
+
+    rows = [r for r in defaults.value(f"headroom.vendor_pg_profiles.{table}", CATALOG)["rows"] if r[0] == 100000]
+    if vendor_xoff is None:  # linear between the 40 m and 300 m rows, rounded up to 1 KB
+        x40, x300 = (next(r[4] for r in rows if r[1] == c) for c in (40, 300))
+        vendor_xoff = int(-(-(x40 + (x300 - x40) * 160 / 260) // 1024) * 1024)
+    else:
+        assert vendor_xoff == next(r[4] for r in rows if r[1] == 300)
+    args = ("headroom", "--speed", speed, "--cable", cable, "--mtu", "9100", "--model", "sonic", "--asic", "spectrum-2")
+    doc = cli(*args, "--json").json()
+    assert doc["xoff_bytes"] == vendor_xoff > dynamic_xoff == doc["inputs"]["dynamic_xoff_bytes"]
+    assert doc["inputs"]["vendor_floor_table"] == table
+    assert doc["size_bytes"] == doc["inputs"]["dynamic_size_bytes"] + vendor_xoff - dynamic_xoff
+    text = " ".join(cli(*args).out.split())
+    assert f"XOFF {vendor_xoff:,} B (NVIDIA static table {table}; SONiC dynamic: {dynamic_xoff:,} B)" in text
+    alone = cli(*args, "--no-vendor-floor", "--json").json()
+    assert alone["xoff_bytes"] == dynamic_xoff and "dynamic_xoff_bytes" not in alone["inputs"]
+
+
+def test_vendor_floor_keeps_a_larger_dynamic_value_and_skips_gearbox_tables(cli):
+    # 100G / 5 m on spectrum-2: the dynamic calculation (48,128 B) is above ACS-MSN3700's row (33,792 B);
+    # ACS-MSN3800's table (a gearbox platform) is not the floor of a port without a gearbox
+    doc = cli("headroom", "--speed", "100G", "--cable", "5m", "--mtu", "9100", "--model", "sonic", "--asic",
+              "spectrum-2", "--json").json()
+    assert doc["xoff_bytes"] == doc["inputs"]["dynamic_xoff_bytes"] == 48128
+    assert doc["inputs"]["vendor_floor_table"] == "ACS-MSN3700" and doc["inputs"]["vendor_floor_xoff_bytes"] == 33792

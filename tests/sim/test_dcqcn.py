@@ -6,9 +6,15 @@ conext2016/figures/pm_*.txt) and the fixed-point table of shared/reference/dcqcn
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from fabricplan.catalog import load_catalog
+from fabricplan.errors import InputError
 from fabricplan.sim.dcqcn import analyse, convergence_bound, dcqcn_params, fixed_point, phase_margin
 
 CATALOG = load_catalog()
@@ -118,3 +124,42 @@ def test_convergence_bound_matches_the_published_curve(flows, published_s):
     # parameters at their defaults): the bound in seconds against N; tolerance 5 %
     bound = convergence_bound(40, flows, DEFAULT.with_values(rai_mbps=10), 0.1).bound_ms / 1e3
     assert bound == pytest.approx(published_s, rel=0.05)
+
+
+def test_long_delays_are_not_wrapped_back_to_stable(cli):
+    # issue 31: 500 us reported +171 deg (stable) and 10 ms +82 deg while 200 us gave -72 deg; a pure
+    # delay keeps the crossover, so the margin falls by w_c tau* (unwrapped phase)
+    margins = {}
+    for delay in ("200", "500", "10000"):
+        doc = cli("dcqcn", "--flows", "16", "--delay-us", delay, "--json").json()
+        assert doc["stable"] is False
+        margins[delay] = doc
+    assert margins["200"]["phase_margin_deg"] > margins["500"]["phase_margin_deg"] > margins["10000"][
+        "phase_margin_deg"]
+    pm0, wc = phase_margin(margins["500"]["link_gbps"], 16, 0, DEFAULT)
+    assert margins["500"]["crossover_rad_s"] == pytest.approx(wc)
+    assert margins["500"]["phase_margin_deg"] == pytest.approx(pm0 - math.degrees(wc * 500e-6), abs=0.01)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(link=st.sampled_from([10, 25, 40, 100, 200, 400, 800]), flows=st.integers(1, 256),
+       delays=st.lists(st.floats(0, 1e6, allow_nan=False), min_size=2, max_size=2, unique=True))
+def test_phase_margin_falls_monotonically_with_delay(link, flows, delays):
+    # any accepted delay (finite, >= 0): more delay never gives more margin, and the crossover stays put
+    short, long = sorted(delays)
+    try:
+        pm_short, wc_short = phase_margin(link, flows, short, DEFAULT)
+    except InputError:  # too many flows for the link: the model's range ends (a one-line error)
+        assume(False)
+    pm_long, wc_long = phase_margin(link, flows, long, DEFAULT)
+    assert wc_long == pytest.approx(wc_short)
+    assert pm_long <= pm_short + 1e-9
+    if wc_short > 0:
+        assert pm_short - pm_long == pytest.approx(math.degrees(wc_short * (long - short) * 1e-6), rel=1e-6, abs=1e-6)
+
+
+def test_too_many_flows_for_the_link_is_one_line(cli):
+    # the Taylor fixed point's marking probability reaches 1 (95 flows on 10G): once a math domain error
+    result = cli("dcqcn", "--flows", "95", "--delay-us", "1", "--link", "10G")
+    assert result.code == 2 and result.out == ""
+    assert len(result.err.strip().splitlines()) == 1 and "--flows" in result.err

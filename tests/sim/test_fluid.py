@@ -175,7 +175,9 @@ def test_tcp_incast_collapses_past_the_buffer():
     many = run_scenarios("incast", k=16, senders=64, cc="tcp", max_time_ms=600, catalog=CATALOG).document()
     assert few["goodput_gbps"] > 80 and few["tcp_timeouts"] == 0
     assert many["tcp_timeouts"] > 0 and many["drops_packets"] > 0
-    assert many["goodput_gbps"] < few["goodput_gbps"] / 10
+    # 64 senders have not all finished in 600 ms: no goodput of a finished run, but what moved in the window
+    assert not many["complete"] and many["goodput_gbps"] is None
+    assert many["delivered_gbps_in_window"] < few["goodput_gbps"] / 10
 
 
 def test_ecmp_collisions_on_a_permutation_and_adaptive_routing():

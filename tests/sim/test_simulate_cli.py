@@ -81,3 +81,30 @@ def test_simulate_a_specs_design_takes_its_fabric_defaults(cli):
     assert roce["settings"]["cc"] == "dcqcn" and roce["settings"]["pfc"] is True
     bad = cli("simulate", "incast", "--spec", "examples/llama70b-1024-h100.yaml", "--fabric", "aws-efa")
     assert bad.code == 2 and "--fabric" in bad.err
+
+
+def test_a_run_stopped_by_the_time_limit_is_incomplete_not_a_result(cli):
+    # issue 31: 64 x 12 MB stopped at the 50 ms default printed "0/64 flows done ... goodput 0.0 Gb/s"
+    # with exit 0; the same shape, smaller: 16 x 12 MB into one 100G port needs >= 15.4 ms
+    args = ("simulate", "incast", "--k", "8", "--senders", "16", "--flow-size", "12MB", "--max-time-ms", "5")
+    result = cli(*args)
+    assert result.code == 1
+    assert "0/16 flows done" in result.out and "INCOMPLETE" in result.out and "goodput  n/a" in result.out
+    assert "0.0 Gb/s" not in result.out.split("goodput")[1].splitlines()[0]
+    (line,) = result.err.strip().splitlines()
+    assert line.startswith("incomplete:") and "--max-time-ms limit of 5 ms" in line and "0/16 flows done" in line
+    suggested = float(line.rsplit("--max-time-ms ", 1)[1])
+    doc_result = cli(*args, "--json")
+    assert doc_result.code == 1
+    doc = doc_result.json()
+    assert doc["complete"] is False and doc["goodput_gbps"] is None
+    assert doc["incomplete"]["flag"] == "--max-time-ms" and doc["incomplete"]["suggested_max_time_ms"] == suggested
+    # what moved in the window: about the bottleneck's 100G, and a third of the bytes (5 of ~15.4 ms)
+    assert 80 < doc["delivered_gbps_in_window"] <= 100
+    assert 0.25 < doc["incomplete"]["delivered_fraction"] < 0.4
+    # the suggested limit is enough: the run finishes, exit 0, a real goodput
+    done = cli(*args[:-1], f"{suggested:g}", "--json")
+    assert done.code == 0, done.err
+    finished = done.json()
+    assert finished["complete"] is True and finished["incomplete"] is None
+    assert finished["completed"] == 16 and 80 < finished["goodput_gbps"] <= 100

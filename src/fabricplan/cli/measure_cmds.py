@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
 from fabricplan.cli.common import emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption
@@ -46,8 +47,12 @@ def _system(read, catalog, spec_path, fabric, gpu, nics_per_node, cpu_vendor):
         from fabricplan.spec import load_spec
 
         spec = load_spec(spec_path, catalog)
-    return infer_system(read, catalog, spec=spec, fabric=fabric, gpu=gpu, nics_per_node=nics_per_node,
-                        cpu_vendor=cpu_vendor)
+    system = infer_system(read, catalog, spec=spec, fabric=fabric, gpu=gpu, nics_per_node=nics_per_node,
+                          cpu_vendor=cpu_vendor)
+    for note in system.notes:  # the logs' GPU is not the one judged: say so where it cannot be missed
+        if note.startswith("WARNING: "):
+            stderr.print(Text("warning: " + note.removeprefix("WARNING: ")), soft_wrap=True)
+    return system
 
 
 def calibrate_command(

@@ -67,6 +67,8 @@ def headroom_command(
     shared_headroom_pool: bool = typer.Option(False, "--shared-headroom-pool", help="sonic model: size = xon."),
     algorithm: Optional[str] = typer.Option(None, "--algorithm",
                                             help="sonic model, Spectrum: current (default), 2024 (sonic-swss 3943093d) or 2020 (NVIDIA's 2020 static tables); with --sku, the version that reproduces the SKU's table."),
+    vendor_floor: bool = typer.Option(True, "--vendor-floor/--no-vendor-floor",
+                                      help="sonic model, Spectrum: never less XOFF than NVIDIA's static table for the ASIC (the SKU's own with --sku); the dynamic value is shown beside it (default: on)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     catalog: CatalogOption = None,
 ) -> None:
@@ -116,6 +118,8 @@ def headroom_command(
                          "apply to --model sonic only", location="--model")
     result = headroom.compute(model, speed_mbps, cable_m, mtu, catalog=cat, **options)
     if model == "sonic":
+        if vendor_floor:
+            result = headroom.with_vendor_floor(result, sku, speed_mbps, cable_m, cat)
         result = headroom.with_vendor_check(result, sku, speed_mbps, cable_m, cat, taken)
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
-from fabricplan.cli.common import emit_json, stdout
+from fabricplan.cli.common import emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
@@ -79,13 +80,17 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
 
         write_plot(result, plot)
     document = result.document()
+    from fabricplan.sim.scenarios import incomplete_line, summary_lines
+
     if as_json:
         emit_json(document)
-        return
-    from fabricplan.sim.scenarios import summary_lines
-
-    for line in summary_lines(document):
-        stdout.print(line)
+    else:
+        for line in summary_lines(document):
+            stdout.print(line)
+    unfinished = incomplete_line(document)
+    if unfinished is not None:  # partial numbers are not a result: say which limit stopped it, exit 1
+        stderr.print(Text(unfinished), soft_wrap=True)
+        raise typer.Exit(code=1)
 
 
 def register(app: typer.Typer) -> None:

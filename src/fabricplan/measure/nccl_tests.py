@@ -24,7 +24,9 @@ tail then follows on a later line and is joined back.
 Tolerated: warnings and other lines anywhere (counted, ignored), a run cut off before its footer
 (``complete=False``), a last row cut mid-line (dropped with a note), several runs in one file.
 Refused (InputError at ``FILE:LINE``, the CLI exits 2): a table row whose fields are all there but
-are not numbers, are negative or not finite, or has more fields than the table header.
+are not numbers, are negative or not finite, or has more fields than the table header; a row whose
+size is not whole bytes from 1 to 1 TiB (``-512``, ``5e2``, ``1e30``: never dropped silently, so a
+fit never runs without it unnoticed).
 """
 
 from __future__ import annotations
@@ -151,6 +153,13 @@ def _is_row_start(tokens: list[str]) -> bool:
     return bool(tokens) and tokens[0].isdigit() and len(tokens) >= 2 and tokens[1].isdigit()
 
 
+def _is_bad_size_row(tokens: list[str]) -> bool:
+    """A table row (size, count, then the data type's name) whose size is a number but not whole
+    bytes: negative, a fraction or an exponent form."""
+    return len(tokens) >= 3 and bool(NUMBER.match(tokens[0])) and not tokens[0].isdigit() \
+        and bool(NUMBER.match(tokens[1])) and bool(re.fullmatch(r"[A-Za-z_]\w*", tokens[2]))
+
+
 def _debug_update(state: dict, text: str, level: str, host: str) -> None:
     state["lines"] += 1
     if level == "WARN":
@@ -259,6 +268,9 @@ def _table_line(builder: _Builder, tokens: list[str], file: str, number: int) ->
             builder.fragment = (start, pending)
         return True
     if not _is_row_start(tokens):
+        if _is_bad_size_row(tokens):  # a row whose size is not whole bytes (-512, 5e2, 1e30): refused, not dropped
+            raise InputError(f"size '{tokens[0]}' is not a whole number of bytes from 1 to 1 TiB (nccl-tests prints "
+                             "sizes as whole bytes); fix or remove the row", location=where)
         return False
     if builder.fragment is not None:
         builder.notes.append(f"row at line {builder.fragment[0]} cut off; left out")

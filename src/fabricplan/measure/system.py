@@ -115,6 +115,24 @@ class MeasuredSystem:
                 "cpu_vendor": self.cpu_vendor, "sharp_collnet": self.collnet, "notes": list(self.notes)}
 
 
+def _gpus_of_runs(runs: list[NcclRun], catalog) -> dict[str, str]:
+    """The catalog GPU ids the runs' device names name, each with the first run (``FILE:LINE``) that
+    shows it, in the order seen (device names no catalog GPU matches are left out)."""
+    seen: dict[str, str] = {}
+    for run in runs:
+        for name in run.devices:
+            gpu_id = gpu_from_device_name(name, catalog)
+            if gpu_id is not None:
+                seen.setdefault(gpu_id, run.where)
+    return seen
+
+
+def _not_the_gpu(logged: dict[str, str], gpu_id: str, given: str) -> list[str]:
+    """A warning when the logs' devices are another GPU than the one the run is judged as."""
+    return [f"WARNING: the log shows {other} ({where}), not {given} {gpu_id}: judged as {gpu_id} as asked"
+            for other, where in logged.items() if other != gpu_id]
+
+
 def _first(values):
     return next((v for v in values if v is not None), None)
 
@@ -134,6 +152,11 @@ def infer_system(logs: list[MeasurementLog], catalog, *, spec=None, fabric: str 
                 row = min(prun.rows, key=lambda r: r.size_bytes)
                 value = row.t_typical_us if row.t_typical_us is not None else row.t_avg_us
                 notes.append(f"{prun.tool} ({prun.where}): {value:.2f} us typical one-way at {row.size_bytes} B")
+    logged_gpus = _gpus_of_runs(runs, catalog)
+    if len(logged_gpus) > 1:
+        shown = " and ".join(f"{gpu_id} ({where})" for gpu_id, where in list(logged_gpus.items())[:3])
+        raise InputError(f"the logs mix systems: {shown}; a fit or a check is of one system, so give each "
+                         "system's logs separately", location=logs[0].file if logs else None)
     debug = [run.debug for run in runs]
     logged = _first(d.nccl_version for d in debug)
     version, note = tuner_release(logged, catalog)
@@ -151,6 +174,7 @@ def infer_system(logs: list[MeasurementLog], catalog, *, spec=None, fabric: str 
         cluster = spec.cluster
         gpu_id = cluster.gpu if isinstance(cluster.gpu, str) else getattr(cluster.gpu, "id", "gpu")
         nics = cluster.nics_per_node
+        notes.extend(_not_the_gpu(logged_gpus, gpu_id, "the spec's GPU"))
         notes.append(f"system from the spec: {gpu_id}, {cluster.gpus_per_node} GPUs and {nics} NICs per node, "
                      f"fabric {fabric_id}")
         return MeasuredSystem(gpu_id=gpu_id, fabric_id=fabric_id, nccl_version=version, logged_nccl_version=logged,
@@ -160,6 +184,7 @@ def infer_system(logs: list[MeasurementLog], catalog, *, spec=None, fabric: str 
     if gpu:
         catalog.gpu(gpu, field="--gpu")
         gpu_id = gpu
+        notes.extend(_not_the_gpu(logged_gpus, gpu_id, "--gpu"))
     else:
         names = [name for run in runs for name in run.devices]
         gpu_id = _first(gpu_from_device_name(n, catalog) for n in names)

@@ -280,6 +280,72 @@ def with_vendor_check(result: HeadroomResult, sku: str | None, speed_mbps: int, 
     return replace(result, inputs=inputs, notes=(*result.notes, note))
 
 
+def vendor_floor_xoff(asic: str, sku: str | None, speed_mbps: int, cable_m: float, catalog: Catalog,
+                      gearbox: bool = False) -> tuple[str, int, str] | None:
+    """(table, XOFF [bytes], how) of NVIDIA's shipped static lossless tables for this port: the SKU's
+    own table when it has one, else every table of the ASIC (``headroom.vendor_pg_profiles`` whose
+    ``asic`` it is; those of gearbox platforms, ``headroom.sonic.sku_gearbox_delay``, only for a port
+    with a gearbox), the largest XOFF among them. In a table, the row at the speed and cable, or
+    linear in cable length between the two rows around it (the tables are linear in it), rounded up
+    to 1 KB (``headroom.sonic.kb_bytes``); below the shortest cable, the shortest row. None when no
+    table of the ASIC has the speed, or the cable is beyond the longest row (no extrapolation)."""
+    tables = defaults.group("headroom.vendor_pg_profiles", catalog)
+    geared = set(defaults.value("headroom.sonic.sku_gearbox_delay", catalog))
+    own = [(name, entry) for name, entry in tables.items() if sku and sku in entry["value"].get("skus", [])]
+    chosen = own or [(name, entry) for name, entry in tables.items() if entry["value"].get("asic") == asic
+                     and (gearbox or geared.isdisjoint(entry["value"].get("skus", [])))]
+    kb = defaults.number("headroom.sonic.kb_bytes", catalog, lo=1, hi=1e6, integer=True)
+    best: tuple[str, int, str] | None = None
+    for name, entry in chosen:
+        points = sorted((float(r[1]), int(r[4])) for r in entry["value"]["rows"] if r[0] == speed_mbps)
+        if not points or cable_m > points[-1][0]:
+            continue
+        upper = next(i for i, (cable, _x) in enumerate(points) if cable_m <= cable)
+        if upper == 0 or points[upper][0] == cable_m:
+            xoff, how = points[upper][1], f"its {points[upper][0]:g} m row"
+        else:
+            (c0, x0), (c1, x1) = points[upper - 1], points[upper]
+            xoff = _ceil(x0 + (x1 - x0) * (cable_m - c0) / (c1 - c0), kb)
+            how = f"between its {c0:g} m and {c1:g} m rows"
+        if best is None or xoff > best[1]:
+            best = (name, xoff, how)
+    return best
+
+
+def with_vendor_floor(result: HeadroomResult, sku: str | None, speed_mbps: int, cable_m: float,
+                      catalog: Catalog) -> HeadroomResult:
+    """The sonic model's result never below NVIDIA's shipped static table for the port's Spectrum
+    ASIC (:func:`vendor_floor_xoff`): the larger XOFF of the two (the size grows with it unless the
+    XOFF lives in a shared headroom pool), the dynamic calculation's own XOFF and size kept beside
+    it (``inputs.dynamic_xoff_bytes``, ``dynamic_size_bytes``) and a note naming the table. SONiC's
+    dynamic default can ask for less than the vendor ships (a smaller small-packet share, a newer
+    accounting); configuring less than the vendor's value is a risk the vendor does not take.
+    Broadcom results (already the vendor's table) and ASICs without a bundled table are unchanged
+    but for a note."""
+    asic = result.inputs.get("asic")
+    if result.model != "sonic" or asic in broadcom_asics(catalog):
+        return result
+    found = vendor_floor_xoff(asic, sku, speed_mbps, cable_m, catalog,
+                              gearbox=bool(result.inputs.get("gearbox_delay")))
+    inputs = {**result.inputs, "dynamic_xoff_bytes": result.xoff_bytes, "dynamic_size_bytes": result.size_bytes}
+    if found is None:
+        note = (f"no NVIDIA static table of {asic} covers {speed_mbps} Mb/s at {cable_m:g} m: the dynamic "
+                "calculation alone")
+        return replace(result, inputs=inputs, notes=(*result.notes, note))
+    name, vendor_xoff, how = found
+    inputs.update(vendor_floor_table=name, vendor_floor_xoff_bytes=vendor_xoff)
+    if vendor_xoff <= result.xoff_bytes:
+        note = (f"at least NVIDIA's static table {name} for {asic} (XOFF {vendor_xoff:,} B, {how}): the "
+                "dynamic calculation's value")
+        return replace(result, inputs=inputs, notes=(*result.notes, note))
+    raise_by = vendor_xoff - result.xoff_bytes
+    size = result.size_bytes if result.inputs.get("shared_headroom_pool") else result.size_bytes + raise_by
+    note = (f"XOFF raised to NVIDIA's static table {name} for {asic} ({vendor_xoff:,} B, {how}): SONiC's dynamic "
+            f"calculation gives {result.xoff_bytes:,} B (size {result.size_bytes:,} B), "
+            f"{1 - result.xoff_bytes / vendor_xoff:.0%} less; --no-vendor-floor for the dynamic value alone")
+    return replace(result, xoff_bytes=vendor_xoff, size_bytes=size, inputs=inputs, notes=(*result.notes, note))
+
+
 def broadcom_table(asic: str | None = None, sku: str | None = None, platform: str | None = None,
                    *, catalog: Catalog) -> tuple[str, dict[str, Any]] | None:
     """The bundled Broadcom ``pg_profile_lookup.ini`` for a SKU (its own), else for a platform, else

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from fabricplan.errors import InputError
+
 COUNTER = "counter"  # monotone counter (may reset or saturate)
 SAMPLE = "sample"  # one measurement per time (RTT samples)
 
@@ -131,10 +133,13 @@ class Telemetry:
 
     series: list[Series] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    # what a reader set aside and why (readings it could not use), each naming its source
+    notes: list[str] = field(default_factory=list)
 
     def extend(self, other: Telemetry) -> None:
         self.series.extend(other.series)
         self.sources.extend(other.sources)
+        self.notes.extend(other.notes)
 
     def span(self) -> tuple[float, float]:
         starts = [float(s.t_s[0]) for s in self.series if len(s.t_s)]
@@ -168,18 +173,25 @@ class Telemetry:
 class SeriesBuilder:
     """Collects (time, value) points per series key from many snapshots, then builds sorted arrays.
 
-    A repeated timestamp keeps the first reading (the same snapshot given twice).
+    A repeated timestamp keeps the first reading (the same snapshot given twice). With ``where``
+    (the reading's ``file:line``), a reading older than the previous one of the same counter is an
+    InputError: a capture's clock ran backwards, so its intervals (and every rate) are unknown.
     """
 
     def __init__(self) -> None:
         self._points: dict[tuple, tuple[list[float], list[float], str, dict[str, Any]]] = {}
 
     def add(self, counter: str, host: str, device: str, port: str, priority: int | None, t_s: float, value: float,
-            source: str, **extra: Any) -> None:
+            source: str, *, where: str | None = None, **extra: Any) -> None:
         key = (counter, host, device, port, priority)
         slot = self._points.get(key)
         if slot is None:
             slot = self._points[key] = ([], [], source, extra)
+        elif where is not None and t_s < slot[0][-1]:
+            raise InputError(f"snapshot time {t_s:.0f} (epoch s) is before the previous snapshot of "
+                             f"{entity_name(host, device, port)} ({slot[0][-1]:.0f}): timestamps run backwards, so "
+                             "no interval (no rate) is known; capture in time order (or fix the clock)",
+                             location=where)
         slot[0].append(t_s)
         slot[1].append(value)
 

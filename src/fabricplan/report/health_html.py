@@ -56,7 +56,9 @@ def health_html(result: HealthResult) -> str:
     parts = [f"<h1>fabricplan health</h1><p>{s['ports']} ports, {s['rtt_pairs']} RTT pairs, {_esc(s['start'])} .. "
              f"{_esc(s['end'])}: <b>{s['error']} errors, {s['warning']} warnings, {s['info']} info</b>"
              f"{'' if result.findings else ' - healthy on what was measured'}; "
-             f"{s['checks_not_available']} checks not available.</p>"]
+             f"{s['checks_not_available']} checks not available"
+             + (f"; {s['ports_not_measured']} more ports not measured (one reading per counter)"
+                if s["ports_not_measured"] else "") + ".</p>"]
     if result.model is not None:
         parts.append("<h2>Against the model</h2><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in model_lines(result))
                      + "</ul>")
@@ -94,6 +96,8 @@ def health_html(result: HealthResult) -> str:
         parts.append("<h2>Not available</h2><ul>" + "".join(
             f"<li>{_esc(n.check_id)} on {_esc(n.entity)}: {_esc(n.reason)}</li>" for n in result.unavailable[:500])
             + "</ul>")
+    if result.notes:  # what was set aside and why (single readings, unusable rates), each naming its source
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(note)}</li>" for note in result.notes[:500]) + "</ul>")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fabricplan health</title>"
             f"<style>{_CSS}</style><script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
             + "".join(parts) + "</body></html>")

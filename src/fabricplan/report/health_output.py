@@ -13,7 +13,7 @@ from rich.text import Text
 
 from fabricplan.ops.health.checks import CHECKS
 from fabricplan.ops.health.checks._common import stamp
-from fabricplan.ops.health.engine import HealthResult
+from fabricplan.ops.health.engine import NO_INTERVAL, HealthResult
 from fabricplan.ops.lint.finding import SEVERITIES
 from fabricplan.report.lint_output import _wrapped
 
@@ -48,6 +48,7 @@ def summary(result: HealthResult) -> dict[str, Any]:
         "rtt_pairs": len(result.pairs),
         "ports_with_findings": len({f.link for f in result.findings}),
         "checks_not_available": len(result.unavailable),
+        "ports_not_measured": len({n.entity for n in result.unavailable if n.check_id == NO_INTERVAL}),
         "start": stamp(result.start_s),
         "end": stamp(result.end_s),
         "healthy": not result.findings,
@@ -163,7 +164,8 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
         console.print()
     if result.unavailable:
         by_check = Counter(n.check_id for n in result.unavailable)
-        parts = ", ".join(f"{cid} on {count} {'port' if count == 1 else 'ports'}" for cid, count in sorted(by_check.items()))
+        parts = ", ".join(f"{'every check' if cid == NO_INTERVAL else cid} on {count} {'port' if count == 1 else 'ports'}"
+                          for cid, count in sorted(by_check.items()))
         _wrapped(console, Text("not available: ", style="yellow"), Text(f"{parts} (counters not read; "
                                                                         "--json lists which)"))
         first = result.unavailable[0]
@@ -179,4 +181,7 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
                                          f"{s['ports_with_findings']} of {checked}", style="bold"))
     else:
         tail = f"; {s['checks_not_available']} checks not available" if s["checks_not_available"] else ""
+        if s["ports_not_measured"]:
+            tail = (f"; {s['ports_not_measured']} more {'port' if s['ports_not_measured'] == 1 else 'ports'} "
+                    "not measured (one reading per counter)") + tail
         _wrapped(console, Text(""), Text(f"Healthy on what was measured: {checked}{tail}.", style="bold green"))

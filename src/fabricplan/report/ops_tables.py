@@ -33,8 +33,15 @@ def headroom_renderables(result: HeadroomResult, speed_mbps: int, cable_m: float
                      justify=["left", "right", "left"])
     xon = (f"XON   {result.xon_bytes:>9,} B" if result.xon_bytes is not None
            else "XON         n/a (model defines none)")
-    lines: list[RenderableType] = [table, Text(f"XOFF  {result.xoff_bytes:>9,} B"), Text(xon),
-                                   Text(f"size  {result.size_bytes:>9,} B")]
+    dynamic_xoff = result.inputs.get("dynamic_xoff_bytes", result.xoff_bytes)
+    dynamic_size = result.inputs.get("dynamic_size_bytes", result.size_bytes)
+    floored = dynamic_xoff != result.xoff_bytes
+    xoff_line = f"XOFF  {result.xoff_bytes:>9,} B" + (
+        f"  (NVIDIA static table {result.inputs.get('vendor_floor_table')}; SONiC dynamic: {dynamic_xoff:,} B)"
+        if floored else "")
+    size_line = f"size  {result.size_bytes:>9,} B" + (
+        f"  (SONiC dynamic: {dynamic_size:,} B)" if floored and dynamic_size != result.size_bytes else "")
+    lines: list[RenderableType] = [table, Text(xoff_line), Text(xon), Text(size_line)]
     lines.append(Lines([("note: ", note) for note in result.notes] +
                        [("source: ", ref) for ref in result.references], style="dim"))
     return lines

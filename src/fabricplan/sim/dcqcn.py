@@ -228,9 +228,20 @@ def open_loop(omega, link_gbps: float, flows: int, delay_us: float, params: Dcqc
     """
     import numpy as np
 
+    s = 1j * np.asarray(omega, dtype=float)
+    return _rational_loop(omega, link_gbps, flows, params) * np.exp(-s * delay_us * 1e-6)
+
+
+def _rational_loop(omega, link_gbps: float, flows: int, params: DcqcnParams):
+    """num(j omega)/den(j omega) of :func:`open_loop`: the loop without its delay factor."""
+    import numpy as np
+
     _check_case(link_gbps, flows)
     u = _Units.of(link_gbps, flows, params)
     p = p_star_taylor(u)  # the authors linearise around the Taylor fixed point
+    if not p < 1.0:
+        raise InputError(f"{flows} flows on {link_gbps:g} Gb/s put the fixed point's marking probability at "
+                         f"{p:.4g} (>= 1): outside the linearised DCQCN model", location="--flows")
     rc = u.C / u.N
     a = 1.0 - _pow1m(p, u.tau * rc)
     c = _increase_term(p, u.B, u.F)
@@ -255,38 +266,47 @@ def open_loop(omega, link_gbps: float, flows: int, delay_us: float, params: Dcqc
     sp = s + p * rc
     num = ns * sp * (k1 + s * k2) + sp * k4 + ns * (s * k6 + k7)
     den = s * ns * (sp * (k3 - s) + k5)
-    return num / den * np.exp(-s * delay_us * 1e-6)
+    return num / den
 
 
 def phase_margin(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams) -> tuple[float, float]:
     """(phase margin in degrees, gain-crossover frequency in rad/s) of the linearised loop.
 
     Bode criterion (CoNEXT'16 section 4.2): at each frequency where |H(j w)| = 1 the margin is
-    ``180 deg + arg H(j w)`` wrapped into (-180, 180]; the smallest over all crossovers is returned
-    (as MATLAB's ``margin`` reports it). No crossover (|H| < 1 everywhere): 180 deg, frequency 0.
+    ``180 deg + arg H(j w)`` with the phase *unwrapped*: followed continuously from the lowest
+    frequency of the grid (where the loop is a lag in (-360, 0] deg), and the delay's
+    ``-w tau*`` added exactly, never folded back into +-180 deg. A pure delay leaves |H| and so the
+    crossovers where they are, so the margin falls linearly (by ``w_c tau*`` in degrees) as the
+    delay grows; at the paper's delays (1-100 us) this is the value MATLAB's ``margin`` reports.
+    The smallest over all crossovers is returned. No crossover (|H| < 1 everywhere): 180 deg,
+    frequency 0.
     """
     import numpy as np
 
     omega = np.logspace(math.log10(_OMEGA_MIN), math.log10(_OMEGA_MAX), _OMEGA_POINTS)
-    gain = np.log(np.abs(open_loop(omega, link_gbps, flows, delay_us, params)))
+    rational = _rational_loop(omega, link_gbps, flows, params)
+    gain = np.log(np.abs(rational))
     crossings = np.nonzero(np.sign(gain[:-1]) != np.sign(gain[1:]))[0]
     if crossings.size == 0:
         return 180.0, 0.0
+    phase = np.unwrap(np.angle(rational))
+    phase -= 2.0 * math.pi * math.ceil(phase[0] / (2.0 * math.pi))  # the low-frequency lag in (-360, 0] deg
     margins = []
     for i in crossings:
         lo, hi = math.log(omega[i]), math.log(omega[i + 1])
         glo = gain[i]
-        for _ in range(60):  # bisection on log|H| in log omega
+        for _ in range(60):  # bisection on log|H| in log omega (the delay does not change |H|)
             mid = 0.5 * (lo + hi)
-            gm = float(np.log(np.abs(open_loop(math.exp(mid), link_gbps, flows, delay_us, params))))
+            gm = float(np.log(np.abs(_rational_loop(math.exp(mid), link_gbps, flows, params))))
             if (gm > 0) == (glo > 0):
                 lo, glo = mid, gm
             else:
                 hi = mid
         wc = math.exp(0.5 * (lo + hi))
-        phase = math.degrees(float(np.angle(open_loop(wc, link_gbps, flows, delay_us, params))))
-        pm = (phase + 180.0 + 180.0) % 360.0 - 180.0
-        margins.append((pm if pm != -180.0 else 180.0, wc))
+        step = float(np.angle(_rational_loop(wc, link_gbps, flows, params))) - phase[i]
+        step -= 2.0 * math.pi * round(step / (2.0 * math.pi))  # the small step from the grid point to w_c
+        unwrapped = phase[i] + step - wc * delay_us * 1e-6
+        margins.append((180.0 + math.degrees(unwrapped), wc))
     return min(margins)
 
 

@@ -272,13 +272,28 @@ def scenario_document(result: ScenarioResult) -> dict:
     done_all = np.isfinite(fct[main])
     makespan_all = float(np.nanmax(fct[main])) if done_all.any() else float("nan")
     drops = float(fl.dropped_bytes.sum())
+    # payload delivered per flow (its subflows joined), also of flows still running at the time limit
+    delivered = np.zeros(n_flows)
+    np.add.at(delivered, result.owner, fl.delivered_bytes * (cfg.payload_bytes / cfg.packet_bytes))
+    delivered = np.minimum(delivered, size)
+    complete = bool(np.isfinite(fct).all())
+    for j, name in enumerate(jobs):
+        if not np.isfinite(fct[result.job_of_flow == j]).all():
+            jobs[name]["goodput_gbps"] = None  # not a result: the job had not finished at the time limit
     doc = {
         "scenario": ",".join(job.name for job in result.jobs),
         "settings": result.settings,
+        "complete": complete,
+        "incomplete": None if complete else incomplete_note(result, delivered, size, victim),
         "flows": int(main.sum()),
         "completed": int(done_all.sum()),
         "fct_us": _stats(fct[main]),
-        "goodput_gbps": float(size[main][done_all].sum() * 8 / (makespan_all * 1e3)) if done_all.any() else 0.0,
+        # goodput of the finished run; None when flows were still running at the time limit
+        # (see delivered_gbps_in_window for what moved until then)
+        "goodput_gbps": (float(size[main][done_all].sum() * 8 / (makespan_all * 1e3)) if done_all.any() else 0.0)
+        if complete else None,
+        "delivered_gbps_in_window": float(delivered[main].sum() * 8 / (fl.sim_time_us * 1e3))
+        if fl.sim_time_us > 0 else 0.0,
         "jain_fairness": jain(size[main] * 8 / (fct[main] * 1e3)),
         "victim_slowdown": next((e["victim_slowdown"] for e in jobs.values() if "victim_slowdown" in e), None),
         "pfc_pause_us": pauses,
@@ -302,6 +317,32 @@ def scenario_document(result: ScenarioResult) -> dict:
     return doc
 
 
+def incomplete_note(result: ScenarioResult, delivered: np.ndarray, size: np.ndarray, victim: np.ndarray) -> dict:
+    """What stopped an unfinished run: the time limit, its flag, what was done, and a limit that
+    would let it finish at the pace so far (the simulated time scaled by bytes to go, 25 % spare)."""
+    fl = result.fluid
+    main = ~victim
+    done = int(np.isfinite(result.flow_fct_us()[main]).sum())
+    limit_ms = fl.config.max_time_us / 1e3
+    fraction = float(delivered.sum() / size.sum()) if size.sum() > 0 else 0.0
+    needed_ms = limit_ms / fraction * 1.25 if fraction > 0 else limit_ms * 10
+    suggest_ms = float(f"{needed_ms:.2g}") if needed_ms < 100 else float(math.ceil(needed_ms / 10) * 10)
+    return {"limit": "max_time_ms", "flag": "--max-time-ms", "max_time_ms": limit_ms,
+            "flows_done": done, "flows": int(main.sum()), "delivered_fraction": fraction,
+            "suggested_max_time_ms": max(suggest_ms, limit_ms * 1.5)}
+
+
+def incomplete_line(doc: dict) -> str | None:
+    """One line for an unfinished run (None when it finished): the limit, its flag, how to raise it."""
+    note = doc.get("incomplete")
+    if not note:
+        return None
+    return (f"incomplete: the simulation stopped at the {note['flag']} limit of {note['max_time_ms']:g} ms with "
+            f"{note['flows_done']}/{note['flows']} flows done ({note['delivered_fraction'] * 100:.0f} % of the bytes "
+            f"delivered); the numbers above are partial. Raise it, e.g. {note['flag']} "
+            f"{note['suggested_max_time_ms']:g}")
+
+
 def summary_lines(doc: dict) -> list[str]:
     """A short text summary of a simulate document."""
     f = doc["fct_us"]
@@ -309,10 +350,16 @@ def summary_lines(doc: dict) -> list[str]:
     def num(x, fmt="{:.1f}"):
         return "-" if x is None else fmt.format(x)
 
+    if doc["goodput_gbps"] is None:
+        goodput = (f"n/a (unfinished; {doc['delivered_gbps_in_window']:.1f} Gb/s delivered over the "
+                   f"{doc['simulated_us'] / 1e3:g} ms simulated)")
+    else:
+        goodput = f"{doc['goodput_gbps']:.1f} Gb/s"
     lines = [f"{doc['scenario']}: {doc['completed']}/{doc['flows']} flows done in {doc['simulated_us']:.0f} us "
-             f"simulated ({doc['wall_s']:.2f} s wall)",
+             f"simulated ({doc['wall_s']:.2f} s wall)" + ("" if doc["complete"] else
+                                                         " - INCOMPLETE: stopped at the --max-time-ms limit"),
              f"  FCT us   mean {num(f['mean'])}  p50 {num(f['p50'])}  p99 {num(f['p99'])}  max {num(f['max'])}",
-             f"  goodput  {doc['goodput_gbps']:.1f} Gb/s   Jain {num(doc['jain_fairness'], '{:.3f}')}   "
+             f"  goodput  {goodput}   Jain {num(doc['jain_fairness'], '{:.3f}')}   "
              f"victim slowdown {num(doc['victim_slowdown'], '{:.2f}')}",
              f"  PFC      {doc['pfc_paused_ports']} ports paused, spread {doc['pause_spread_hops']} hops   "
              f"ECN marks {doc['ecn_marks']:.0f}  CNPs {doc['cnps']:.0f}",
@@ -321,7 +368,7 @@ def summary_lines(doc: dict) -> list[str]:
     for name, job in doc["jobs"].items():
         if len(doc["jobs"]) > 1:
             lines.append(f"  job {name}: {job['completed']}/{job['flows']} done, p99 FCT "
-                         f"{num(job['fct_us']['p99'])} us, goodput {job['goodput_gbps']:.1f} Gb/s")
+                         f"{num(job['fct_us']['p99'])} us, goodput {num(job['goodput_gbps'])} Gb/s")
     return lines
 
 

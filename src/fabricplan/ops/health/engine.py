@@ -14,7 +14,7 @@ from fabricplan.ops.health.results import Measurement, NotAvailable
 from fabricplan.ops.lint.config import LintConfig
 from fabricplan.ops.lint.engine import run_units
 from fabricplan.ops.lint.finding import Finding, severity_rank
-from fabricplan.ops.telemetry import PortTelemetry, RttPair, Series, Telemetry, quantile
+from fabricplan.ops.telemetry import PortTelemetry, RttPair, Series, Telemetry, increases, quantile
 
 
 @dataclass
@@ -77,8 +77,14 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog:
     ports = telemetry.ports()
     pairs = telemetry.rtt_pairs()
     if not ports and not pairs:
+        if telemetry.notes:
+            raise InputError("could not judge: no usable reading (" + "; ".join(telemetry.notes[:3]) + ")",
+                             location=", ".join(telemetry.sources[:3]) or None)
         raise InputError("no telemetry read: no counter and no RTT sample", location=", ".join(telemetry.sources) or None)
-    notes: list[str] = []
+    notes: list[str] = list(telemetry.notes)
+    ports, not_measured = _with_intervals(ports, notes)
+    if not ports and not pairs:
+        raise InputError(f"could not judge: {notes[-1]}", location=", ".join(telemetry.sources[:3]) or None)
     if pairs:
         pairs = _with_baselines(pairs, config, expected_rtt_us, expected_rtt_source, baseline_window, notes)
     model = _against_model(ports, pairs, load_model, notes) if load_model is not None else None
@@ -86,7 +92,7 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog:
     scopes = {"port": ports, "rtt": pairs, "fabric": [fabric]}
     findings, other = run_units(CHECKS, lambda unit: scopes[unit.SCOPE], config)
     measurements = [m for m in other if isinstance(m, Measurement)]
-    unavailable = [n for n in other if isinstance(n, NotAvailable)]
+    unavailable = not_measured + [n for n in other if isinstance(n, NotAvailable)]
     if not findings and not measurements:
         reasons = "; ".join(sorted({f"{n.check_id}: {n.reason}" for n in unavailable})[:4])
         raise InputError("no health check could be evaluated on what was read" + (f" ({reasons})" if reasons else
@@ -100,6 +106,54 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog:
             if item.link in result.jobs_by_entity:
                 item.evidence["jobs"] = result.jobs_by_entity[item.link]
     return result
+
+
+#: The NotAvailable check id of a port no check could run on: none of its counters had an interval.
+NO_INTERVAL = "ALL"
+
+
+def _has_interval(series: Series) -> bool:
+    """Two readings or more, and (for rates integrated from Prometheus) at least one known rate or a
+    known saturation (which CNT002 reports): something a rate check can read."""
+    if len(series.t_s) < 2:
+        return False
+    if series.from_rate and series.saturated_from_s is None:
+        return increases(series).known
+    return True
+
+
+def _with_intervals(ports: list[PortTelemetry], notes: list[str]) -> tuple[list[PortTelemetry], list[NotAvailable]]:
+    """The ports with the counters that have at least two readings (an interval, so a rate); a
+    counter read once says nothing about a rate, so it is set aside (never read as "no increase"),
+    and a port left with none is "not measured". A note names the counters' sources."""
+    kept: list[PortTelemetry] = []
+    not_measured: list[NotAvailable] = []
+    once: dict[str, int] = {}
+    for port in ports:
+        single = {key: s for key, s in port.counters.items() if not _has_interval(s)}
+        for s in single.values():
+            once[s.source] = once.get(s.source, 0) + 1
+        if not single:
+            kept.append(port)
+            continue
+        usable = {key: s for key, s in port.counters.items() if key not in single}
+        if usable:
+            port.counters = usable
+            port.start_s = min(float(s.t_s[0]) for s in usable.values())
+            port.end_s = max(float(s.t_s[-1]) for s in usable.values())
+            kept.append(port)
+        else:
+            not_measured.append(NotAvailable(NO_INTERVAL, port.name, sorted({s.label for s in single.values()}),
+                                             "one reading per counter (or no known rate): no interval, so no "
+                                             "rate; capture two or more snapshots of the port"))
+    if once:
+        parts = ", ".join(f"{count:,} in {source}" for source, count in list(once.items())[:3])
+        more = f" and {len(once) - 3} more files" if len(once) > 3 else ""
+        ports_note = f"; {len(not_measured)} port{'s' if len(not_measured) != 1 else ''} not measured" \
+            if not_measured else ""
+        notes.append(f"{sum(once.values()):,} counter{'s' if sum(once.values()) != 1 else ''} with a single "
+                     f"reading (no interval, no rate; or no known rate) not judged: {parts}{more}{ports_note}")
+    return kept, not_measured
 
 
 def _against_model(ports: list[PortTelemetry], pairs: list[RttPair], model: Any, notes: list[str]) -> dict[str, Any]:

@@ -133,6 +133,8 @@ HEADER_PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
 
 #: Numbers longer than this are refused (a u64 has 20 digits).
 MAX_DIGITS = 20
+#: The largest reading a 64-bit counter holds (2^64 - 1); a larger one is a corrupt capture.
+U64_MAX = 2**64 - 1
 #: Program limit: the largest telemetry text file read (a day of full ``ethtool -S`` snapshots of a
 #: port every 15 s is ~60 MB); larger captures: split them, or save once as .npz.
 MAX_TELEMETRY_BYTES = 512 * 1024 * 1024
@@ -163,8 +165,9 @@ def read_telemetry_text(path: Path | str) -> str:
         raise InputError("not UTF-8 text (a binary file?)", location=f"{where}:{line}") from None
 
 def parse_reading(text: str, location: str, what: str) -> float:
-    """A counter reading: a non-negative finite number of at most :data:`MAX_DIGITS` digits (InputError naming ``location``)."""
-    if text.isdigit() and len(text) <= MAX_DIGITS:  # the common case: a plain counter reading
+    """A counter reading: a non-negative finite number of at most :data:`MAX_DIGITS` digits and at most
+    :data:`U64_MAX` (InputError naming ``location``)."""
+    if text.isdigit() and len(text) < MAX_DIGITS:  # the common case: a plain counter reading (< 2^64)
         return float(text)
     digits = text.strip().lstrip("-")
     if len(digits) > MAX_DIGITS:
@@ -175,7 +178,16 @@ def parse_reading(text: str, location: str, what: str) -> float:
         raise InputError(f"{what} must be a number, got {text[:40]!r}", location=location) from None
     if not math.isfinite(value) or value < 0:
         raise InputError(f"{what} must be a finite number >= 0, got {text[:40]!r}", location=location)
+    check_u64(int(digits) if digits.isdigit() else value, location, what)
     return value
+
+
+def check_u64(value: float | int, location: str, what: str) -> None:
+    """InputError naming ``location`` if a counter reading is above 2^64 - 1 (as a float: above 2^64,
+    the nearest float)."""
+    if value > (U64_MAX if isinstance(value, int) else float(2**64)):
+        raise InputError(f"{what} reads {value:.6g}, above 2^64 - 1 (the largest a 64-bit counter holds): "
+                         "a corrupt capture", location=location)
 
 
 def parse_header(line: str) -> dict[str, str] | None:

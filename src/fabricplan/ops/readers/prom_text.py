@@ -27,7 +27,7 @@ from typing import Any
 
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
-from fabricplan.ops.readers._common import canonical_ethtool, parse_time, read_text
+from fabricplan.ops.readers._common import canonical_ethtool, check_u64, parse_time, read_text
 from fabricplan.ops.telemetry import SeriesBuilder, Telemetry
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -208,12 +208,13 @@ def read_exposition(path: Path | str, catalog: Any) -> Telemetry:
             continue
         if not math.isfinite(value) or value < 0:
             raise InputError(f"counter {name} must be finite and >= 0, got {value}", location=where)
+        check_u64(value, where, f"counter {name}")
         t = stamp if stamp is not None else scrape_time
         if t is None:
             raise InputError(f"sample of {name} has no time: add a timestamp or a '# time=...' line before the scrape",
                              location=where)
         counter, owner, device, port, prio, width = mapped
-        builder.add(counter, owner, device, port, prio, t, value, str(path), width_bits=width)
+        builder.add(counter, owner, device, port, prio, t, value, str(path), where=where, width_bits=width)
         used += 1
     if seen == 0:
         raise InputError("no samples: expected Prometheus exposition text ('name{labels} value')", location=str(path))

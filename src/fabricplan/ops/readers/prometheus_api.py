@@ -25,7 +25,7 @@ import numpy as np
 from fabricplan.errors import InputError
 from fabricplan.ops import defaults
 from fabricplan.ops.readers.prom_text import map_metric
-from fabricplan.ops.telemetry import Series, Telemetry, saturation_value
+from fabricplan.ops.telemetry import Series, Telemetry, entity_name, saturation_value
 
 #: Prometheus refuses range queries of more than 11,000 points per series (its API docs).
 MAX_POINTS = 11_000
@@ -119,6 +119,9 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
         raise InputError(f"no node_infiniband_*, node_ethtool_* or infiniband_*_port_* metric between "
                          f"{start_s:.0f} and {end_s:.0f} (a time range with no data?)", location=url)
     series: list[Series] = []
+    set_aside: list[str] = []  # what was not used, and why (each naming the query)
+    unknown: dict[str, int] = {}  # query -> rates that were NaN, infinite or negative
+    empty: dict[str, list[str]] = {}  # query -> ports on which no rate was usable
     span = f"{int(math.ceil(end_s - start_s))}s"
     for name in names:
         results = client.query_range(f"rate({name}[{window}])", start_s, end_s, step_s)
@@ -137,20 +140,42 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
                 continue
             t = np.array([_float(v[0]) for v in values])
             rate = np.array([_float(v[1]) for v in values])
-            rate = np.where(np.isfinite(rate), rate, np.nan)
             counter, host, device, port, prio, width = mapped
+            where = f"{url} rate({name}[{window}])"
+            entity = entity_name(host, device, port)
+            if not np.isfinite(t).all() or (np.diff(t) <= 0).any():
+                set_aside.append(f"{where} on {entity}: timestamps run backwards (or repeat), so no interval is "
+                                 "known; the series is not judged")
+                continue
+            bad = ~np.isfinite(rate) | (rate < 0)
+            if bad[1:].any():
+                unknown[where] = unknown.get(where, 0) + int(bad[1:].sum())
+            rate = np.where(bad, np.nan, rate)
+            if np.count_nonzero(~bad[1:]) == 0:
+                empty.setdefault(where, []).append(entity)
+                continue
+            # an unknown rate leaves its interval unknown (NaN), not the rest of the series
             dt = np.diff(t)
-            cumulative = np.concatenate(([0.0], np.cumsum(rate[1:] * dt)))
-            s = Series(counter, host, device, port, prio, t, cumulative, f"{url} rate({name}[{window}])",
-                       width_bits=width, from_rate=True)
+            steps = rate[1:] * dt
+            cumulative = np.concatenate(([0.0], np.cumsum(np.nan_to_num(steps, nan=0.0))))
+            cumulative[1:][np.isnan(steps)] = np.nan
+            s = Series(counter, host, device, port, prio, t, cumulative, where, width_bits=width, from_rate=True)
             s.resets_seen = int(resets.get(_key(labels), 0) or 0)
             if top is not None and tops.get(_key(labels)) == top:
                 s.saturated_from_s = _saturated_since(client, name, labels, top, start_s, end_s, step_s)
             series.append(s)
+    for where, count in unknown.items():
+        set_aside.append(f"{where}: {count:,} rate{'s' if count != 1 else ''} NaN, infinite or negative, "
+                         "read as unknown (not as zero)")
+    for where, entities in empty.items():
+        shown = ", ".join(entities[:3]) + (f" and {len(entities) - 3} more" if len(entities) > 3 else "")
+        set_aside.append(f"{where}: no usable rate on {shown}; not judged")
     if not series:
+        if set_aside:
+            raise InputError("could not judge: no usable reading (" + "; ".join(set_aside[:3]) + ")", location=url)
         raise InputError(f"no samples between {start_s:.0f} and {end_s:.0f} at step {step_s:g} s "
                          "(a time range with no data?)", location=url)
-    return Telemetry(series, [url])
+    return Telemetry(series, [url], set_aside)
 
 
 def _saturated_since(client: PrometheusClient, name: str, labels: dict[str, str], top: float, start_s: float,

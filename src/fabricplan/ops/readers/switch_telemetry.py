@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputError
-from fabricplan.ops.readers._common import MAX_DIGITS as _MAX_DIGITS
+from fabricplan.ops.readers._common import U64_MAX
 from fabricplan.ops.readers._common import parse_header as _header
 from fabricplan.ops.readers._common import parse_reading as _number
 from fabricplan.ops.readers._common import read_telemetry_text as read_text
@@ -61,7 +61,7 @@ def _snapshot_header(line: str, where: str, stem: str) -> dict[str, Any] | None:
         return None
     if "time" not in head:
         raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
-    return {"t": parse_time(head["time"], where), "host": head.get("host", stem)}
+    return {"t": parse_time(head["time"], where), "host": head.get("host", stem), "where": where}
 
 
 def read_pfcwd_stats(path: Path | str) -> Telemetry:
@@ -109,7 +109,8 @@ def read_pfcwd_stats(path: Path | str) -> Telemetry:
             for name, raw in zip(names, pm.groups(), strict=True):
                 if raw == "N/A":
                     continue
-                builder.add(name, snap["host"], port, "", queue, snap["t"], _number(raw, where, name), str(path))
+                builder.add(name, snap["host"], port, "", queue, snap["t"], _number(raw, where, name), str(path),
+                            where=snap["where"])
     if tables == 0:
         raise InputError("no 'show pfcwd stats' table: expected '# time=... host=...' then the QUEUE  STATUS ... header",
                          location=str(path))
@@ -159,7 +160,8 @@ def read_rdma_statistic(path: Path | str) -> Telemetry:
                 raise InputError(f"counter name must be a word, got {name[:30]!r}", location=where)
             if not raw.isdigit():
                 raise InputError(f"{name} must be a whole number, got {raw[:30]!r}", location=where)
-            builder.add(name, snap["host"], device, port, None, snap["t"], _number(raw, where, name), str(path))
+            builder.add(name, snap["host"], device, port, None, snap["t"], _number(raw, where, name), str(path),
+                            where=snap["where"])
         count += 1
     if count == 0:
         raise InputError("no 'link DEV/PORT name value ...' line (rdma statistic show) after a '# time=...' header",
@@ -188,6 +190,8 @@ def _json_block(text: str, where: str, snap: dict[str, Any], builder: SeriesBuil
         for name, value in item.items():
             if name in ("ifname", "port", "ifindex"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or len(str(value)) > _MAX_DIGITS:
-                raise InputError(f"{name} must be a whole number >= 0, got {str(value)[:30]!r}", location=f"{at}.{name}")
-            builder.add(str(name), snap["host"], item["ifname"], str(port), None, snap["t"], float(value), source)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > U64_MAX:
+                raise InputError(f"{name} must be a whole number from 0 to 2^64 - 1, got {str(value)[:30]!r}",
+                                 location=f"{at}.{name}")
+            builder.add(str(name), snap["host"], item["ifname"], str(port), None, snap["t"], float(value), source,
+                        where=snap["where"])

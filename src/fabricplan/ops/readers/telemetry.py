@@ -88,7 +88,7 @@ def read_ethtool(path: Path | str) -> Telemetry:
             if "time" not in head:
                 raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
             snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem),
-                    "device": head.get("device", "eth"), "port": ""}
+                    "device": head.get("device", "eth"), "port": "", "where": where}
             if "rdma" in head:
                 snap["device"], snap["port"] = _split_rdma(head["rdma"], where)
             count += 1
@@ -104,8 +104,9 @@ def read_ethtool(path: Path | str) -> Telemetry:
             raise InputError("counter before any '# time=...' snapshot header", location=f"{path}:{number}")
         counter, prio = canonical_ethtool(m.group(1).strip())
         raw = m.group(2)
-        value = float(raw) if raw.isdigit() and len(raw) <= _MAX_DIGITS else _number(raw, f"{path}:{number}", counter)
-        builder.add(counter, snap["host"], snap["device"], snap["port"], prio, snap["t"], value, source)
+        value = float(raw) if raw.isdigit() and len(raw) < _MAX_DIGITS else _number(raw, f"{path}:{number}", counter)
+        builder.add(counter, snap["host"], snap["device"], snap["port"], prio, snap["t"], value, source,
+                    where=snap["where"])
     if count == 0:
         raise InputError("no snapshot: expected '# time=... host=... device=...' then 'NIC statistics:'",
                          location=str(path))
@@ -126,7 +127,7 @@ def read_sysfs_counters(path: Path | str, catalog: Any) -> Telemetry:
         if head is not None:
             if "time" not in head:
                 raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
-            snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem)}
+            snap = {"t": parse_time(head["time"], where), "host": head.get("host", stem), "where": where}
             count += 1
             continue
         if not line.strip() or line.strip().startswith("#"):
@@ -144,7 +145,7 @@ def read_sysfs_counters(path: Path | str, catalog: Any) -> Telemetry:
         elif folder == "counters_ext":
             name = name.removesuffix("_64")
         builder.add(name, snap["host"], device, port, None, snap["t"], _number(value, where, name), str(path),
-                    width_bits=width)
+                    where=snap["where"], width_bits=width)
     if count == 0:
         raise InputError("no snapshot: expected '# time=... host=...' then grep -H lines of hw_counters",
                          location=str(path))
@@ -171,7 +172,7 @@ def read_perfquery(path: Path | str, catalog: Any) -> Telemetry:
             if "time" not in parsed:
                 raise InputError("snapshot header needs time=<epoch or ISO 8601>", location=where)
             head = {"t": parse_time(parsed["time"], where), "host": parsed.get("host", stem),
-                    "device": parsed.get("device")}
+                    "device": parsed.get("device"), "where": where}
             block = None
             continue
         m = _PERFQUERY_HEAD.match(stripped)
@@ -195,7 +196,7 @@ def read_perfquery(path: Path | str, catalog: Any) -> Telemetry:
         width = None if block["extended"] else widths.get(name)
         value = _number(raw, where, field)
         builder.add(name, head["host"], block["device"], block["port"], None, head["t"], value, str(path),
-                    width_bits=width)
+                    where=head["where"], width_bits=width)
     if count == 0:
         raise InputError("no perfquery block: expected '# time=...' then '# Port counters: Lid N port P'",
                          location=str(path))
@@ -279,6 +280,7 @@ def read_npz(path: Path | str) -> Telemetry:
                                      width_bits=None if width < 0 else int(width), from_rate=bool(from_rate)))
                 if len(members[j]) != int(row):
                     raise InputError(f"series {i} ({counter}): rows out of order", location=where)
+                _check_saved(series[-1], i, where)
                 members[j].append(series[-1])
             for j, (t, matrix) in groups.items():
                 if len(members[j]) == matrix.shape[0]:
@@ -290,6 +292,36 @@ def read_npz(path: Path | str) -> Telemetry:
         raise InputError("file not found", location=where) from None
     except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a fabricplan telemetry .npz ({type(exc).__name__})", location=where) from None
+
+
+def _check_saved(series: Series, index: int, where: str) -> None:
+    """The readings of one saved series are ones a reader could have produced: times finite and in
+    order, counter readings finite, >= 0 and at most 2^64 - 1 (a series integrated from Prometheus
+    rates may hold NaN: an unknown rate), RTT samples finite and >= 0; else an InputError naming
+    the file and the series."""
+    import numpy as np
+
+    from fabricplan.ops.readers._common import check_u64
+
+    what = f"series {index} ({series.label} of {series.entity})"
+    t, v = series.t_s, series.values
+    if not len(t):
+        raise InputError(f"{what}: no readings", location=where)
+    if not np.isfinite(t).all():
+        raise InputError(f"{what}: a time is NaN or infinite", location=where)
+    if series.kind == SAMPLE:
+        if (np.diff(t) < 0).any():
+            raise InputError(f"{what}: sample times run backwards", location=where)
+    elif (np.diff(t) <= 0).any():
+        raise InputError(f"{what}: times run backwards (or repeat), so no interval is known", location=where)
+    bad = np.isinf(v) | (v < 0)
+    if not series.from_rate or series.kind == SAMPLE:
+        bad |= np.isnan(v)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what}: reading {i} is {v[i]:g} (readings must be finite and >= 0)", location=where)
+    if series.kind != SAMPLE and len(v) and np.nanmax(v) > float(2**64):
+        check_u64(float(np.nanmax(v)), where, what)
 
 
 #: ``--input`` kinds and their readers (the exposition-text reader lives in prom_text.py; SONiC

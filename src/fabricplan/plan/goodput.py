@@ -76,7 +76,7 @@ def degraded_lost_fraction(rate_per_hour, repair_h, interval_h, restart_h, slowd
     the job by ``slowdown`` (step ``1 + s`` times as long) until repair (``repair_h``) or the next
     checkpoint, then a restart without rework; capped to [0, 1]. Floats or numpy arrays (elementwise)."""
     slow = slowdown / (1.0 + slowdown)
-    half = interval_h / 2.0
+    half = where(interval_h == math.inf, repair_h, interval_h / 2.0)  # no checkpoints: slowed until the repair
     per_failure = where(repair_h <= half, repair_h * slow, half * slow + restart_h)
     return clip(rate_per_hour * per_failure, 0.0, 1.0)
 

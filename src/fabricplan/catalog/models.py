@@ -196,6 +196,9 @@ class Nic(Entry):
     families: list[Literal["ethernet", "infiniband"]]
     speed_gbps: int = Field(gt=0, le=MAX_SPEED_GBPS)
     rdma: bool = True
+    sold_separately: bool = Field(
+        default=True, description="False for a NIC that comes only with a cloud instance (AWS EFA): never picked "
+                                  "for a fabric that does not name it")
     power_w: float = Field(ge=0, le=MAX_DEVICE_POWER_W)
     price_usd: Range
 

@@ -10,16 +10,17 @@ per useful GPU-hour. Explicit choices in the spec are honoured: a fabric entry t
 
 A switch fits when it is of the profile's family and has ports at the fabric's port speed. Its
 switch-side optic must serve as many logical ports as one of its cages does at that speed (a
-twin-port module in a twin-port cage): the profile's default optic if it does, else the cheapest
-catalog transceiver that does; with none, the option is listed as not buildable.
+twin-port module in a twin-port cage, a 400G module as 4 x 100G): the profile's default optic if it
+does, else the cheapest catalog transceiver that does (:func:`fabricplan.design.hardware.optic_for_ports`,
+chosen when the design is resolved, at the style's port speed); with none, the option is listed as
+not buildable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.catalog import Catalog, Optic, Switch
-from fabricplan.design.hardware import optic_for_ports
+from fabricplan.catalog import Catalog, Switch
 from fabricplan.spec import ClusterSpec, FabricChoice
 from fabricplan.topology.layout import STYLES
 
@@ -45,15 +46,6 @@ def style_fixed(spec: ClusterSpec) -> bool:
     return spec.style_pinned
 
 
-def _cage_ports(switch: Switch, speed: int) -> int:
-    return (switch.logical_ports_per_cage or {}).get(speed, 1)
-
-
-def _matching_optic(catalog: Catalog, default_id: str, ports: int, speed: int) -> Optic | None:
-    """The default optic if it serves ``ports`` logical ports at ``speed``, else the cheapest that does."""
-    return optic_for_ports(catalog, default_id, ports, speed)
-
-
 def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> list[DesignOption]:
     """Every (switch model, style) the spec leaves open for ``choice``; the spec's own first."""
     profile = catalog.fabric(choice.profile)
@@ -74,18 +66,12 @@ def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) ->
         update: dict[str, str] = {}
         problem = None
         if switch.id != own_switch:
-            update["switch"] = switch.id
-            ports = _cage_ports(switch, speed)
-            for name in ("switch_optic", "interswitch_optic"):
-                if getattr(choice, name):
-                    continue  # the spec's own optic is kept
-                optic = _matching_optic(catalog, getattr(profile.hardware, name), ports, speed)
-                if optic is None:
-                    problem = (f"no catalog transceiver serves {ports} x {speed}G per cage of {switch.id}")
-                elif optic.id != getattr(profile.hardware, name):
-                    update[name] = optic.id
+            update["switch"] = switch.id  # its optics follow its cages at the port speed (resolve_hardware)
         variant = choice.model_copy(update=update)
         for style in styles:
+            planes = spec.topology.planes if style == "multi_plane" else 1
+            if style == "multi_plane" and not style_fixed(spec) and (speed % planes or not switch.radix_at(speed // planes)):
+                continue  # no ports at the plane's speed: not a design this switch offers
             styled = spec if style == spec.topology.style else spec.model_copy(
                 update={"topology": spec.topology.model_copy(update={"style": style})})
             options.append(DesignOption(style=style, switch=switch.id, spec=styled, choice=variant,

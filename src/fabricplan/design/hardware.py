@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
 from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice
-from fabricplan.spec.load import check_fabric_choice, chosen_part
+from fabricplan.spec.load import check_fabric_choice, chosen_part, part_at_speed
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,12 @@ def fabric_at_nic_speed(catalog: Catalog, fabric: str | FabricProfile, speed_gbp
     (as the ``{prefix}switch`` setting: ``--switch`` on the command line)."""
     profile = fabric_as_built(catalog, fabric)
     speed = int(speed_gbps or profile.link_rate_gbps)
-    chosen = catalog.switch(switch or profile.hardware.switch,
+    chosen = catalog.switch(switch or part_at_speed(catalog, profile, "switch", speed, speed),
                             field=f"{prefix}switch" if switch else f"fabrics[{profile.id}].switch")
     if chosen.family != profile.family:
         raise InputError(f"switch '{chosen.id}' is {chosen.family}, but fabric '{profile.id}' is {profile.family}",
                          location=f"{prefix}switch")
-    nic = catalog.nic(profile.hardware.nic, field=f"fabrics[{profile.id}].nic")
+    nic = catalog.nic(part_at_speed(catalog, profile, "nic", speed, speed), field=f"fabrics[{profile.id}].nic")
     if chosen.radix_at(speed) is None:
         speeds = ", ".join(f"{s}G" for s in sorted(chosen.ports_by_speed_gbps))
         others = sorted(s.id for s in catalog.section("switches").values()
@@ -116,29 +116,34 @@ def fabric_at_nic_speed(catalog: Catalog, fabric: str | FabricProfile, speed_gbp
         raise InputError(f"fabric '{profile.id}' cannot run {speed}G NICs: its NIC '{nic.id}' runs at "
                          f"{nic.speed_gbps}G", location=where)
     update = _speed_update(profile, speed)
-    if chosen.id != profile.hardware.switch:
-        update["hardware"] = profile.hardware.model_copy(update={"switch": chosen.id})
+    parts = {name: part.id for name, part in (("switch", chosen), ("nic", nic))
+             if part.id != getattr(profile.hardware, name)}
+    if parts:
+        update["hardware"] = profile.hardware.model_copy(update=parts)
     return profile.model_copy(update=update) if update else profile
 
 
-def optic_for_ports(catalog: Catalog, default_id: str, ports: int, speed: int) -> Optic | None:
+def optic_for_ports(catalog: Catalog, default_id: str, ports: int, speed: int,
+                    kind: str = "transceiver") -> Optic | None:
     """The optic ``default_id`` if it serves ``ports`` logical ports of ``speed`` G, else the cheapest
-    catalog transceiver that does, of the default's basis (vendor or third-party) if one is; None if none."""
+    catalog part of ``kind`` (a transceiver, or a DAC ``cable``) that does, of the default's basis
+    (vendor or third-party) if one is; None if none."""
     default = catalog.optic(default_id)
     if default.logical_ports == ports and default.speed_gbps == ports * speed:
         return default
     fits = [o for o in catalog.section("optics").values()
-            if isinstance(o, Optic) and o.kind == "transceiver" and o.logical_ports == ports
+            if isinstance(o, Optic) and o.kind == kind and o.logical_ports == ports
             and o.speed_gbps == ports * speed]
     return min(fits, key=lambda o: (o.basis != default.basis, o.price_usd.default)) if fits else None
 
 
-def _plane_optics(catalog: Catalog, choice: FabricChoice, switch: Switch, port_speed: int,
-                  picked: dict[str, str], where: str) -> dict[str, Optic]:
-    """A multi-plane fabric's optics at the plane's port speed: the switch side and switch-to-switch
-    links serve as many ports as a cage does at that speed, the NIC side one port per module (each NIC
-    has one port on each plane). A part the spec names itself is kept; InputError when the catalog has
-    no transceiver for a slot."""
+def _optics_at(catalog: Catalog, choice: FabricChoice, switch: Switch, port_speed: int,
+               picked: dict[str, str], where: str, planes: int = 1) -> dict[str, Optic]:
+    """The fabric's optics at its switch port speed: the switch side and switch-to-switch links serve as
+    many logical ports as a cage does at that speed (a 400G cage as 4 x 100G needs a 4-port breakout
+    module), the NIC side one port per module (a multi-plane NIC has one on each plane). The profile's
+    default where it fits (:func:`optic_for_ports`), else the cheapest that does; a part the spec names
+    itself is kept; InputError when the catalog has no transceiver for a slot."""
     cage = (switch.logical_ports_per_cage or {}).get(port_speed, 1)
     out = {}
     for name, ports in (("switch_optic", cage), ("interswitch_optic", cage), ("nic_optic", 1)):
@@ -147,11 +152,23 @@ def _plane_optics(catalog: Catalog, choice: FabricChoice, switch: Switch, port_s
             continue
         optic = optic_for_ports(catalog, picked[name], ports, port_speed)
         if optic is None:
+            what = "a multi-plane fabric" if planes > 1 else f"{port_speed}G ports"
             raise InputError(f"no catalog transceiver serves {ports} x {port_speed}G for the {name.replace('_', ' ')} "
-                             f"of a multi-plane fabric on '{switch.id}'; add one with --catalog or set "
-                             f"fabrics[{choice.profile}].{name}", location="topology.planes")
+                             f"of {what} on '{switch.id}'; add one with --catalog or set "
+                             f"fabrics[{choice.profile}].{name}",
+                             location="topology.planes" if planes > 1 else f"{where}.{name}")
         out[name] = optic
     return out
+
+
+def _host_dac(catalog: Catalog, default_id: str | None, switch: Switch, port_speed: int) -> Optic | None:
+    """The in-rack DAC of a ToR design at the port speed: the profile's if it serves a cage's logical ports
+    at that speed (a twin-port 800G to 2 x 400G splitter at 400G), else the cheapest catalog DAC that does
+    (a 400G to 4 x 100G breakout at 100G); None (optics instead) for a profile without one or no fit."""
+    if not default_id:
+        return None
+    cage = (switch.logical_ports_per_cage or {}).get(port_speed, 1)
+    return optic_for_ports(catalog, default_id, cage, port_speed, kind="cable")
 
 
 def plane_port_speed(spec: ClusterSpec, nic_speed: int) -> tuple[int, int]:
@@ -173,7 +190,7 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     default = profile.hardware
 
     def pick(name: str) -> str:
-        return chosen_part(catalog, choice, name)
+        return chosen_part(catalog, choice, name, spec)
 
     check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
@@ -181,14 +198,13 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     planes, speed = plane_port_speed(spec, spec.cluster.nic_speed_gbps or profile.link_rate_gbps)
     radix = switch.radix_at(speed)
     picked = {name: pick(name) for name in ("switch_optic", "nic_optic", "interswitch_optic")}
-    optics = (_plane_optics(catalog, choice, switch, speed, picked, where) if planes > 1 else
-              {name: catalog.optic(picked[name], field=f"{where}.{name}") for name in picked})
+    optics = _optics_at(catalog, choice, switch, speed, picked, where, planes)
     return FabricHardware(
         profile=profile,
         switch=switch,
         nic=nic,
         **optics,
-        host_dac=catalog.optic(default.host_dac) if default.host_dac else None,
+        host_dac=_host_dac(catalog, default.host_dac, switch, speed),
         fibre=catalog.optic(default.fibre) if default.fibre else None,
         port_speed_gbps=speed,
         radix=radix,

@@ -66,11 +66,47 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
     check_jobs(spec, catalog, gpu)
 
 
-def chosen_part(catalog: Catalog, choice: FabricChoice, name: str) -> str:
+def port_speeds(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> tuple[int, int]:
+    """``(NIC speed, switch port speed)`` of a fabric: ``cluster.nic_speed_gbps`` or the profile's link
+    rate, and on a multi-plane design each NIC's port on one plane (the NIC speed / ``topology.planes``)."""
+    speed = spec.cluster.nic_speed_gbps or catalog.fabric(choice.profile).link_rate_gbps
+    planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
+    return speed, speed // planes
+
+
+def chosen_part(catalog: Catalog, choice: FabricChoice, name: str, spec: ClusterSpec | None = None) -> str:
     """The catalog id of one part of a fabric (``switch``, ``nic``, ``switch_optic``, ...): the
-    spec's override, else the profile's default."""
+    spec's override, else the profile's default. With ``spec``, a switch or NIC the spec leaves open
+    follows its speed when the default does not (a team on 100G buys 100G NICs and switches with
+    100G ports): the default switch if it has ports at the port speed, else the cheapest switch of
+    the fabric's family that does; the default NIC if it runs at the NIC speed, else the cheapest NIC
+    of the family at that speed (with RDMA unless the fabric is kernel TCP). The design search
+    (``design/candidates.py``) then tries every other switch with those ports."""
     value = getattr(choice, name)
-    return value if value is not None else getattr(catalog.fabric(choice.profile).hardware, name)
+    if value is not None:
+        return value
+    profile = catalog.fabric(choice.profile)
+    if spec is None or name not in ("switch", "nic"):
+        return getattr(profile.hardware, name)
+    return part_at_speed(catalog, profile, name, *port_speeds(spec, catalog, choice))
+
+
+def part_at_speed(catalog: Catalog, profile, name: str, nic_speed: int, port: int) -> str:
+    """The switch or NIC of ``profile`` for NICs at ``nic_speed`` on switch ports at ``port`` G when
+    nothing names it (:func:`chosen_part`'s rule)."""
+    default = getattr(profile.hardware, name)
+    if name == "switch":
+        if catalog.switch(default).radix_at(port):
+            return default
+        fits = [s for s in catalog.section("switches").values()
+                if getattr(s, "family", None) == profile.family and s.radix_at(port)]
+    else:
+        if catalog.nic(default).speed_gbps == nic_speed:
+            return default
+        fits = [n for n in catalog.section("nics").values()
+                if profile.family in getattr(n, "families", ()) and n.speed_gbps == nic_speed
+                and n.sold_separately and (n.rdma or profile.socket is not None)]
+    return min(fits, key=lambda part: (part.price_usd.default, part.id)).id if fits else default
 
 
 def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> None:
@@ -81,15 +117,14 @@ def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoic
     where = f"fabrics[{choice.profile}]"
 
     def pick(name: str) -> str:
-        return chosen_part(catalog, choice, name)
+        return chosen_part(catalog, choice, name, spec)
 
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
-    speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
+    speed, port = port_speeds(spec, catalog, choice)
     planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
     if speed % planes:
         raise InputError(f"a {speed}G NIC does not split evenly over {planes} planes", location="topology.planes")
-    port = speed // planes
     if switch.radix_at(port) is None:
         speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
         plane = f" (a {speed}G NIC over {planes} planes)" if planes > 1 else ""

@@ -168,8 +168,9 @@ def test_collective_flags_agree_with_the_spec_on_the_command_line(cli):
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (("--nic-speed", "100G"), "--nic-speed: fabric 'roce-v2' cannot run 100G NICs: switch 'sw_eth_th5' has no "
-                              "100G ports (it offers 200G, 400G, 800G); give --switch sw_eth_th4"),
+    (("--nic-speed", "100G", "--switch", "sw_eth_th5"), "--nic-speed: fabric 'roce-v2' cannot run 100G NICs: switch "
+                              "'sw_eth_th5' has no 100G ports (it offers 200G, 400G, 800G); give --switch sw_eth_sn3700 "
+                              "or sw_eth_sn4700 or sw_eth_th3 or sw_eth_th4"),
     (("--nic-speed", "1600G"), "--nic-speed: fabric 'roce-v2' cannot run 1600G NICs"),
     (("--nic-speed", "100GB/s"), "--nic-speed: NIC speed '100GB/s' is in bytes per second"),
     (("--nic-speed", "100G", "--switch", "sw_ib_qm8700"), "--switch: switch 'sw_ib_qm8700' is infiniband"),

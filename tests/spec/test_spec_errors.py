@@ -54,7 +54,7 @@ def test_good_spec_loads(cli, tmp_path):
         ({"cluster": {"gpu": "h100-sxm", "gpus": 128}, "fabrics": [{"profile": "roce-v2", "switch": "sw_x"}]},
          ["fabrics[0].switch", "unknown switch 'sw_x'", "sw_eth_th5"]),
         ({"cluster": {"gpu": "h100-sxm", "gpus": 128, "nic_speed_gbps": 800}, "fabrics": ["infiniband-ndr"]},
-         ["sw_ib_qm9700", "no 800G ports", "400G"]),
+         ["fabrics[infiniband-ndr].switch_optic", "800G", "sw_ib_q3400"]),  # the family's 800G switch, no optic
         ([1, 2, 3], ["expected a mapping"]),
         ({"cluster": {"gpu": "h100-sxm", "gpus": 128},
           "jobs": [{"name": "j", "model": "llama3-8b", "global_batch_sequences": 64, "seq_len_tokens": 8192,

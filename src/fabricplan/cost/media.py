@@ -131,13 +131,15 @@ class LinkMedia:
     chosen: list[TierMedium]
 
 
-def _at_port_speed(catalog: Catalog, candidates: list[LinkMedium] | None, port_speed: int) -> list[LinkMedium]:
-    """The candidates whose switch end runs its logical ports at ``port_speed`` (all of a profile's, at its
-    link rate; none for a multi-plane fabric's slower plane ports, which keep the fixed parts)."""
+def _at_port_speed(catalog: Catalog, candidates: list[LinkMedium] | None, port_speed: int,
+                   cage_ports: int) -> list[LinkMedium]:
+    """The candidates whose switch end fills one of the switch's cages at ``port_speed``: ``cage_ports``
+    logical ports of that speed (a profile's twin-port media fit a twin-port cage at its link rate, not a
+    single-port 400G cage or a multi-plane fabric's slower plane ports; those keep the fixed parts)."""
     out = []
     for candidate in candidates or []:
         end = catalog.optic(candidate.switch_end)
-        if end.speed_gbps == end.logical_ports * port_speed:
+        if end.logical_ports == cage_ports and end.speed_gbps == cage_ports * port_speed:
             out.append(candidate)
     return out
 
@@ -160,8 +162,10 @@ def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, run
     inter_override = choice is not None and choice.interswitch_optic
     chosen: list[TierMedium] = []
     host = None
-    host_media = _at_port_speed(catalog, profile_hw.host_media, hardware.port_speed_gbps)
-    inter_media = _at_port_speed(catalog, profile_hw.interswitch_media, hardware.port_speed_gbps)
+    speed = hardware.port_speed_gbps
+    cage = (hardware.switch.logical_ports_per_cage or {}).get(speed, 1)
+    host_media = _at_port_speed(catalog, profile_hw.host_media, speed, cage)
+    inter_media = _at_port_speed(catalog, profile_hw.interswitch_media, speed, cage)
     if host_media and not host_override and links["host"]:
         host, ok = choose(resolve(catalog, host_media, hardware.fibre, False, basis), run_by_tier["host"],
                           point)

@@ -33,13 +33,25 @@ SIZING_FIELDS = {"nodes": "cluster.gpus", "nics_per_node": "cluster.nics_per_nod
 
 
 @lru_cache(maxsize=4096)
-def _sized(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
-           oversubscription: tuple[float, ...], reserved_leaf_ports: int, nics_per_host: int,
-           planes: int = 1) -> FabricSize:
-    """``topology.size_fabric`` once per distinct design (FabricSize is immutable, so it is shared)."""
-    return topology.size_fabric(nodes=nodes, nics_per_node=nics_per_node, radix=radix, style=style, tiers=tiers,
-                                oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports,
-                                nics_per_host=nics_per_host, planes=planes)
+def _sized_or_error(nodes: int, nics_per_node: int, radix: int, style: str, tiers: int | None,
+                    oversubscription: tuple[float, ...], reserved_leaf_ports: int, nics_per_host: int,
+                    planes: int = 1) -> FabricSize | InputError:
+    """``topology.size_fabric`` once per distinct design (FabricSize is immutable, so it is shared); a
+    design that does not fit is remembered as its error (the design search asks about it again)."""
+    try:
+        return topology.size_fabric(nodes=nodes, nics_per_node=nics_per_node, radix=radix, style=style, tiers=tiers,
+                                    oversubscription=oversubscription, reserved_leaf_ports=reserved_leaf_ports,
+                                    nics_per_host=nics_per_host, planes=planes)
+    except InputError as exc:
+        return exc
+
+
+def _sized(*args) -> FabricSize:
+    """:func:`_sized_or_error`, raising a fresh copy of a remembered error."""
+    result = _sized_or_error(*args)
+    if isinstance(result, InputError):
+        raise InputError(result.message, location=result.location)
+    return result
 
 
 def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopology,
@@ -58,7 +70,7 @@ def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopolo
 
 def clear_cache() -> None:
     """Forget memoised sizings (tests that count sizing calls start from here)."""
-    _sized.cache_clear()
+    _sized_or_error.cache_clear()
 
 
 @dataclass(frozen=True)

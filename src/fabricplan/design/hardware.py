@@ -127,14 +127,18 @@ def optic_for_ports(catalog: Catalog, default_id: str, ports: int, speed: int,
                     kind: str = "transceiver") -> Optic | None:
     """The optic ``default_id`` if it serves ``ports`` logical ports of ``speed`` G, else the cheapest
     catalog part of ``kind`` (a transceiver, or a DAC ``cable``) that does, of the default's basis
-    (vendor or third-party) if one is; None if none."""
+    (vendor or third-party) if one is; else the default if its ports run at ``speed`` (the profile's
+    own part, one module per port); None if none of these."""
     default = catalog.optic(default_id)
     if default.logical_ports == ports and default.speed_gbps == ports * speed:
         return default
     fits = [o for o in catalog.section("optics").values()
             if isinstance(o, Optic) and o.kind == kind and o.logical_ports == ports
             and o.speed_gbps == ports * speed]
-    return min(fits, key=lambda o: (o.basis != default.basis, o.price_usd.default)) if fits else None
+    if fits:
+        return min(fits, key=lambda o: (o.basis != default.basis, o.price_usd.default))
+    # no part fills the cage: the default still runs at the port speed (one module per port)
+    return default if default.kind == kind and default.speed_gbps == default.logical_ports * speed else None
 
 
 def _optics_at(catalog: Catalog, choice: FabricChoice, switch: Switch, port_speed: int,

@@ -191,12 +191,9 @@ def outputs(json_output: JsonOption = False) -> None:
     if json_output:
         emit_json(items)
         return
-    from rich.table import Table
+    from fabricplan.report.layout import FitTable
 
-    table = Table("output", "description", box=None, pad_edge=False)
-    for name, description in items.items():
-        table.add_row(name, description)
-    stdout.print(table)
+    stdout.print(FitTable(("output", "description"), [[name, d] for name, d in items.items()]))
 
 
 @sweep_app.command("schema")

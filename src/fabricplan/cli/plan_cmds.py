@@ -40,7 +40,7 @@ def schema(json_output: JsonOption = False) -> None:
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="Where to write the example spec; - prints it on stdout.")
+    path: Annotated[Path, typer.Argument(help="Where to write the example spec; - prints it on stdout.", metavar="PATH")
                     ] = Path("cluster.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     json_output: JsonOption = False,
@@ -68,7 +68,7 @@ def init(
 
 @catalog_app.command("list")
 def catalog_list(
-    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}")] = None,
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}", metavar="SECTION")] = None,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -131,6 +131,7 @@ def _document_path(cat, name: str) -> str | None:
 @catalog_app.command("show")
 def catalog_show(
     entry_id: Annotated[str, typer.Argument(
+        metavar="ID",
         help="Entry id (e.g. sw_ib_qm9700), perf parameter (tp_overlap_efficiency) or dotted path "
              "(nccl_tuner.versions.2.30.7.tree_factor)")],
     catalog: CatalogOption = None,

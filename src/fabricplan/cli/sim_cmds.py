@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("simulate")
     def simulate(
-        scenario: str = typer.Argument(..., help="incast, permutation, allreduce or alltoall; several jobs "
+        scenario: str = typer.Argument(..., metavar="SCENARIO", help="incast, permutation, allreduce or alltoall; several jobs "
                                                  "sharing the fabric: comma-separated (incast,permutation)"),
         k: int = typer.Option(16, "--k", help="Fat-tree switch radix k (even)"),
         tiers: int = typer.Option(2, "--tiers", help="Fat-tree tiers: 2 or 3"),

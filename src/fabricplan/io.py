@@ -62,8 +62,53 @@ _YAML_TAG = "tag:yaml.org,2002:"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
+#: The path that stands for standard input (a spec piped in: ``fabricplan compare - < cluster.yaml``).
+STDIN = "-"
+#: How errors name a document read from standard input.
+STDIN_NAME = "stdin"
+_stdin_read: tuple[Any, str] | None = None  # (the stream, its text): read once per stream
+
+
+def read_stdin_text() -> str:
+    """Standard input as UTF-8 text of at most MAX_DOCUMENT_BYTES, read once per process (a second
+    reader of ``-``, e.g. a design re-read for one of its fabrics, gets the same text). A terminal
+    is refused: it would wait for typing without saying so."""
+    global _stdin_read
+    import sys
+
+    stream = sys.stdin
+    if _stdin_read is not None and _stdin_read[0] is stream:
+        return _stdin_read[1]
+    if stream is None:
+        raise InputError("'-' reads the spec from standard input, but there is none", location=STDIN_NAME)
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        raise InputError("'-' reads the spec from standard input, which is a terminal; pipe one in "
+                         "(fabricplan compare - < cluster.yaml)", location=STDIN_NAME)
+    binary = getattr(stream, "buffer", None)
+    data = binary.read(MAX_DOCUMENT_BYTES + 1) if binary is not None else stream.read(MAX_DOCUMENT_BYTES + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InputError(_too_large(f"more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB",
+                                    "a spec is expected to be a few KB", "input"), location=STDIN_NAME)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{STDIN_NAME}:{line}") from None
+    _stdin_read = (stream, text)
+    return text
+
+
 def read_document(path: str | Path) -> Any:
-    """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise)."""
+    """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise). ``-`` reads
+    standard input (:func:`read_stdin_text`): JSON when it starts with ``{``, YAML otherwise."""
+    if str(path) == STDIN:
+        text = read_stdin_text()
+        if not text.strip():
+            raise InputError("standard input is empty; expected a YAML or JSON mapping", location=STDIN_NAME)
+        return parse_text(text, STDIN_NAME, as_json=text.lstrip().startswith("{"))
     path = Path(path)
     where = str(path)
     text = read_text_bounded(path, where)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import Annotated
 
 import typer
 
@@ -14,9 +15,25 @@ _app = typer.Typer(
     name="fabricplan",
     help="Choose, size, price and check the network fabric of a GPU training cluster.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion: bash, zsh, fish and PowerShell complete commands,
+    # options and file names (typer's shell completion; the completion script calls fabricplan)
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from fabricplan import __version__
+
+        print(f"fabricplan {__version__}")
+        raise typer.Exit()
+
+
+@_app.callback()
+def _top(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False) -> None:
+    """Choose, size, price and check the network fabric of a GPU training cluster."""
 
 
 def _help_shows_types_plainly() -> None:

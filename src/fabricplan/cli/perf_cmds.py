@@ -160,7 +160,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("step")
     def step(
-        spec: Path = typer.Argument(..., help="Cluster spec (YAML/JSON) with jobs", metavar="SPEC"),
+        spec: Path = typer.Argument(..., help="Cluster spec (YAML/JSON) with jobs; - reads it from stdin", metavar="SPEC"),
         fabric: Optional[list[str]] = typer.Option(None, "--fabric", help="Fabric id (repeatable); default: the spec's"),
         nccl_version: Optional[str] = typer.Option(None, "--nccl-version"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),

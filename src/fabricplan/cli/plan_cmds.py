@@ -25,7 +25,7 @@ CatalogOption = Annotated[
     typer.Option("--catalog", help="A YAML/JSON file layered over the bundled catalog (repeatable)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-SpecArgument = Annotated[Path, typer.Argument(help="Cluster spec (YAML or JSON).", show_default=False,
+SpecArgument = Annotated[Path, typer.Argument(help="Cluster spec (YAML or JSON; - reads it from stdin).", show_default=False,
                                               metavar="SPEC")]
 
 catalog_app = typer.Typer(help="List and show catalog entries (hardware, fabrics, prices, parameters).",

@@ -464,7 +464,8 @@ def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise CatalogError(format_validation_error(exc), location=where) from None
+        raise CatalogError(format_validation_error(exc, model=model, schema_command="fabricplan catalog show ID --json"),
+                           location=where) from None
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:

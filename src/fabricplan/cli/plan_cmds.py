@@ -69,36 +69,34 @@ def init(
 @catalog_app.command("list")
 def catalog_list(
     section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}", metavar="SECTION")] = None,
+    all_entries: Annotated[bool, typer.Option("--all", help="Every entry of every section (without a SECTION, "
+                                                            "a summary per section is printed).")] = False,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List catalog entries (and the items of perf_defaults, nccl_tuner, ops_defaults) with their date."""
+    """Summarise the catalog's sections, or list a section's entries (perf_defaults, nccl_tuner and
+    ops_defaults: their items) with their dates; --json gives the entries themselves."""
     from fabricplan.catalog import ALL_SECTIONS, load_catalog
-    from fabricplan.catalog import SECTIONS as ENTRY_SECTIONS
+    from fabricplan.errors import did_you_mean
 
+    if section is not None and section not in ALL_SECTIONS:
+        hint = did_you_mean(section, ALL_SECTIONS)
+        raise InputError(f"unknown catalog section '{section}'" + (f"; {hint}" if hint else "") +
+                         f" (known: {', '.join(ALL_SECTIONS)})")
+    if section is not None and all_entries:
+        raise InputError("give a SECTION or --all, not both", location="--all")
     cat = load_catalog(catalog or [])
     names = [section] if section else list(ALL_SECTIONS)
-    for name in names:
-        if name not in ALL_SECTIONS:
-            raise InputError(f"unknown catalog section '{name}'; known: {', '.join(ALL_SECTIONS)}")
-    if json_output:
+    if json_output:  # scripts get the entries, of one section or of all
         emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names})
         return
-    from fabricplan.report.layout import FitTable
+    from fabricplan.report.catalog_tables import section_table, summary_table
 
+    if section is None and not all_entries:
+        stdout.print(summary_table(cat, names))
+        return
     for name in names:
-        if name in ENTRY_SECTIONS:
-            rows = [[entry_id, entry.name, entry.date, cat.origins[name][entry_id]]
-                    for entry_id, entry in cat.section(name).items()]
-            stdout.print(FitTable(("id", "name", "date", "origin"), rows, title=name))
-        else:
-            rows = []
-            for path, item in cat.document_items(name):
-                full = f"{name}.{path}"
-                value = getattr(item, "value", None) if hasattr(item, "value") else None
-                shown = "" if value is None else _short_value(value)
-                rows.append([path, shown, cat.source_of(full)[1], cat.origin(full)])
-            stdout.print(FitTable(("path", "value", "date", "origin"), rows, title=name))
+        stdout.print(section_table(cat, name))
 
 
 def _items(cat, name: str):
@@ -109,11 +107,6 @@ def _items(cat, name: str):
 
 def _plain_json(item):
     return item.model_dump(mode="json") if hasattr(item, "model_dump") else item
-
-
-def _short_value(value, limit: int = 60) -> str:
-    text = json.dumps(_plain_json(value)) if isinstance(value, (dict, list)) else str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _document_path(cat, name: str) -> str | None:
@@ -173,9 +166,14 @@ def catalog_show(
                      ["source", source], ["date", date]]
         stdout.print(_field_table(f"{path} ({origin})", rows))
         return
-    known = sorted(i for name in SECTIONS for i in cat.section(name))
-    raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)} "
-                     f"(or a perf parameter, or a dotted path such as perf_defaults.parameters.<name>)")
+    from fabricplan.errors import did_you_mean
+
+    known = [i for name in SECTIONS for i in cat.section(name)]
+    known += [path.rsplit(".", 1)[-1] for path, _item in cat.document_items("perf_defaults")]
+    hint = did_you_mean(entry_id, known)
+    raise InputError(f"no catalog entry '{entry_id}'" + (f"; {hint}" if hint else "") +
+                     " (`fabricplan catalog list` lists them; or a dotted path such as "
+                     "perf_defaults.parameters.<name>)")
 
 
 def _field_table(title: str, rows: list[list[str]]):

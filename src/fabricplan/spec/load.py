@@ -25,7 +25,7 @@ def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
     try:
         return ClusterSpec.model_validate(document)
     except ValidationError as exc:
-        raise InputError(format_validation_error(exc), location=where) from None
+        raise InputError(format_validation_error(exc, model=ClusterSpec), location=where) from None
 
 
 #: Which kind of optic each hardware override of a fabric takes (the catalog's OPTIC_SLOTS).

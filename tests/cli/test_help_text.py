@@ -76,3 +76,17 @@ def test_a_shared_option_is_escaped_once(cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     for command in ("step", "health", "compare"):
         assert "\\" not in _flat(cli(command, "--help").out)
+
+
+def test_every_command_takes_json():
+    """Every command accepts --json (issue 30: `sweep schema --json` was refused)."""
+    without = [" ".join(path) for path, command in COMMANDS if not hasattr(command, "commands")
+               and not any("--json" in p.opts for p in command.params)]
+    assert not without, without
+
+
+def test_schemas_with_json_print_the_same_document(cli):
+    for command in (("schema",), ("sweep", "schema")):
+        plain, flagged = cli(*command), cli(*command, "--json")
+        assert plain.code == flagged.code == 0, flagged.err
+        assert flagged.json() == plain.json() and flagged.json()["properties"]

@@ -197,8 +197,8 @@ def outputs(json_output: JsonOption = False) -> None:
 
 
 @sweep_app.command("schema")
-def schema() -> None:
-    """Print the JSON Schema of a sweep file."""
+def schema(json_output: JsonOption = False) -> None:
+    """Print the JSON Schema of a sweep file (always JSON; --json is accepted, as by every command)."""
     from fabricplan.sweep.model import SweepFile
 
     print(json.dumps(SweepFile.model_json_schema(), indent=2))

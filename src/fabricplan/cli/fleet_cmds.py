@@ -32,7 +32,7 @@ def _fleet(spec: Path, fabric: Optional[str], policy: Optional[str], routing: Op
 
         write_fleet_html(results, html)
     if as_json:
-        emit_json(fleet_document(results, version=__version__))
+        emit_json(fleet_document(results, version=__version__), catalog=catalog)
         return
     stdout.print(fleet_renderable(results))
 

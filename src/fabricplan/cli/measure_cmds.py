@@ -78,7 +78,7 @@ def calibrate_command(
     overlay = overlay_document(result, cat)
     write_overlay(overlay, out, result)
     if as_json:
-        emit_json(calibration_document(result, overlay, str(out)))
+        emit_json(calibration_document(result, overlay, str(out)), catalog=cat)
     else:
         stdout.print(calibration_report(result, str(out)))
 
@@ -124,7 +124,7 @@ def check_measured_command(
 
         write_text_atomic(html, check_html(result), what="HTML chart")
     if as_json:
-        emit_json(check_document(result))
+        emit_json(check_document(result), catalog=cat)
     else:
         stdout.print(check_report(result))
     if not result.passed:

@@ -61,7 +61,7 @@ def init(
 
     write_text_atomic(path, EXAMPLE_SPEC_YAML, what="example spec")
     if json_output:
-        emit_json({"written": str(path)})
+        emit_json({"written": str(path)}, catalog=None)
     else:
         stdout.print(f"wrote {path}; edit it, then run: fabricplan compare {path}", soft_wrap=True)
 
@@ -88,7 +88,7 @@ def catalog_list(
     cat = load_catalog(catalog or [])
     names = [section] if section else list(ALL_SECTIONS)
     if json_output:  # scripts get the entries, of one section or of all
-        emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names})
+        emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names}, catalog=cat)
         return
     from fabricplan.report.catalog_tables import section_table, summary_table
 
@@ -139,7 +139,7 @@ def catalog_show(
             entry = cat.section(name)[entry_id]
             if json_output:
                 emit_json({"section": name, "origin": cat.origins[name][entry_id],
-                           "entry": entry.model_dump(mode="json")})
+                           "entry": entry.model_dump(mode="json")}, catalog=cat)
                 return
             rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
                     for key, value in entry.model_dump(mode="json").items()]
@@ -153,7 +153,7 @@ def catalog_show(
         source, date = cat.source_of(path)
         origin = cat.origin(path)
         if json_output:
-            emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin})
+            emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin}, catalog=cat)
             return
         rows = []
         if isinstance(value, dict) and "value" in value and "source" in value:  # a sourced item: its fields
@@ -210,7 +210,8 @@ def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output
     if json_output:
         emit_json({"spec": spec.name, "gpus": spec.cluster.gpus,
                    "fabrics": {f.fabric: {"switch_id": f.switch_id, "port_speed_gbps": f.port_speed_gbps,
-                                          **f.model_dump(mode="json")["topology"]} for f in report.fabrics}})
+                                          **f.model_dump(mode="json")["topology"]} for f in report.fabrics}},
+                  catalog=cat)
         return
     stdout.print(topology_table(report))
 
@@ -233,7 +234,7 @@ def cost(
         spec = spec.model_copy(update={"economics": spec.economics.model_copy(update={"price_point": price_point})})
     report = cost_spec(spec, cat, designs=_chosen(spec, cat))
     if json_output:
-        emit_json(report)
+        emit_json(report, catalog=cat)
         return
     for renderable in cost_tables(report):
         stdout.print(renderable)

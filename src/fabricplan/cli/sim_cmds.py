@@ -31,7 +31,7 @@ def _dcqcn(flows: int, delay_us: float, link: str, overrides: dict, as_json: boo
     result = analyse(link_gbps, flows, delay_us, params, catalog=catalog)
     document = result.document()
     if as_json:
-        emit_json(document)
+        emit_json(document, catalog=catalog)
         return
     fp = result.fixed_point
     verdict = "stable" if result.stable else "UNSTABLE"
@@ -80,7 +80,7 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
         write_plot(result, plot)
     document = result.document()
     if as_json:
-        emit_json(document)
+        emit_json(document, catalog=catalog)
         return
     from fabricplan.sim.scenarios import summary_lines
 

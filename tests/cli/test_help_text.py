@@ -59,7 +59,7 @@ def test_help_keeps_every_bracket(cli, monkeypatch, path):
 
 
 @pytest.mark.parametrize(("command", "pieces"), [
-    ("health", ["Expected RTT [us] the p99.9", "YAML 'jobs: {name: [host or pattern, ...]}'", "--ethtool <path>"]),
+    ("health", ["Expected RTT [us] the p99.9", "YAML 'jobs: {name: [host or pattern, ...]}'", "Slurm hostlists (node[01-16])", "--ethtool <path>"]),
     ("headroom", ["MTU [bytes] (port MTU for sonic"]),
     ("step", ["Usage: fabricplan step [OPTIONS] SPEC", "--fabric <str>", "--catalog <path>"]),
     ("compare", ["Usage: fabricplan compare [OPTIONS] SPEC"]),

@@ -52,7 +52,7 @@ def health_command(
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
     load: Optional[str] = typer.Option(None, "--load", help="With --spec: link utilisation the design is judged at (0.6 or 60%); default: each port's byte counters."),
     baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),
-    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}': name the jobs on each unhealthy port."),
+    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}', hosts as Slurm hostlists (node[01-16]) or patterns (gpu0*): name the jobs on each unhealthy port."),
     config: Optional[Path] = typer.Option(None, "--config", help="Health config YAML (lint config format): disable checks, set severities/thresholds."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report with time-series charts of the offending counters."),

@@ -13,7 +13,7 @@ import yaml
 
 import fabricplan
 from fabricplan.catalog import load_catalog
-from fabricplan.report.json_document import stamped
+from fabricplan.report.json_document import document_text
 from project_paths import EXAMPLES, ROOT
 from tests.ops.ops_fixtures import setup_args
 
@@ -107,5 +107,5 @@ def test_sweep_documents_name_the_sweeps_catalog(cli, tmp_path):
 
 
 def test_watch_lines_are_stamped_documents():
-    line = json.loads(json.dumps(stamped({"change": "new"}, BUNDLED)))
+    line = json.loads(document_text({"change": "new"}, BUNDLED, indent=None))
     assert line == {"change": "new", "fabricplan_version": fabricplan.__version__, "catalog_sha256": BUNDLED}

@@ -21,4 +21,12 @@ def emit_json(value: Any, *, catalog: Catalog | str | None) -> None:
     the catalog the command used (None: it used none); :mod:`fabricplan.report.json_document`."""
     from fabricplan.report.json_document import document_text
 
-    print(document_text(value, catalog))
+    print(document_text(value, catalog_digest(catalog)))
+
+
+def catalog_digest(catalog: Catalog | str | None) -> str | None:
+    """The ``catalog_sha256`` of a document: the catalog's content hash, a hash recorded with the
+    results (``sweep report``), or None when the command used no catalog."""
+    if catalog is None or isinstance(catalog, str):
+        return catalog
+    return catalog.content_sha256()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.text import Text
 
-from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.cli.common import catalog_digest, emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
@@ -157,7 +157,7 @@ def _watch(run_once, interval_s: float, iterations: int, json_out: bool, catalog
         for sign, f in changes:
             if json_out:
                 print(document_text({"time": stamp(now), "change": "new" if sign == "+" else "cleared",
-                                     **f.as_dict()}, catalog, indent=None), flush=True)
+                                     **f.as_dict()}, catalog_digest(catalog), indent=None), flush=True)
             else:
                 style = "red" if sign == "+" else "green"
                 stdout.print(Text(f"{stamp(now)} {sign} {f.severity.upper():<7} {f.rule_id:<7} {f.link}: {f.message}",

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from fabricplan.catalog import Catalog
+from typing import Any
 
 VERSION_KEY = "fabricplan_version"
 CATALOG_KEY = "catalog_sha256"
@@ -40,14 +37,14 @@ def _is_sarif(document: dict[str, Any]) -> bool:
     return "runs" in document and "sarif" in str(document.get("$schema", "")).lower()
 
 
-def stamped(value: Any, catalog: Catalog | str | None) -> Any:
-    """``value`` as plain data with the version and the catalog's hash (``catalog``: the catalog
-    used, a hash recorded when the results were computed, or None when none was used)."""
+def stamped(value: Any, catalog_sha256: str | None) -> Any:
+    """``value`` as plain data with the version and the hash of the catalog it was computed from
+    (:meth:`Catalog.content_sha256`, or one recorded when the results were computed; None when the
+    command used no catalog)."""
     from fabricplan import __version__
 
     document = plain(value)
-    digest = catalog if isinstance(catalog, str) or catalog is None else catalog.content_sha256()
-    stamp = {VERSION_KEY: __version__, CATALOG_KEY: digest}
+    stamp = {VERSION_KEY: __version__, CATALOG_KEY: catalog_sha256}
     if not isinstance(document, dict):  # every command prints a mapping; a bare list gets wrapped
         return {"items": document, **stamp}
     if _is_sarif(document):
@@ -55,7 +52,7 @@ def stamped(value: Any, catalog: Catalog | str | None) -> Any:
     return {**document, **stamp}
 
 
-def document_text(value: Any, catalog: Catalog | str | None, *, indent: int | None = 2) -> str:
+def document_text(value: Any, catalog_sha256: str | None, *, indent: int | None = 2) -> str:
     """The stamped document as stable, sorted JSON text."""
     separators = None if indent is not None else (",", ":")
-    return json.dumps(stamped(value, catalog), indent=indent, sort_keys=True, separators=separators)
+    return json.dumps(stamped(value, catalog_sha256), indent=indent, sort_keys=True, separators=separators)

@@ -131,7 +131,6 @@ def _help_as_written(app: typer.Typer) -> typer.Typer:
     return app
 
 
-
 #: The module that registers each top-level command (tests check it matches `app`).
 COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_cmds", "topology": "plan_cmds",
                    "cost": "plan_cmds", "collective": "perf_cmds", "step": "perf_cmds", "compare": "decide_cmds",

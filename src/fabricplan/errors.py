@@ -22,3 +22,27 @@ class InputError(FabricplanError):
 
 class CatalogError(InputError):
     """A catalog name that does not exist, or a malformed catalog file."""
+
+
+def closest(word: str, known, n: int = 3) -> list[str]:
+    """Up to ``n`` of ``known`` closest to ``word`` (difflib's ratio, at least 0.6), best first; a
+    case-insensitive match comes first. The one "did you mean" of every unknown name (spec fields,
+    catalog ids, sections)."""
+    import difflib
+
+    choices = sorted({str(k) for k in known})
+    folded = {c.lower(): c for c in choices}
+    found = difflib.get_close_matches(word, choices, n=n, cutoff=0.6)
+    exact = folded.get(word.lower())
+    if exact is not None and exact != word:
+        found = [exact, *(f for f in found if f != exact)][:n]
+    return found
+
+
+def did_you_mean(word: str, known, n: int = 3) -> str:
+    """``"did you mean 'a', 'b' or 'c'?"`` for the closest of ``known`` to ``word`` ("" when none is close)."""
+    found = [f"'{f}'" for f in closest(word, known, n)]
+    if not found:
+        return ""
+    options = found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
+    return f"did you mean {options}?"

@@ -62,8 +62,53 @@ _YAML_TAG = "tag:yaml.org,2002:"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
+#: The path that stands for standard input (a spec piped in: ``fabricplan compare - < cluster.yaml``).
+STDIN = "-"
+#: How errors name a document read from standard input.
+STDIN_NAME = "stdin"
+_stdin_read: tuple[Any, str] | None = None  # (the stream, its text): read once per stream
+
+
+def read_stdin_text() -> str:
+    """Standard input as UTF-8 text of at most MAX_DOCUMENT_BYTES, read once per process (a second
+    reader of ``-``, e.g. a design re-read for one of its fabrics, gets the same text). A terminal
+    is refused: it would wait for typing without saying so."""
+    global _stdin_read
+    import sys
+
+    stream = sys.stdin
+    if _stdin_read is not None and _stdin_read[0] is stream:
+        return _stdin_read[1]
+    if stream is None:
+        raise InputError("'-' reads the spec from standard input, but there is none", location=STDIN_NAME)
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        raise InputError("'-' reads the spec from standard input, which is a terminal; pipe one in "
+                         "(fabricplan compare - < cluster.yaml)", location=STDIN_NAME)
+    binary = getattr(stream, "buffer", None)
+    data = binary.read(MAX_DOCUMENT_BYTES + 1) if binary is not None else stream.read(MAX_DOCUMENT_BYTES + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InputError(_too_large(f"more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB",
+                                    "a spec is expected to be a few KB", "input"), location=STDIN_NAME)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{STDIN_NAME}:{line}") from None
+    _stdin_read = (stream, text)
+    return text
+
+
 def read_document(path: str | Path) -> Any:
-    """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise)."""
+    """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise). ``-`` reads
+    standard input (:func:`read_stdin_text`): JSON when it starts with ``{``, YAML otherwise."""
+    if str(path) == STDIN:
+        text = read_stdin_text()
+        if not text.strip():
+            raise InputError("standard input is empty; expected a YAML or JSON mapping", location=STDIN_NAME)
+        return parse_text(text, STDIN_NAME, as_json=text.lstrip().startswith("{"))
     path = Path(path)
     where = str(path)
     text = read_text_bounded(path, where)
@@ -452,8 +497,53 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def format_validation_error(exc: ValidationError, max_errors: int = 3) -> str:
-    """One line per pydantic error, joined with '; ': field path, what was expected, what was given."""
+def _unwrapped(annotation: Any) -> list[Any]:
+    """The types an annotation can hold: Annotated, Optional and unions opened up."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrapped(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return [t for arg in typing.get_args(annotation) for t in _unwrapped(arg)]
+    return [annotation]
+
+
+def _fields_at(model: Any, loc: tuple[Any, ...]) -> list[str]:
+    """The field names (and aliases) of the pydantic model(s) at ``loc`` under ``model``: what a
+    user could have meant where pydantic says "extra field". Lists, dicts and unions are followed."""
+    import typing
+
+    current = _unwrapped(model)
+    for part in loc:
+        following = []
+        for kind in current:
+            fields = getattr(kind, "model_fields", None) if isinstance(kind, type) else None
+            origin, args = typing.get_origin(kind), typing.get_args(kind)
+            if fields is not None and isinstance(part, str):
+                field = fields.get(part) or next((f for f in fields.values() if f.alias == part), None)
+                if field is not None:
+                    following += _unwrapped(field.annotation)
+            elif origin in (list, tuple, set, frozenset) and isinstance(part, int) and args:
+                following += _unwrapped(args[0])
+            elif origin is dict and len(args) == 2:
+                following += _unwrapped(args[1])
+        current = following
+    names: set[str] = set()
+    for kind in current:
+        fields = getattr(kind, "model_fields", None) if isinstance(kind, type) else None
+        for name, field in (fields or {}).items():
+            names.add(field.alias or name)
+    return sorted(names)
+
+
+def format_validation_error(exc: ValidationError, max_errors: int = 3, model: Any = None,
+                            schema_command: str = "fabricplan schema") -> str:
+    """One line per pydantic error, joined with '; ': field path, what was expected, what was given.
+    An unknown field under ``model`` (the pydantic model validated) names the closest known fields."""
+    from fabricplan.errors import did_you_mean
+
     errors = exc.errors()
     paths = [tuple(p for p in e["loc"] if not _is_union_tag(p)) for e in errors]
     # A union such as `gpu: str | GpuInline` reports the failed `str` branch too; when another
@@ -461,13 +551,18 @@ def format_validation_error(exc: ValidationError, max_errors: int = 3) -> str:
     keep = [i for i, (e, loc) in enumerate(zip(errors, paths))
             if not (e["type"].endswith("_type") and isinstance(e.get("input"), dict)
                     and any(len(o) > len(loc) and o[: len(loc)] == loc for o in paths))]
+    # a misspelt field also makes the field it meant "missing": the unknown one, which says what it
+    # was probably meant to be, comes first
+    keep.sort(key=lambda i: errors[i]["type"] != "extra_forbidden")
     parts = []
     for i in keep[:max_errors]:
         error, loc = errors[i], paths[i]
         message = error["msg"]
         given = f" (got {_short(error.get('input'))})"
         if error["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling; `fabricplan schema` lists the fields)"
+            hint = did_you_mean(str(loc[-1]), _fields_at(model, loc[:-1])) if model is not None and loc else ""
+            message = (f"unknown field; {hint} (`{schema_command}` lists the fields)" if hint else
+                       f"unknown field (check the spelling; `{schema_command}` lists the fields)")
             given = ""
         elif error["type"] == "missing":
             message, given = "required field is missing", ""

@@ -30,7 +30,9 @@ def test_health_is_what_the_command_prints(cli):
     printed = cli("health", *args, "--json", "--fail-on", "never").json()
     result = fp.health(ethtool=[FIX / "ethtool_storm.txt"], hw_counters=[FIX / "hw_counters_node01.txt"],
                        jobs=FIX / "jobs.yaml", start="2026-12-01T08:00:10Z")
+    stamp = {"fabricplan_version": printed.pop("fabricplan_version"), "catalog_sha256": printed.pop("catalog_sha256")}
     assert as_json(result) == printed
+    assert stamp == {"fabricplan_version": fp.__version__, "catalog_sha256": fp.load_catalog().content_sha256()}
     assert as_json(fp.health(ethtool=[FIX / "ethtool_storm.txt"], hw_counters=[FIX / "hw_counters_node01.txt"],
                              jobs=FIX / "jobs.yaml", start=1796112010.0)) == printed
 

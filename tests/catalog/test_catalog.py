@@ -83,10 +83,13 @@ def test_bad_overlay(tmp_path, document, fragment):
     assert str(overlay) in str(info.value)
 
 
-def test_unknown_id_lists_known(cli):
-    result = cli("catalog", "show", "sw_nope")
+def test_unknown_id_names_the_closest_known(cli):
+    # issue 30: the closest ids, not every one of them (tests/cli/test_did_you_mean.py)
+    result = cli("catalog", "show", "sw_ib_qm97OO")
     assert result.code == 2
-    assert "sw_ib_qm9700" in result.err
+    assert "did you mean 'sw_ib_qm9700'" in result.err
+    far = cli("catalog", "show", "sw_nope")
+    assert far.code == 2 and "fabricplan catalog list" in far.err
 
 
 def test_catalog_cli_list_and_show(cli):

@@ -6,6 +6,7 @@ import json
 
 import yaml
 
+import fabricplan
 from fabricplan.catalog import load_catalog
 from fabricplan.spec import ClusterSpec, load_spec
 from project_paths import EXAMPLES, pinned
@@ -31,7 +32,8 @@ def test_init_writes_a_valid_commented_spec(cli, tmp_path):
     assert spec.cluster.gpus == 128
     again = cli("init", path)
     assert again.code == 2 and "--force" in again.err
-    assert cli("init", path, "--force", "--json").json() == {"written": str(path)}
+    written = cli("init", path, "--force", "--json").json()
+    assert written == {"written": str(path), "fabricplan_version": fabricplan.__version__, "catalog_sha256": None}
 
 
 def test_topology_json_is_one_document(cli):

@@ -253,7 +253,7 @@ def test_collective_rejects_absurd_flags(cli, args, fragment):
 def test_collective_at_the_bounds_still_runs(cli):
     result = cli("collective", "--sweep-sizes", "512GiB:1TiB", "--gpus", "16", "--json")
     assert result.code == 0, result.err
-    assert [row["size_bytes"] for row in result.json()] == [2 ** 39, 2 ** 40]
+    assert [row["size_bytes"] for row in result.json()["results"]] == [2 ** 39, 2 ** 40]
 
 
 def test_scale_search_skips_sizes_whose_weak_scaled_batch_breaks_a_bound(cli, tmp_path):

@@ -28,7 +28,7 @@ CASES = {
                     r"filters\[0\]: 'cluster.gpuz' is neither an axis"),
     "filter-types": ({"axes": SMALL_AXES, "filters": ["cluster.gpus > abc"]},
                      r"filters 'cluster.gpus > abc': cannot compare 512 > 'abc'"),
-    "unknown-key": ({"axes": SMALL_AXES, "axis": {}}, r"axis: unknown field .*`fabricplan sweep schema`"),
+    "unknown-key": ({"axes": SMALL_AXES, "axis": {}}, r"axis: unknown field.*`fabricplan sweep schema`"),
     "efficiency": ({"axes": SMALL_AXES, "efficiency_model": "nope"}, r"nope"),
     "draws-negative": ({"axes": SMALL_AXES, "draws": -3}, r"draws: Input should be greater than or equal to 0 \(got -3\)"),
     "draws-text": ({"axes": SMALL_AXES, "draws": "many"}, r"draws: .*integer"),

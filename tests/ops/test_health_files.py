@@ -300,7 +300,7 @@ def test_jobs_file_names_the_job_on_each_unhealthy_port(cli):
 
 def test_bad_jobs_file(cli, tmp_path):
     path = tmp_path / "jobs.yaml"
-    path.write_text("jobs:\n  a: node01\n")
+    path.write_text("jobs:\n  a: 3\n")
     result = cli("health", "--ethtool", FIX / "ethtool_healthy.txt", "--jobs", path)
     assert result.code == 2 and f"{path}:$.jobs.a" in result.err and "non-empty list" in result.err
 

@@ -25,7 +25,7 @@ def test_collective_json_is_one_document(capsys):
 
 def test_collective_sweep_table_and_json(capsys):
     assert run(["collective", "--sweep-sizes", "8B:8GiB", "--gpus", "64", "--fabric", "roce-v2", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["results"]
     assert len(rows) == 31 and rows[0]["size_bytes"] == 8
     assert run(["collective", "--sweep-sizes", "8B:1KiB", "--gpus", "16"]) == 0
     assert "busbw" in capsys.readouterr().out

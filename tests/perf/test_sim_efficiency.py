@@ -62,7 +62,8 @@ def test_cached_in_memory_and_on_disk(tmp_path):
     assert {k: after[k] - before[k] for k in after} == {"simulated": 1, "memory_cache": 1, "disk_cache": 1,
                                                         "fallback": 0}
     note = sim_efficiency.usage_note(before)
-    assert "3 traffic cases, 1 simulated, 2 from the cache" in note
+    # the note is the same however many answers came from the cache (issue 30: identical runs, identical notes)
+    assert "3 traffic cases" in note and "cache" not in note
 
 
 def test_a_corrupt_cache_entry_is_recomputed(tmp_path):

@@ -95,6 +95,29 @@ class Catalog:
     #: ``perf_defaults`` values already read (the models ask for them per number); not copied by
     #: ``dataclasses.replace``, so a changed catalog starts empty.
     _perf_values: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    #: :meth:`content_sha256`, once computed (a catalog never changes).
+    _sha256: list[str] = field(default_factory=list, init=False, compare=False, repr=False)
+
+    def content_sha256(self) -> str:
+        """SHA-256 of the resolved data: every entry and document after the overlays, as canonical
+        JSON (sorted keys). The same numbers give the same hash, however they were layered (bundled,
+        an overlay, ``with_values``); where they came from (``origins``) is not part of it. JSON
+        documents carry it (``catalog_sha256``) so a result names the catalog it was computed from.
+
+        Each item is hashed alone; the bundled items' hashes are cached per user with the validated
+        catalog (:func:`_bundled_digests`), so only the entries and documents an overlay or
+        ``with_values`` replaced are serialised here (the models' serialisers stay unbuilt)."""
+        if not self._sha256:
+            bundled = _bundled_digests()
+            shipped = _bundled().entries
+            entries = {section: {entry_id: bundled["entries"][section][entry_id]
+                                 if shipped.get(section, {}).get(entry_id) is entry else _digest(entry)
+                                 for entry_id, entry in items.items()}
+                       for section, items in self.entries.items()}
+            documents = {name: bundled["documents"][name] if _is_bundled_document(self.documents, name)
+                         else _digest(self.documents[name]) for name in self.documents}
+            self._sha256.append(_digest({"entries": entries, "documents": documents}))
+        return self._sha256[0]
 
     def section(self, name: str) -> Mapping[str, Entry]:
         if name not in self.entries:
@@ -457,14 +480,54 @@ def _raw_document(name: str) -> dict[str, Any]:
 def _bundled_document(name: str) -> BaseModel:
     """A bundled document section, validated once per process on first use."""
     filename, model = DOCUMENTS[name]
-    return load_validated(name, (filename,), lambda: _validate(model, _raw_document(name), filename))
+    document = load_validated(name, (filename,), lambda: _validate(model, _raw_document(name), filename))
+    _LOADED_DOCUMENTS[name] = document
+    return document
+
+
+#: The bundled documents loaded so far (what :func:`_bundled_document` returned), by name.
+_LOADED_DOCUMENTS: dict[str, BaseModel] = {}
+
+
+def _is_bundled_document(documents: Mapping[str, Any], name: str) -> bool:
+    """Whether ``documents[name]`` is the bundled document, unchanged (without loading it)."""
+    items = getattr(documents, "_items", documents)
+    value = items[name]
+    if isinstance(value, partial) and value.func is _bundled_document:
+        return True
+    return _LOADED_DOCUMENTS.get(name) is value
+
+
+def _digest(value: Any) -> str:
+    """SHA-256 of a value (a catalog model, or plain data) as canonical JSON."""
+    import json
+
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@cache
+def _bundled_digests() -> dict[str, dict[str, Any]]:
+    """Per bundled entry and document, :func:`_digest` of it; cached per user beside the validated
+    catalog, keyed by the same files and schema modules."""
+    filenames = tuple(dict.fromkeys([*(name for names, _model in SECTIONS.values() for name in names),
+                                     *(filename for filename, _model in DOCUMENTS.values())]))
+
+    def build() -> dict[str, dict[str, Any]]:
+        return {"entries": {section: {entry_id: _digest(entry) for entry_id, entry in items.items()}
+                            for section, items in _bundled().entries.items()},
+                "documents": {name: _digest(_bundled_document(name)) for name in DOCUMENTS}}
+
+    return load_validated("digests", filenames, build)
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise CatalogError(format_validation_error(exc), location=where) from None
+        raise CatalogError(format_validation_error(exc, model=model, schema_command="fabricplan catalog show ID --json"),
+                           location=where) from None
 
 
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from typing import Annotated
 
 import typer
 
@@ -13,35 +15,120 @@ _app = typer.Typer(
     name="fabricplan",
     help="Choose, size, price and check the network fabric of a GPU training cluster.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion: bash, zsh, fish and PowerShell complete commands,
+    # options and file names (typer's shell completion; the completion script calls fabricplan)
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
 
-def _flags_show_no_type() -> None:
-    """On/off options (`--json`, `--quick`, `--help`) show as bare flags in `--help`.
+def _print_version(value: bool) -> None:
+    if value:
+        from fabricplan import __version__
+
+        print(f"fabricplan {__version__}")
+        raise typer.Exit()
+
+
+@_app.callback()
+def _top(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False) -> None:
+    """Choose, size, price and check the network fabric of a GPU training cluster."""
+
+
+def _help_shows_types_plainly() -> None:
+    """Value types in `--help` read as a user writes them.
 
     typer's rich help prints a value type after every option, so a flag reads `--json <bool>` as if
-    it took a value. A flag takes none: its type column is left empty. Options with values keep theirs.
+    it took a value. A flag takes none: its type column is left empty. A repeatable option shows the
+    type of one value (`--catalog <path>`, not `<list[Path]>`), and a required argument in the usage
+    line is its bare name (`SPEC`, not `{SPEC}`); an optional one keeps its brackets (`[PATH]`), and
+    `LOG...` stays `LOG...`.
     """
     try:
-        from typer.core import TyperOption
+        from typer.core import TyperArgument, TyperOption
     except ImportError:  # another typer layout: its help is left as it is
         return
-    original = getattr(TyperOption, "display_type_rich", None)
-    if original is None or getattr(original, "_fabricplan_flags", False):
-        return
+    for cls in (TyperOption, TyperArgument):
+        original = getattr(cls, "display_type_rich", None)
+        if original is None or getattr(original, "_fabricplan_types", False):
+            continue
 
-    def display_type_rich(self, ctx):  # type: ignore[no-untyped-def]
-        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
-            return None
-        return original(self, ctx)
+        def display_type_rich(self, ctx, original=original):  # type: ignore[no-untyped-def]
+            if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+                return None
+            shown = original(self, ctx)
+            one = re.fullmatch(r"<list\[(.+)\]>", shown) if isinstance(shown, str) else None
+            return f"<{one.group(1).lower()}>" if one else shown
 
-    display_type_rich._fabricplan_flags = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+        display_type_rich._fabricplan_types = True  # type: ignore[attr-defined]
+        cls.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    usage = getattr(TyperArgument, "_usage_display_name", None)
+    if usage is not None and not getattr(usage, "_fabricplan_usage", False):
+        def _usage_display_name(self):  # type: ignore[no-untyped-def]
+            shown = usage(self)
+            if shown.startswith("{"):
+                shown = shown[1:].replace("}", "", 1)
+            return shown[:-3] if shown.endswith("......") else shown  # metavar "LOG..." of nargs=-1
+
+        _usage_display_name._fabricplan_usage = True  # type: ignore[attr-defined]
+        TyperArgument._usage_display_name = _usage_display_name  # type: ignore[method-assign]
 
 
-_flags_show_no_type()
+_help_shows_types_plainly()
+
+
+_ESCAPED: dict[int, object] = {}
+
+
+def _help_as_written(app: typer.Typer) -> typer.Typer:
+    """Every help text of `app` (commands, groups, options, arguments) printed as written.
+
+    typer's rich help reads help texts as rich markup, so "[us]", "[bytes]" or "{name: [host, ...]}"
+    vanished as unknown style tags. Each text is escaped once (`rich.markup.escape`) when its command
+    is registered; the objects done are remembered (`_ESCAPED`) so that an option shared by several
+    commands (`--catalog`) is not escaped twice. (typer copies its info objects' attributes, so they
+    carry no mark of their own.)
+    """
+    import inspect
+    import typing
+
+    from rich.markup import escape
+    from typer.models import ParameterInfo
+
+    def escaped(owner: object, attribute: str) -> None:
+        text = getattr(owner, attribute, None)
+        if isinstance(text, str) and id(owner) not in _ESCAPED:
+            setattr(owner, attribute, escape(text))
+        _ESCAPED[id(owner)] = owner  # kept alive, so its id is never reused
+
+    def command(info) -> None:  # type: ignore[no-untyped-def]
+        callback = info.callback
+        if callback is None:
+            return
+        if info.help is None and callback.__doc__:
+            info.help = inspect.getdoc(callback)
+        escaped(info, "help")
+        hints = typing.get_type_hints(callback, include_extras=True)
+        for name, parameter in inspect.signature(callback).parameters.items():
+            found = [parameter.default, *getattr(hints.get(name), "__metadata__", ())]
+            for item in found:
+                if isinstance(item, ParameterInfo):
+                    escaped(item, "help")
+
+    def group(instance: typer.Typer) -> None:
+        escaped(instance.info, "help")
+        if instance.registered_callback is not None:
+            command(instance.registered_callback)
+        for info in instance.registered_commands:
+            command(info)
+        for sub in instance.registered_groups:
+            escaped(sub, "help")
+            if sub.typer_instance is not None:
+                group(sub.typer_instance)
+
+    group(app)
+    return app
 
 
 #: The module that registers each top-level command (tests check it matches `app`).
@@ -65,6 +152,7 @@ def full_app() -> typer.Typer:
 
         for module in dict.fromkeys(COMMAND_MODULES.values()):
             importlib.import_module(f"fabricplan.cli.{module}").register(_app)
+        _help_as_written(_app)
         _registered = True
     return _app
 
@@ -93,7 +181,7 @@ def _app_for(argv: list[str]) -> typer.Typer:
                         pretty_exceptions_enable=False)
     small.callback()(_group)
     importlib.import_module(f"fabricplan.cli.{module}").register(small)
-    return small
+    return _help_as_written(small)
 
 
 def _group() -> None:

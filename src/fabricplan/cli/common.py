@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from fabricplan.catalog import Catalog
 
 # Tables and reports go to stdout; progress and errors go to stderr so that `--json`
 # leaves stdout holding one JSON document and nothing else. No console markup: spec, job and
@@ -15,24 +16,17 @@ stdout = Console(markup=False)
 stderr = Console(stderr=True, markup=False)
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "model_dump") and not isinstance(value, type):  # pydantic models (not imported here)
-        return _plain(value.model_dump(mode="json"))
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
-    return value
+def emit_json(value: Any, *, catalog: Catalog | str | None) -> None:
+    """Print one JSON document: ``value`` stamped with the tool's version and the hash of ``catalog``,
+    the catalog the command used (None: it used none); :mod:`fabricplan.report.json_document`."""
+    from fabricplan.report.json_document import document_text
+
+    print(document_text(value, catalog_digest(catalog)))
 
 
-def to_json(value: Any) -> str:
-    """Serialise models, dataclass-like dicts and numpy scalars into stable, sorted JSON."""
-    return json.dumps(_plain(value), indent=2, sort_keys=True)
-
-
-def emit_json(value: Any) -> None:
-    print(to_json(value))
+def catalog_digest(catalog: Catalog | str | None) -> str | None:
+    """The ``catalog_sha256`` of a document: the catalog's content hash, a hash recorded with the
+    results (``sweep report``), or None when the command used no catalog."""
+    if catalog is None or isinstance(catalog, str):
+        return catalog
+    return catalog.content_sha256()

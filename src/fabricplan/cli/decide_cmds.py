@@ -73,7 +73,7 @@ def compare(
         if show_progress:
             stderr.print(f"wrote {html}")
     if json_output:
-        emit_json(report)
+        emit_json(report, catalog=cat)
     elif markdown:
         from fabricplan.report.markdown import compare_markdown
 

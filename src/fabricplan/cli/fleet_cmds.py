@@ -32,7 +32,7 @@ def _fleet(spec: Path, fabric: Optional[str], policy: Optional[str], routing: Op
 
         write_fleet_html(results, html)
     if as_json:
-        emit_json(fleet_document(results, version=__version__))
+        emit_json(fleet_document(results, version=__version__), catalog=catalog)
         return
     stdout.print(fleet_renderable(results))
 
@@ -48,7 +48,7 @@ class _nothing:
 def register(app: typer.Typer) -> None:
     @app.command()
     def fleet(
-        spec: Path = typer.Argument(..., help="Cluster spec (YAML) whose jobs form the mix"),
+        spec: Path = typer.Argument(..., help="Cluster spec (YAML) whose jobs form the mix; - reads it from stdin", metavar="SPEC"),
         fabric: Optional[str] = typer.Option(None, "--fabric", help="One of the spec's fabrics (default: all)"),
         policy: Optional[str] = typer.Option(None, "--policy", help="Scheduler policy: packed, first_fit or random "
                                                                     "(default: the spec's)"),

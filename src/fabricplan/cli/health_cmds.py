@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.text import Text
 
-from fabricplan.cli.common import emit_json, stderr, stdout
+from fabricplan.cli.common import catalog_digest, emit_json, stderr, stdout
 from fabricplan.cli.plan_cmds import CatalogOption
 from fabricplan.errors import InputError
 
 if TYPE_CHECKING:
+    from fabricplan.catalog import Catalog
     from fabricplan.ops.health import HealthResult
 
 FAIL_ON = ("error", "warning", "info", "never")
@@ -51,7 +52,7 @@ def health_command(
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
     load: Optional[str] = typer.Option(None, "--load", help="With --spec: link utilisation the design is judged at (0.6 or 60%); default: each port's byte counters."),
     baseline_window: Optional[str] = typer.Option(None, "--baseline-window", help="Quiet window START..END: each RTT pair's p99.9 there is its baseline."),
-    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}': name the jobs on each unhealthy port."),
+    jobs: Optional[Path] = typer.Option(None, "--jobs", help="YAML 'jobs: {name: [host or pattern, ...]}', hosts as Slurm hostlists (node[01-16]) or patterns (gpu0*): name the jobs on each unhealthy port."),
     config: Optional[Path] = typer.Option(None, "--config", help="Health config YAML (lint config format): disable checks, set severities/thresholds."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report with time-series charts of the offending counters."),
@@ -96,23 +97,26 @@ def health_command(
     # the quiet window is fixed when the command starts, also while --watch re-evaluates
     window = baseline_window_s(baseline_window, now)
     interval_s = parse_duration_s(watch, "--watch", noun="watch interval") if watch is not None else None
+    from fabricplan.catalog import load_catalog
+
+    cat = load_catalog(catalog or [])  # once: every evaluation and the JSON's catalog_sha256 use it
 
     def run_once(now_s: float) -> HealthResult:
         return health(**sources, prometheus=prometheus, start=start, end=end, step=step,
                       expected_rtt_us=expected_rtt_us, spec=spec, fabric=fabric, load=stated_load,
-                      baseline_window=window, jobs=jobs, config=config, catalog=catalog or [], now_s=now_s)
+                      baseline_window=window, jobs=jobs, config=config, catalog=cat, now_s=now_s)
 
     if interval_s is not None:
-        _watch(run_once, interval_s, iterations, json_out)
+        _watch(run_once, interval_s, iterations, json_out, cat)
         return
     result = run_once(now)
-    _report(result, save_telemetry=save_telemetry, html=html, json_out=json_out, all_ports=all_ports)
+    _report(result, save_telemetry=save_telemetry, html=html, json_out=json_out, all_ports=all_ports, catalog=cat)
     if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
         raise typer.Exit(code=1)
 
 
 def _report(result: HealthResult, *, save_telemetry: Path | None, html: Path | None, json_out: bool,
-            all_ports: bool) -> None:
+            all_ports: bool, catalog: Catalog) -> None:
     """What was read as .npz (``--save-telemetry``), the HTML report (``--html``), then text or JSON;
     both files whole or not at all (:func:`fabricplan.io.atomic_output`)."""
     if save_telemetry is not None:
@@ -128,16 +132,16 @@ def _report(result: HealthResult, *, save_telemetry: Path | None, html: Path | N
         write_text_atomic(html, health_html(result), what="HTML report")
         stderr.print(Text(f"wrote {html}"))
     if json_out:
-        emit_json(as_json(result))
+        emit_json(as_json(result), catalog=catalog)
     else:
         print_text(stdout, result, all_ports=all_ports)
 
 
-def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None:
-    """Evaluate every ``interval_s`` and print what changed: findings that appeared (+) or cleared (-)."""
-    import json as jsonlib
-
+def _watch(run_once, interval_s: float, iterations: int, json_out: bool, catalog: Catalog) -> None:
+    """Evaluate every ``interval_s`` and print what changed: findings that appeared (+) or cleared (-);
+    with --json one stamped JSON document per line and change."""
     from fabricplan.ops.health.checks._common import stamp
+    from fabricplan.report.json_document import document_text
 
     previous: dict[tuple[str, str, str], object] | None = None
     count = 0
@@ -152,8 +156,8 @@ def _watch(run_once, interval_s: float, iterations: int, json_out: bool) -> None
             changes += [("-", f) for k, f in previous.items() if k not in current]
         for sign, f in changes:
             if json_out:
-                print(jsonlib.dumps({"time": stamp(now), "change": "new" if sign == "+" else "cleared",
-                                     **f.as_dict()}, sort_keys=True), flush=True)
+                print(document_text({"time": stamp(now), "change": "new" if sign == "+" else "cleared",
+                                     **f.as_dict()}, catalog_digest(catalog), indent=None), flush=True)
             else:
                 style = "red" if sign == "+" else "green"
                 stdout.print(Text(f"{stamp(now)} {sign} {f.severity.upper():<7} {f.rule_id:<7} {f.link}: {f.message}",

@@ -57,7 +57,8 @@ def _system(read, catalog, spec_path, fabric, gpu, nics_per_node, cpu_vendor):
 
 def calibrate_command(
     logs: list[Path] = typer.Argument(..., help="nccl-tests and perftest logs (one or more files)", metavar="LOG..."),
-    out: Path = typer.Option(..., "--out", help="Overlay to write (YAML; use it with --catalog)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Overlay to write (YAML; use it with --catalog); "
+                                                           "without it the fit is reported, nothing is written."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the system the logs were measured on."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="Catalog fabric profile (default: the spec's or "
                                                                 "inferred from the logs)."),
@@ -69,23 +70,28 @@ def calibrate_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     catalog: CatalogOption = None,
 ) -> None:
-    """Fit the model's calibratable parameters to measured logs; write them as a --catalog overlay."""
+    """Fit the model's calibratable parameters to measured logs; report the fit, warn on a poor one, and
+    with --out write the values as a --catalog overlay."""
     from fabricplan.catalog import load_catalog
     from fabricplan.io import check_output_path
     from fabricplan.measure.fit import calibrate, overlay_document, write_overlay
     from fabricplan.report.measure_tables import calibration_document, calibration_report
 
-    check_output_path(out, what="catalog overlay")  # before the fit, not after
+    if out is not None:
+        check_output_path(out, what="catalog overlay")  # before the fit, not after
     cat = load_catalog(catalog or [])
     read = _read(logs, op)
     system = _system(read, cat, spec, fabric, gpu, nics_per_node, cpu_vendor)
     result = calibrate(read, cat, system, cross_validate=not no_cross_validation)
     overlay = overlay_document(result, cat)
-    write_overlay(overlay, out, result)
-    if as_json:
-        emit_json(calibration_document(result, overlay, str(out)))
-    else:
-        stdout.print(calibration_report(result, str(out)))
+    if out is not None:
+        write_overlay(overlay, out, result)
+    if not as_json:
+        stdout.print(calibration_report(result, str(out) if out is not None else None))
+        return
+    emit_json(calibration_document(result, overlay, str(out) if out is not None else None), catalog=cat)
+    for warning in result.warnings:  # the report holds them; with --json they go to stderr too
+        stderr.print(f"warning: {warning}", soft_wrap=True)
 
 
 def check_measured_command(
@@ -129,7 +135,7 @@ def check_measured_command(
 
         write_text_atomic(html, check_html(result), what="HTML chart")
     if as_json:
-        emit_json(check_document(result))
+        emit_json(check_document(result), catalog=cat)
     else:
         stdout.print(check_report(result))
     if not result.passed:

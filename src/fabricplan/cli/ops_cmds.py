@@ -44,9 +44,9 @@ def lint_command(
     for note in result.notes:
         stderr.print(Text(f"note: {note}"))
     if sarif:
-        emit_json(as_sarif(result.findings, RULES, __version__))
+        emit_json(as_sarif(result.findings, RULES, __version__), catalog=cat)
     elif json_out:
-        emit_json(as_json(result.fabric, result.findings))
+        emit_json(as_json(result.fabric, result.findings), catalog=cat)
     else:
         print_text(stdout, result.fabric, result.findings)
     if fail_on != "never" and any(severity_rank(f.severity) >= severity_rank(fail_on) for f in result.findings):
@@ -124,7 +124,7 @@ def headroom_command(
     from fabricplan.report.ops_tables import headroom_document, headroom_renderables
 
     if json_out:
-        emit_json(headroom_document(result))
+        emit_json(headroom_document(result), catalog=cat)
         return
     for renderable in headroom_renderables(result, speed_mbps, cable_m, mtu):
         stdout.print(renderable)

@@ -66,7 +66,7 @@ def _collective(op: str, size: Optional[str], gpus: int, gpus_per_node: int, fab
                                    span_nodes=span_nodes, n_nodes=nodes)
                    for s in sizes]
     if as_json:
-        emit_json(collective_document(results, sweep=bool(sweep_sizes)))
+        emit_json(collective_document(results, sweep=bool(sweep_sizes)), catalog=catalog)
     else:
         stdout.print(collective_table(results))
 
@@ -91,7 +91,7 @@ def _step(spec_path: Path, fabric: Optional[list[str]], nccl_version: Optional[s
                                   efficiency_model=efficiency_model) for name in names}
     results = [per_fabric[name][index] for index in range(len(spec.jobs)) for name in names]  # job by job
     if as_json:
-        emit_json(step_document(spec.name, results))
+        emit_json(step_document(spec.name, results), catalog=catalog)
     else:
         stdout.print(step_table(spec.name, results))
 
@@ -160,8 +160,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("step")
     def step(
-        spec: Path = typer.Argument(..., help="Cluster spec (YAML/JSON) with jobs", metavar="SPEC"),
-        fabric: Optional[list[str]] = typer.Option(None, "--fabric", help="Fabric id(s); default: the spec's"),
+        spec: Path = typer.Argument(..., help="Cluster spec (YAML/JSON) with jobs; - reads it from stdin", metavar="SPEC"),
+        fabric: Optional[list[str]] = typer.Option(None, "--fabric", help="Fabric id (repeatable); default: the spec's"),
         nccl_version: Optional[str] = typer.Option(None, "--nccl-version"),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
         catalog: CatalogOption = None,

@@ -25,7 +25,7 @@ CatalogOption = Annotated[
     typer.Option("--catalog", help="A YAML/JSON file layered over the bundled catalog (repeatable)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-SpecArgument = Annotated[Path, typer.Argument(help="Cluster spec (YAML or JSON).", show_default=False,
+SpecArgument = Annotated[Path, typer.Argument(help="Cluster spec (YAML or JSON; - reads it from stdin).", show_default=False,
                                               metavar="SPEC")]
 
 catalog_app = typer.Typer(help="List and show catalog entries (hardware, fabrics, prices, parameters).",
@@ -40,7 +40,7 @@ def schema(json_output: JsonOption = False) -> None:
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="Where to write the example spec; - prints it on stdout.")
+    path: Annotated[Path, typer.Argument(help="Where to write the example spec; - prints it on stdout.", metavar="PATH")
                     ] = Path("cluster.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     json_output: JsonOption = False,
@@ -61,44 +61,42 @@ def init(
 
     write_text_atomic(path, EXAMPLE_SPEC_YAML, what="example spec")
     if json_output:
-        emit_json({"written": str(path)})
+        emit_json({"written": str(path)}, catalog=None)
     else:
         stdout.print(f"wrote {path}; edit it, then run: fabricplan compare {path}", soft_wrap=True)
 
 
 @catalog_app.command("list")
 def catalog_list(
-    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}")] = None,
+    section: Annotated[Optional[str], typer.Argument(help=f"One of: {', '.join(HELP_SECTION_NAMES)}", metavar="SECTION")] = None,
+    all_entries: Annotated[bool, typer.Option("--all", help="Every entry of every section (without a SECTION, "
+                                                            "a summary per section is printed).")] = False,
     catalog: CatalogOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List catalog entries (and the items of perf_defaults, nccl_tuner, ops_defaults) with their date."""
+    """Summarise the catalog's sections, or list a section's entries (perf_defaults, nccl_tuner and
+    ops_defaults: their items) with their dates; --json gives the entries themselves."""
     from fabricplan.catalog import ALL_SECTIONS, load_catalog
-    from fabricplan.catalog import SECTIONS as ENTRY_SECTIONS
+    from fabricplan.errors import did_you_mean
 
+    if section is not None and section not in ALL_SECTIONS:
+        hint = did_you_mean(section, ALL_SECTIONS)
+        raise InputError(f"unknown catalog section '{section}'" + (f"; {hint}" if hint else "") +
+                         f" (known: {', '.join(ALL_SECTIONS)})")
+    if section is not None and all_entries:
+        raise InputError("give a SECTION or --all, not both", location="--all")
     cat = load_catalog(catalog or [])
     names = [section] if section else list(ALL_SECTIONS)
-    for name in names:
-        if name not in ALL_SECTIONS:
-            raise InputError(f"unknown catalog section '{name}'; known: {', '.join(ALL_SECTIONS)}")
-    if json_output:
-        emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names})
+    if json_output:  # scripts get the entries, of one section or of all
+        emit_json({name: {i: _plain_json(e) for i, e in _items(cat, name)} for name in names}, catalog=cat)
         return
-    from fabricplan.report.layout import FitTable
+    from fabricplan.report.catalog_tables import section_table, summary_table
 
+    if section is None and not all_entries:
+        stdout.print(summary_table(cat, names))
+        return
     for name in names:
-        if name in ENTRY_SECTIONS:
-            rows = [[entry_id, entry.name, entry.date, cat.origins[name][entry_id]]
-                    for entry_id, entry in cat.section(name).items()]
-            stdout.print(FitTable(("id", "name", "date", "origin"), rows, title=name))
-        else:
-            rows = []
-            for path, item in cat.document_items(name):
-                full = f"{name}.{path}"
-                value = getattr(item, "value", None) if hasattr(item, "value") else None
-                shown = "" if value is None else _short_value(value)
-                rows.append([path, shown, cat.source_of(full)[1], cat.origin(full)])
-            stdout.print(FitTable(("path", "value", "date", "origin"), rows, title=name))
+        stdout.print(section_table(cat, name))
 
 
 def _items(cat, name: str):
@@ -109,11 +107,6 @@ def _items(cat, name: str):
 
 def _plain_json(item):
     return item.model_dump(mode="json") if hasattr(item, "model_dump") else item
-
-
-def _short_value(value, limit: int = 60) -> str:
-    text = json.dumps(_plain_json(value)) if isinstance(value, (dict, list)) else str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _document_path(cat, name: str) -> str | None:
@@ -131,6 +124,7 @@ def _document_path(cat, name: str) -> str | None:
 @catalog_app.command("show")
 def catalog_show(
     entry_id: Annotated[str, typer.Argument(
+        metavar="ID",
         help="Entry id (e.g. sw_ib_qm9700), perf parameter (tp_overlap_efficiency) or dotted path "
              "(nccl_tuner.versions.2.30.7.tree_factor)")],
     catalog: CatalogOption = None,
@@ -145,7 +139,7 @@ def catalog_show(
             entry = cat.section(name)[entry_id]
             if json_output:
                 emit_json({"section": name, "origin": cat.origins[name][entry_id],
-                           "entry": entry.model_dump(mode="json")})
+                           "entry": entry.model_dump(mode="json")}, catalog=cat)
                 return
             rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
                     for key, value in entry.model_dump(mode="json").items()]
@@ -159,7 +153,7 @@ def catalog_show(
         source, date = cat.source_of(path)
         origin = cat.origin(path)
         if json_output:
-            emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin})
+            emit_json({"path": path, "value": value, "source": source, "date": date, "origin": origin}, catalog=cat)
             return
         rows = []
         if isinstance(value, dict) and "value" in value and "source" in value:  # a sourced item: its fields
@@ -172,9 +166,14 @@ def catalog_show(
                      ["source", source], ["date", date]]
         stdout.print(_field_table(f"{path} ({origin})", rows))
         return
-    known = sorted(i for name in SECTIONS for i in cat.section(name))
-    raise InputError(f"no catalog entry '{entry_id}'; known ids: {', '.join(known)} "
-                     f"(or a perf parameter, or a dotted path such as perf_defaults.parameters.<name>)")
+    from fabricplan.errors import did_you_mean
+
+    known = [i for name in SECTIONS for i in cat.section(name)]
+    known += [path.rsplit(".", 1)[-1] for path, _item in cat.document_items("perf_defaults")]
+    hint = did_you_mean(entry_id, known)
+    raise InputError(f"no catalog entry '{entry_id}'" + (f"; {hint}" if hint else "") +
+                     " (`fabricplan catalog list` lists them; or a dotted path such as "
+                     "perf_defaults.parameters.<name>)")
 
 
 def _field_table(title: str, rows: list[list[str]]):
@@ -211,7 +210,8 @@ def topology(spec_path: SpecArgument, catalog: CatalogOption = None, json_output
     if json_output:
         emit_json({"spec": spec.name, "gpus": spec.cluster.gpus,
                    "fabrics": {f.fabric: {"switch_id": f.switch_id, "port_speed_gbps": f.port_speed_gbps,
-                                          **f.model_dump(mode="json")["topology"]} for f in report.fabrics}})
+                                          **f.model_dump(mode="json")["topology"]} for f in report.fabrics}},
+                  catalog=cat)
         return
     stdout.print(topology_table(report))
 
@@ -234,7 +234,7 @@ def cost(
         spec = spec.model_copy(update={"economics": spec.economics.model_copy(update={"price_point": price_point})})
     report = cost_spec(spec, cat, designs=_chosen(spec, cat))
     if json_output:
-        emit_json(report)
+        emit_json(report, catalog=cat)
         return
     for renderable in cost_tables(report):
         stdout.print(renderable)

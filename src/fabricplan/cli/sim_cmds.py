@@ -32,7 +32,7 @@ def _dcqcn(flows: int, delay_us: float, link: str, overrides: dict, as_json: boo
     result = analyse(link_gbps, flows, delay_us, params, catalog=catalog)
     document = result.document()
     if as_json:
-        emit_json(document)
+        emit_json(document, catalog=catalog)
         return
     fp = result.fixed_point
     verdict = "stable" if result.stable else "UNSTABLE"
@@ -83,7 +83,7 @@ def _simulate(scenario: str, options: dict, as_json: bool, plot: Optional[Path],
     from fabricplan.sim.scenarios import incomplete_line, summary_lines
 
     if as_json:
-        emit_json(document)
+        emit_json(document, catalog=catalog)
     else:
         for line in summary_lines(document):
             stdout.print(line)
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("simulate")
     def simulate(
-        scenario: str = typer.Argument(..., help="incast, permutation, allreduce or alltoall; several jobs "
+        scenario: str = typer.Argument(..., metavar="SCENARIO", help="incast, permutation, allreduce or alltoall; several jobs "
                                                  "sharing the fabric: comma-separated (incast,permutation)"),
         k: int = typer.Option(16, "--k", help="Fat-tree switch radix k (even)"),
         tiers: int = typer.Option(2, "--tiers", help="Fat-tree tiers: 2 or 3"),

@@ -75,7 +75,7 @@ def run(
         bar.stop()
     record = {**summary.__dict__, "points_per_s": summary.points_per_s}
     if json_output:
-        emit_json(record)
+        emit_json(record, catalog=sweep.context.catalog)
     elif bar.show:
         stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
                      f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
@@ -87,7 +87,7 @@ def _dry_run(sweep, folder: Path, json_output: bool) -> None:  # type: ignore[no
     kept = sum(1 for _ in sweep.points())
     summary = {"name": sweep.name, "points_total": sweep.total, "points_kept": kept, "out": str(folder)}
     if json_output:
-        emit_json(summary)
+        emit_json(summary, catalog=sweep.context.catalog)
     else:
         stdout.print(f"{sweep.name}: {sweep.total:,} points, {kept:,} kept by the filters")
 
@@ -175,7 +175,7 @@ def report(
         write_text_atomic(html, sweep_html(analysis), what="HTML report")
         stderr.print(f"wrote {html}")
     if json_output:
-        emit_json(analysis_document(analysis))
+        emit_json(analysis_document(analysis), catalog=manifest.get("catalog_sha256"))
         return
     for renderable in terminal_renderables(analysis):
         stdout.print(renderable)
@@ -189,19 +189,16 @@ def outputs(json_output: JsonOption = False) -> None:
     items = {**{name: f"{d} (per fabric)" for name, (d, _f, _t) in FABRIC_OUTPUTS.items()},
              **{name: d for name, (d, _t) in POINT_OUTPUTS.items()}}
     if json_output:
-        emit_json(items)
+        emit_json(items, catalog=None)
         return
-    from rich.table import Table
+    from fabricplan.report.layout import FitTable
 
-    table = Table("output", "description", box=None, pad_edge=False)
-    for name, description in items.items():
-        table.add_row(name, description)
-    stdout.print(table)
+    stdout.print(FitTable(("output", "description"), [[name, d] for name, d in items.items()]))
 
 
 @sweep_app.command("schema")
-def schema() -> None:
-    """Print the JSON Schema of a sweep file."""
+def schema(json_output: JsonOption = False) -> None:
+    """Print the JSON Schema of a sweep file (always JSON; --json is accepted, as by every command)."""
     from fabricplan.sweep.model import SweepFile
 
     print(json.dumps(SweepFile.model_json_schema(), indent=2))

@@ -112,6 +112,8 @@ class CalibrationResult:
     cross_validation: tuple[CrossValidation, ...]
     files: tuple[str, ...]
     pin: dict = field(default_factory=dict)
+    #: Why the fit should not be trusted as it is (:func:`fit_warnings`); empty for a good fit.
+    warnings: tuple[str, ...] = ()
 
     @property
     def used(self) -> list[FitRow]:
@@ -388,9 +390,40 @@ def calibrate(logs: list[MeasurementLog], catalog, system, *, cross_validate: bo
     used = [r for r in rows if r.reason is None]
     after = math.sqrt(sum(math.log(r.model_us / r.measured_us) ** 2 for r in used) / len(used))
     cv = _cross_validation(model, used, params) if cross_validate else []
-    return CalibrationResult(system=system, parameters=tuple(fitted), rows=tuple(rows), rms_log_error_before=before,
-                             rms_log_error_after=after, cross_validation=tuple(cv),
-                             files=tuple(dict.fromkeys(log.file for log in logs)), pin=pin)
+    result = CalibrationResult(system=system, parameters=tuple(fitted), rows=tuple(rows),
+                               rms_log_error_before=before, rms_log_error_after=after, cross_validation=tuple(cv),
+                               files=tuple(dict.fromkeys(log.file for log in logs)), pin=pin)
+    return replace(result, warnings=fit_warnings(result, catalog))
+
+
+def fit_warnings(result: CalibrationResult, catalog) -> tuple[str, ...]:
+    """A poor fit, said in one sentence per reason: a held-out row the cross-validation missed by
+    more than ``calibrate_warn_cross_validation_max_error`` (perf_defaults), a fitted parameter whose
+    standard deviation is above ``calibrate_warn_relative_stddev`` of its value. Each names the
+    parameters the fit moved (before -> after) so the reader sees what the warning is about."""
+    from fabricplan.perf.params import perf_parameter
+
+    max_error = perf_parameter("calibrate_warn_cross_validation_max_error", catalog)
+    max_sd = perf_parameter("calibrate_warn_relative_stddev", catalog)
+    fitted = [p for p in result.parameters if p.fitted]
+    moved = "; ".join(f"{p.name} {p.initial:.3g} -> {p.value:.3g} {p.unit}"
+                      + (f" ± {p.stddev:.2g}" if p.stddev is not None else "")
+                      for p in fitted if abs(p.value - p.initial) > 0.01 * abs(p.initial)) or "unchanged"
+    out = []
+    for cv in result.cross_validation:
+        if cv.max_abs_error > max_error:
+            out.append(f"poor fit: cross-validation ({cv.name}) misses a held-out row by {cv.max_abs_error:.0%} "
+                       f"(median {cv.median_abs_error:.0%}; warned above {max_error:.0%}, perf_defaults."
+                       f"calibrate_warn_cross_validation_max_error); the fitted values ({moved}) do not predict "
+                       "what they were not fitted on: check --fabric, --nics-per-node and that the logs come "
+                       "from one system before using the overlay")
+    for p in fitted:
+        if p.stddev is not None and p.value > 0 and p.stddev / p.value > max_sd:
+            out.append(f"{p.name} is poorly determined: {p.value:.3g} ± {p.stddev:.2g} {p.unit} "
+                       f"({p.stddev / p.value:.0%} of its value; warned above {max_sd:.0%}, perf_defaults."
+                       f"calibrate_warn_relative_stddev), was {p.initial:.3g}: the logs hold too few sizes "
+                       "where it matters")
+    return tuple(out)
 
 
 def overlay_document(result: CalibrationResult, catalog, date: dt.date | None = None) -> dict:

@@ -58,8 +58,8 @@ def usage_note(before: dict[str, int]) -> str:
     now = usage()
     delta = {key: now[key] - before.get(key, 0) for key in now}
     asked = sum(delta.values())
-    text = (f"Efficiency model 'sim' (flow-level simulation): {asked} traffic cases, {delta['simulated']} "
-            f"simulated, {delta['memory_cache'] + delta['disk_cache']} from the cache")
+    # how many came from the cache is left out: it changes between identical runs (issue 30)
+    text = f"Efficiency model 'sim' (flow-level simulation): {asked} traffic cases simulated"
     if delta["fallback"]:
         text += (f", {delta['fallback']} too large to simulate quickly (over {MAX_CONNECTIONS:,} connections) "
                  "and taken from the analytic model")
@@ -240,10 +240,9 @@ class AutoEfficiency:
         now = AutoEfficiency.usage()
         sim = now["auto_sim"] - before.get("auto_sim", 0)
         analytic = now["auto_analytic"] - before.get("auto_analytic", 0)
-        cached = sum(now[k] - before.get(k, 0) for k in ("memory_cache", "disk_cache"))
-        return (f"Efficiency model 'auto': {sim} traffic cases from the flow-level simulator ({cached} of them "
-                f"cached), {analytic} over the simulation budget (perf_defaults.sim_auto_max_connections) "
-                "from the analytic model.")
+        # how many came from the cache is left out: it changes between identical runs (issue 30)
+        return (f"Efficiency model 'auto': {sim} traffic cases from the flow-level simulator, {analytic} over "
+                "the simulation budget (perf_defaults.sim_auto_max_connections) from the analytic model.")
 
     def __call__(self, case: TrafficCase) -> Efficiency:
         if case.n_nodes <= 1 or case.placement.tiers <= 1:

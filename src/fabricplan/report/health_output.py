@@ -8,13 +8,13 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from fabricplan.ops.health.checks import CHECKS
 from fabricplan.ops.health.checks._common import stamp
 from fabricplan.ops.health.engine import NO_INTERVAL, HealthResult
 from fabricplan.ops.lint.finding import SEVERITIES
+from fabricplan.report.layout import FitTable
 from fabricplan.report.lint_output import _wrapped
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -141,15 +141,10 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
     rows = port_rows(result)
     shown = {e: r for e, r in rows.items() if all_ports or r["worst"] != "ok"}
     if shown:
-        table = Table(title="Per port" + ("" if all_ports else " (ports with findings; --all-ports for every port)"),
-                      title_justify="left", box=None, pad_edge=False)
-        table.add_column("port", overflow="fold", min_width=18)
         used = [c for c in TABLE_COLUMNS if any(c[1] in r or f"{c[0]}:na" in r for r in shown.values())]
-        for _cid, _metric, heading, _how in used:
-            table.add_column(heading, justify="right")
-        table.add_column("status")
+        table_rows = []
         for entity, row in list(shown.items())[:200]:
-            cells = []
+            cells: list[str | Text] = [entity]
             for cid, metric, _heading, how in used:
                 if metric in row:
                     cells.append(_show(row[metric], how))
@@ -157,8 +152,11 @@ def print_text(console: Console, result: HealthResult, all_ports: bool = False) 
                     cells.append("n/a")
                 else:
                     cells.append("-")
-            table.add_row(entity, *cells, Text(row["worst"], style=_STYLE.get(row["worst"], "green" if row["worst"] == "ok" else "yellow")))
-        console.print(table)
+            style = _STYLE.get(row["worst"], "green" if row["worst"] == "ok" else "yellow")
+            table_rows.append([*cells, Text(row["worst"], style=style)])
+        title = "Per port" + ("" if all_ports else " (ports with findings; --all-ports for every port)")
+        console.print(FitTable(("port", *(heading for _c, _m, heading, _h in used), "status"), table_rows,
+                               title=title, justify=["left", *["right"] * len(used), "left"]))
         if len(shown) > 200:
             console.print(f"... and {len(shown) - 200} more ports (see --json)")
         console.print()

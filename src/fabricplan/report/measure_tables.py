@@ -11,7 +11,7 @@ from rich.text import Text
 
 from fabricplan.measure.check import OPERATION_TITLES, CheckResult, size_text
 from fabricplan.measure.fit import CalibrationResult
-from fabricplan.report.layout import FitTable
+from fabricplan.report.layout import FitTable, Lines
 
 
 def _us(value: float) -> str:
@@ -40,6 +40,7 @@ def calibration_document(result: CalibrationResult, overlay: dict, out: str | No
         "cross_validation": [{"name": c.name, "fit_rows": c.fit_rows, "held_out_rows": c.held_out_rows,
                               "median_abs_error": c.median_abs_error, "max_abs_error": c.max_abs_error,
                               "detail": c.detail} for c in result.cross_validation],
+        "warnings": list(result.warnings),
         "overlay": overlay,
         "out": out,
     }
@@ -82,8 +83,13 @@ def calibration_report(result: CalibrationResult, out: str | None) -> Renderable
                               title="Cross-validation: fit on part, predict the rest"))
     else:
         parts.append(Text("Cross-validation: too few sizes or node counts (needs 4 sizes or 2 node counts)"))
+    for warning in result.warnings:
+        parts.append(Lines([("warning: ", warning)], style="bold yellow"))
     if out:
         parts.append(Text(f"Wrote {out}: use it with --catalog {out}"))
+    else:
+        parts.append(Text("No overlay written: give --out overlay.yaml to write the fitted values as a "
+                          "--catalog overlay (--json shows it)."))
     return Group(*parts)
 
 

@@ -16,8 +16,9 @@ from fabricplan.report.layout import FitTable, plural
 
 
 def collective_document(results: Sequence[CollectiveResult], sweep: bool) -> Any:
-    """``collective --json``: one result, or a list for a size sweep."""
-    return [r.as_dict() for r in results] if sweep else results[0].as_dict()
+    """``collective --json``: one result, or ``{"results": [...]}`` for a size sweep (an object, as
+    every document is, so it carries the version and catalog stamp; `step --json` is shaped alike)."""
+    return {"results": [r.as_dict() for r in results]} if sweep else results[0].as_dict()
 
 
 def collective_table(results: Sequence[CollectiveResult]) -> RenderableType:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from fabricplan.catalog import Catalog, require_catalog
 from fabricplan.errors import InputError
-from fabricplan.io import format_validation_error, read_document
+from fabricplan.io import STDIN, STDIN_NAME, format_validation_error, read_document
 from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import ClusterSpec, FabricChoice
 
@@ -25,7 +25,7 @@ def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
     try:
         return ClusterSpec.model_validate(document)
     except ValidationError as exc:
-        raise InputError(format_validation_error(exc), location=where) from None
+        raise InputError(format_validation_error(exc, model=ClusterSpec), location=where) from None
 
 
 #: Which kind of optic each hardware override of a fabric takes (the catalog's OPTIC_SLOTS).
@@ -169,8 +169,9 @@ def check_jobs(spec: ClusterSpec, catalog: Catalog, gpu: object | None = None) -
 def read_spec(path: str | Path) -> ClusterSpec:
     """Read a cluster spec file and validate it against the schema only (no catalog: ids and
     hardware fit are not checked). Every error names the file and field."""
-    spec = parse_spec(read_document(path), where=str(path))
-    spec._source = str(path)
+    where = STDIN_NAME if str(path) == STDIN else str(path)  # "-": the spec piped in on standard input
+    spec = parse_spec(read_document(path), where=where)
+    spec._source = where
     return spec
 
 
@@ -203,4 +204,4 @@ def located(spec: ClusterSpec) -> Iterator[None]:
 def _names_a_file(location: str | None) -> bool:
     """A location such as "overlay.yaml: servers[id=x].gpu" already names its file."""
     head = (location or "").split(": ", 1)[0]
-    return head.endswith((".yaml", ".yml", ".json")) or head == "bundled"
+    return head.endswith((".yaml", ".yml", ".json")) or head in ("bundled", STDIN_NAME)

@@ -180,7 +180,7 @@ def load_sweep(path: str | Path) -> Sweep:
     try:
         sweep_file = SweepFile.model_validate(document)
     except ValidationError as exc:
-        message = format_validation_error(exc).replace("`fabricplan schema`", "`fabricplan sweep schema`")
+        message = format_validation_error(exc, model=SweepFile, schema_command="fabricplan sweep schema")
         raise InputError(message, location=where) from None
     folder = path.parent
     overlays = [str(folder / overlay) for overlay in sweep_file.catalog]

@@ -7,9 +7,9 @@ import html
 from dataclasses import asdict
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
+from fabricplan.report.layout import FitTable
 from fabricplan.sweep.analysis import SweepAnalysis
 
 #: Layout only: rows of each Pareto front shown in the terminal, chart sizes.
@@ -63,13 +63,12 @@ def terminal_renderables(analysis: SweepAnalysis) -> list[Any]:
     inputs = list(analysis.axes.values())
     out.append(Text("Axes: " + "; ".join(f"{names[c]} = {path}" for path, c in analysis.axes.items())))
     for fabric, front in analysis.fronts.items():
-        table = Table(title=f"Pareto front, {fabric}: {len(front)} of {len(analysis.all_points[fabric][0]):,} "
-                            "points (lower step time and cost per useful GPU-hour)", title_justify="left")
-        for header in ("step time s", "USD / useful GPU-h", *(names[c] for c in inputs)):
-            table.add_column(header, justify="right", overflow="fold")
-        for point in _pick(front, FRONT_ROWS):
-            table.add_row(f"{point.step_time_s:.4g}", f"{point.cost_per_useful_gpu_hour_usd:.4f}",
-                          *(_value(point.inputs[c]) for c in inputs))
+        headers = ("step time s", "USD / useful GPU-h", *(names[c] for c in inputs))
+        rows = [[f"{point.step_time_s:.4g}", f"{point.cost_per_useful_gpu_hour_usd:.4f}",
+                 *(_value(point.inputs[c]) for c in inputs)] for point in _pick(front, FRONT_ROWS)]
+        table = FitTable(headers, rows, justify=["right"] * len(headers),
+                         title=f"Pareto front, {fabric}: {len(front)} of {len(analysis.all_points[fabric][0]):,} "
+                               "points (lower step time and cost per useful GPU-hour)")
         out.append(table)
     codes = fabric_codes(analysis)
     out.append(Text("Fabrics: " + ", ".join(f"{code} = {fabric}" for fabric, code in codes.items())))
@@ -79,27 +78,25 @@ def terminal_renderables(analysis: SweepAnalysis) -> list[Any]:
         cells = {(c.x, c.y): c for c in analysis.recommended_map}
         across = names.get(analysis.x or "", analysis.x)
         down = names.get(analysis.y or "", analysis.y or "-")
-        table = Table(title=f"Recommended fabric (% = share of the cell's points when not all agree): "
-                            f"{down} down, {across} across", title_justify="left")
-        table.add_column(down if analysis.y else "", justify="right")
-        for x in xs:
-            table.add_column(_value(x), justify="center")
+        rows = []
         for y in ys:
             row = [_value(y) if y is not None else ""]
             for x in xs:
                 cell = cells.get((x, y))
                 row.append("" if cell is None else codes[cell.recommended] if cell.share == 1 else
                            f"{codes[cell.recommended]} {cell.share:.0%}")
-            table.add_row(*row)
+            rows.append(row)
+        table = FitTable((down if analysis.y else "", *(_value(x) for x in xs)), rows,
+                         justify=["right", *["center"] * len(xs)],
+                         title=f"Recommended fabric (% = share of the cell's points when not all agree): "
+                               f"{down} down, {across} across")
         out.append(table)
     across = names.get(analysis.x or "", analysis.x)
-    table = Table(title=f"Crossovers: where the cheaper fabric changes along {across}", title_justify="left")
-    for header in ("fabrics", names.get(analysis.y or "", "") if analysis.y else "", f"{across} at the crossover",
-                   "cheaper below", "cheaper above"):
-        table.add_column(header, overflow="fold")
-    for c in analysis.crossovers:
-        table.add_row(f"{codes[c.fabric_a]} / {codes[c.fabric_b]}", _value(c.y) if c.y is not None else "",
-                      _value(c.x), codes[c.leader_below], codes[c.leader_above])
+    headers = ("fabrics", names.get(analysis.y or "", "") if analysis.y else "", f"{across} at the crossover",
+               "cheaper below", "cheaper above")
+    rows = [[f"{codes[c.fabric_a]} / {codes[c.fabric_b]}", _value(c.y) if c.y is not None else "",
+             _value(c.x), codes[c.leader_below], codes[c.leader_above]] for c in analysis.crossovers]
+    table = FitTable(headers, rows, title=f"Crossovers: where the cheaper fabric changes along {across}")
     out.append(table if analysis.crossovers else Text(f"No crossover along {across}: the cheaper fabric of "
                                                       "each pair is the same everywhere."))
     return out

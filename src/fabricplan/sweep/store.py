@@ -66,7 +66,9 @@ def arrow_schema(types: dict[str, str], metadata: dict[str, str] | None = None) 
 def manifest(sweep: Sweep) -> dict[str, Any]:
     return {"name": sweep.name, "axes": {path: sweep.columns[path] for path in sweep.axes},
             "fabrics": sweep.context.fabrics, "outputs": sweep.context.outputs, "columns": column_types(sweep),
-            "json_axes": sorted(p for p, kind in sweep.arrow_types.items() if kind == "json")}
+            "json_axes": sorted(p for p, kind in sweep.arrow_types.items() if kind == "json"),
+            # the catalog the points were computed from (`sweep report --json` carries it)
+            "catalog_sha256": sweep.context.catalog.content_sha256()}
 
 
 class ResultStore:
@@ -95,6 +97,10 @@ class ResultStore:
             for pattern in (".part-*.tmp", f".{MANIFEST}.*.tmp"):  # what a killed run had in flight
                 for stale in self.folder.glob(pattern):
                     stale.unlink(missing_ok=True)
+            if old.get("catalog_sha256") is not None and old["catalog_sha256"] != self.manifest["catalog_sha256"]:
+                # points of another catalog join these: the folder's results come from no one catalog
+                write_bytes_atomic(existing, (json.dumps({**old, "catalog_sha256": None}, indent=2) + "\n").encode(),
+                                   what="sweep manifest")
         else:
             if not self.folder.parent.is_dir():
                 raise InputError(f"folder {str(self.folder.parent)!r} does not exist", location=where)

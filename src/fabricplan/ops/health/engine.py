@@ -66,7 +66,8 @@ def evaluate(telemetry: Telemetry, config: LintConfig | None = None, *, catalog:
     RTT baselines: ``expected_rtt_us`` (stated, or the design's, named by ``expected_rtt_source``)
     for every pair; else, with ``baseline_window`` (start, end in epoch seconds), each pair's own
     tail quantile in that quiet window, the pair then judged on its samples outside it.
-    ``jobs`` (job name -> host names or fnmatch patterns) names the jobs on each port and RTT pair.
+    ``jobs`` (job name -> host names, expanded Slurm hostlists, or shell-style patterns) names the jobs
+    on each port and RTT pair.
     ``load_model`` (an ``ops.health.expected.LoadModel``, from ``api.expected_under_load``): each
     port and RTT pair is judged against what the design should give at its load (its byte
     counters, or ``--load``); pairs whose load is unknown keep ``expected_rtt_us``.
@@ -210,10 +211,15 @@ def _against_model(ports: list[PortTelemetry], pairs: list[RttPair], model: Any,
 
 
 def _jobs_of(ports: list[PortTelemetry], pairs: list[RttPair], jobs: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Per port and RTT pair, the jobs on its host(s): ``jobs`` maps a job to host names (a Slurm
+    hostlist already expanded by :func:`read_jobs`) or shell-style patterns (``gpu0*``)."""
     from fnmatch import fnmatchcase
 
+    exact = {job: {h for h in hosts if not _is_glob(h)} for job, hosts in jobs.items()}
+    globs = {job: [h for h in hosts if _is_glob(h)] for job, hosts in jobs.items()}
+
     def on(host: str) -> list[str]:
-        return [job for job, hosts in jobs.items() if any(fnmatchcase(host, pattern) for pattern in hosts)]
+        return [job for job in jobs if host in exact[job] or any(fnmatchcase(host, g) for g in globs[job])]
 
     out: dict[str, list[str]] = {}
     for port in ports:
@@ -226,20 +232,38 @@ def _jobs_of(ports: list[PortTelemetry], pairs: list[RttPair], jobs: dict[str, l
     return out
 
 
+def _is_glob(host: str) -> bool:
+    return "*" in host or "?" in host
+
+
 def read_jobs(path: Any) -> dict[str, list[str]]:
-    """A jobs file: ``jobs: {job name: [host or fnmatch pattern, ...]}`` (YAML or JSON)."""
+    """A jobs file: ``jobs: {job name: hosts}`` (YAML or JSON), each job's hosts a list or one string
+    of Slurm hostlist expressions (``node[01-16]``, ``gpu[1-4,7],sw1``: what ``squeue -o %N`` and
+    ``SLURM_JOB_NODELIST`` print), expanded by python-hostlist; a name with ``*`` or ``?`` is a
+    shell-style pattern (``gpu0*``). Returns each job's host names and patterns."""
+    import hostlist
+
     from fabricplan.ops.readers._common import read_structured
 
     _text, data = read_structured(path, as_json=str(path).endswith(".json"))
     where = str(path)
     if not isinstance(data, dict) or set(data) != {"jobs"} or not isinstance(data["jobs"], dict):
-        raise InputError("expected 'jobs:' mapping each job name to a list of hosts (patterns like gpu0*)",
-                         location=where)
+        raise InputError("expected 'jobs:' mapping each job name to its hosts (a Slurm hostlist such as "
+                         "node[01-16], or patterns like gpu0*)", location=where)
     out: dict[str, list[str]] = {}
     for name, hosts in data["jobs"].items():
-        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) and h for h in hosts):
-            raise InputError("must be a non-empty list of host names or patterns", location=f"{where}:$.jobs.{name}")
-        out[str(name)] = hosts
+        entries = [hosts] if isinstance(hosts, str) else hosts
+        if not isinstance(entries, list) or not entries or not all(isinstance(h, str) and h.strip() for h in entries):
+            raise InputError("must be a Slurm hostlist (node[01-16]) or a non-empty list of host names or patterns",
+                             location=f"{where}:$.jobs.{name}")
+        expanded: list[str] = []
+        for entry in entries:
+            try:
+                expanded += hostlist.expand_hostlist(entry.strip())
+            except hostlist.BadHostlist as exc:
+                raise InputError(f"{entry[:60]!r} is not a Slurm hostlist ({exc}); write e.g. node[01-16] or "
+                                 "node[1-4,7]", location=f"{where}:$.jobs.{name}") from None
+        out[str(name)] = list(dict.fromkeys(expanded))
     return out
 
 

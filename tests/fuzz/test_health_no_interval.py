@@ -7,15 +7,14 @@ source; a port with only single readings beside measured ones is "not measured",
 from __future__ import annotations
 
 import json
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
+from loopback import serve
 
 from fabricplan.catalog import load_catalog
 from fabricplan.errors import InputError
@@ -177,28 +176,18 @@ def test_prometheus_timestamps_running_backwards_are_set_aside():
 def test_cli_against_a_prometheus_of_nan_rates_exits_2(cli):
     names = ["node_ethtool_received_prio3_pause_duration"]
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            path = urllib.parse.urlparse(self.path).path
-            if path.endswith("/label/__name__/values"):
-                data = names
-            elif path.endswith("/query_range"):
-                data = {"resultType": "matrix", "result": [{"metric": {"instance": "h:9100", "device": "eth0"},
-                                                            "values": [[1000 + 15 * i, "NaN"] for i in range(5)]}]}
-            else:
-                data = {"resultType": "vector", "result": []}
-            body = json.dumps({"status": "success", "data": data}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
+    def body_of(request_path):
+        path = urllib.parse.urlparse(request_path).path
+        if path.endswith("/label/__name__/values"):
+            data = names
+        elif path.endswith("/query_range"):
+            data = {"resultType": "matrix", "result": [{"metric": {"instance": "h:9100", "device": "eth0"},
+                                                        "values": [[1000 + 15 * i, "NaN"] for i in range(5)]}]}
+        else:
+            data = {"resultType": "vector", "result": []}
+        return json.dumps({"status": "success", "data": data}).encode(), "application/json"
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    server, url = serve(body_of)
     try:
         _could_not_judge(cli("health", "--prometheus", url), "could not judge", url, "NaN, infinite or negative")
     finally:

@@ -17,12 +17,11 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from loopback import serve
 
 PROMETHEUS = shutil.which("prometheus")
 STORM_S = 12.0
@@ -93,20 +92,7 @@ def live(tmp_path_factory):
     _need_prometheus()
     schedule = Schedule()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            body = schedule.metrics(round(time.time(), 3)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    exporter = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=exporter.serve_forever, daemon=True).start()
+    exporter, _ = serve(lambda path: (schedule.metrics(round(time.time(), 3)).encode(), "text/plain; version=0.0.4"))
     folder = tmp_path_factory.mktemp("prometheus")
     config = folder / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"

@@ -27,6 +27,7 @@ END = "<!-- END examples table -->"
 EXAMPLES = (
     ("single-node-8-inference.yaml", "one 8-GPU node, inference and development"),
     ("mid-128-h100-existing-ethernet.yaml", "128 H100, mid-size training next to an Ethernet estate"),
+    ("mid-256-a100-100g-estate.yaml", "256 A100, a team owning 24 Tomahawk-3 switches at 100G (reuse them?)"),
     ("llama70b-1024-h100.yaml", "1,024 H100 training Llama-3 70B"),
     ("moe-alltoall-2048-h100.yaml", "2,048 H100, Mixtral 8x7B (NVIDIA's H100 recipe: TP 1, PP 4, EP 8)"),
     ("llama405b-16k-h100.yaml", "16,384 H100 pretraining Llama-3 405B"),
@@ -38,7 +39,9 @@ def _design(outcome) -> str:
     d = outcome.design
     if d is None or not d.tiers:
         return "no switches"
-    return f"{d.style.replace('_', '-')}, {d.switch}, {d.tiers} tier{'s' if d.tiers > 1 else ''}, {d.switches:,} switch{'es' if d.switches != 1 else ''}"
+    owned = " owned (reused)" if d.reused else ""
+    return (f"{d.style.replace('_', '-')}, {d.switch}{owned}, {d.tiers} tier{'s' if d.tiers > 1 else ''}, "
+            f"{d.switches:,} switch{'es' if d.switches != 1 else ''}")
 
 
 def row(report) -> str:

@@ -60,6 +60,7 @@ class PartCount(NamedTuple):
     item: PricedPart
     role: str
     quantity: int
+    owned: bool = False  # the team owns it (a reused estate): no capex, its power still counts
 
 
 def modules_for_links(links: int, optic: Optic) -> int:
@@ -94,8 +95,10 @@ def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | N
     ``media`` (:func:`fabricplan.cost.media.link_media`) gives the cable or optic class of each
     tier chosen by reach; tiers it leaves out use the hardware's fixed parts.
     """
+    owned = hardware.owned_switches > 0
     parts = [
-        PartCount("switches", hardware.switch, "switches, all tiers", size.total_switches),
+        PartCount("switches", hardware.switch, "owned switches, reused" if owned else "switches, all tiers",
+                  size.total_switches, owned),
         # No fabric (one node, tiers 0): nothing connects the backend NICs, so none are bought.
         PartCount("nics", hardware.nic, "backend NICs", size.endpoints if size.tiers > 0 else 0),
     ]
@@ -119,12 +122,15 @@ def count_parts(size: FabricSize, hardware: FabricHardware, media: LinkMedia | N
         if by_tier[tier]:
             parts += _medium_parts(medium, by_tier[tier], _TIER_NAMES[tier], both_ends_alike=True)
     fabric_links = sum(links for tier, links in by_tier.items() if tier not in chosen)
+    cabled = hardware.owned_cabling
     if fabric_links:
         parts.append(PartCount("optics", hardware.interswitch_optic,
+                               "owned switch-to-switch optics (both ends)" if cabled else
                                "switch-to-switch optics (both ends)",
-                               2 * modules_for_links(fabric_links, hardware.interswitch_optic)))
+                               2 * modules_for_links(fabric_links, hardware.interswitch_optic), cabled))
         if hardware.fibre is not None:
-            parts.append(PartCount("cables", hardware.fibre, "switch-to-switch fibre", fabric_links))
+            parts.append(PartCount("cables", hardware.fibre, "owned switch-to-switch fibre" if cabled else
+                                   "switch-to-switch fibre", fabric_links, cabled))
     return [part for part in parts if part.quantity > 0]
 
 
@@ -147,6 +153,6 @@ def bill_of_materials(size: FabricSize, hardware: FabricHardware,
         price = item.price_usd.at(price_point) * multipliers.get(part.category, 1.0)
         lines.append(BomLine(
             category=part.category, item_id=item.id, name=item.name, role=part.role, quantity=part.quantity,
-            unit_price_usd=inputs.of_range(f"price:{item.id}", item.price_usd, price),
+            unit_price_usd=0.0 if part.owned else inputs.of_range(f"price:{item.id}", item.price_usd, price),
             unit_power_w=inputs.of_field(f"power:{item.id}", item, "power_w")))
     return lines

@@ -172,7 +172,7 @@ def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, run
         chosen.append(TierMedium(tier="host", links=links["host"], run_m=run_by_tier["host"], medium=host.label,
                                  reach_m=host.reach_m, reaches=ok, price_per_link_usd=host.price_per_link_usd(point)))
     tiers: dict[str, Medium] = {}
-    if inter_media and not inter_override:
+    if inter_media and not inter_override and not hardware.owned_cabling:  # owned cabling is what it is
         media = resolve(catalog, inter_media, hardware.fibre, True, basis)
         for tier in ("leaf_spine", "spine_core", "core_super_core"):
             if links[tier]:

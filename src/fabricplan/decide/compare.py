@@ -88,9 +88,16 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
 
     uplifts = option_uplifts(spec, catalog, plan, decision.outcomes)
     ordered = [decision.outcomes[f] for f in decision.recommendation.ranking]
+    from fabricplan.decide.phases import phase_outcomes
+
+    phases, deciding_phase, phase_text = phase_outcomes(spec, decision.outcomes, decision.recommendation.ranking)
+    recommendation = decision.recommendation
+    if phase_text:
+        recommendation = recommendation.model_copy(update={"reasons": [*recommendation.reasons, phase_text]})
     return CompareReport(
+        phases=phases, deciding_phase=deciding_phase,
         spec_name=spec.name, gpus=spec.cluster.gpus, horizon_years=spec.economics.horizon_years,
-        fabrics=ordered, rules=decision.rules, recommendation=decision.recommendation,
+        fabrics=ordered, rules=decision.rules, recommendation=recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
         efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened,
         what_would_change=flips, options=uplifts)

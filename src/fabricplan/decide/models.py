@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from fabricplan.decide.options import OptionUplift
+from fabricplan.decide.phases import PhaseOutcome
 from fabricplan.decide.uncertainty import Uncertainty
 from fabricplan.plan.outcome import (  # noqa: F401 (re-exported: the result types decide ranks)
     DesignSummary,
@@ -201,6 +202,10 @@ class CompareReport(BaseModel):
         default_factory=list, description="Each fabric option (SHARP, adaptive routing) switched from how the spec "
                                           "builds it (on where off, off where on) and what that changes, through "
                                           "the same chain")
+    phases: list[PhaseOutcome] = Field(
+        default_factory=list, description="With spec.phases: each fabric's cost per useful GPU-hour as if the horizon "
+                                          "were that phase, and each phase's share of the lead")
+    deciding_phase: str | None = Field(default=None, description="The phase whose hours carry the recommendation")
     uncertainty: Uncertainty | None = Field(
         default=None, description="Monte Carlo over the catalog's ranges: per fabric p10/p50/p90 of cost per useful "
                                   "GPU-hour and the probability of being best (None with --draws 0)")

@@ -179,7 +179,8 @@ def small_models(ctx: RuleContext) -> RuleResult:
 def existing_estate(ctx: RuleContext) -> RuleResult:
     """EST001: an existing Ethernet estate makes RoCE the balanced route below extreme scale."""
     limit = ctx.threshold("rule_estate_extreme_scale_gpus")
-    has_estate = ctx.spec.operations.existing_ethernet
+    owned = ctx.spec.estate is not None
+    has_estate = ctx.spec.operations.existing_ethernet or owned
     fired = has_estate and ctx.gpus <= limit
     if not has_estate:
         message = "no existing Ethernet estate declared (operations.existing_ethernet)"
@@ -190,8 +191,11 @@ def existing_estate(ctx: RuleContext) -> RuleResult:
                    "should not decide (misjudgement 2)")
     return RuleResult(
         id="EST001", title="Existing Ethernet estate: RoCE is the balanced route", kind="estate",
-        mechanism="not modelled: the cost model does not yet credit owned switches or the team's Ethernet skills, "
-                  "so this stays advice",
+        mechanism=("in the numbers: the design search prices reusing the estate's owned switches (no capex for "
+                   "them, their speed, count and free ports) beside a new backend; the team's skills are its "
+                   "operations maturity" if owned else
+                   "not modelled without an estate: give estate.switches (the owned switches) and the design search "
+                   "prices their reuse; the team's skills are its operations maturity"),
         citation=f"{S2}, step 3: 已在大规模以太网上积累深厚…RoCE 往往是更平衡的路线",
         thresholds={"extreme_scale_gpus": limit}, fired=fired,
         favours=(ctx.roce or ctx.ethernet) if fired else [], message=message)

@@ -38,12 +38,35 @@ class DesignOption:
 
     @property
     def label(self) -> str:
-        return f"{self.switch} / {self.style}"
+        return f"{self.switch} / {self.style}" + (" (owned)" if self.choice.reuse_estate is not None else "")
 
 
 def style_fixed(spec: ClusterSpec) -> bool:
     """The spec writes ``topology.style`` itself (then it is not searched)."""
     return spec.style_pinned
+
+
+def _reuse_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, styles: list[str]) -> list[DesignOption]:
+    """The estate's owned switches of the fabric's family as designs (issue 29): each entry under each
+    style, NICs at the entry's speed, its switches at no capex; a design the entry cannot carry is
+    listed as not buildable (``design.resolve``). A fabric that names its switch or already reuses one
+    gets none."""
+    if spec.estate is None or choice.switch or choice.reuse_estate is not None:
+        return []
+    family = catalog.fabric(choice.profile).family
+    options = []
+    for index, entry in enumerate(spec.estate.switches):
+        if catalog.switch(entry.model).family != family:
+            continue
+        at_speed = spec.model_copy(update={"cluster": spec.cluster.model_copy(update={"nic_speed_gbps": entry.speed_gbps})})
+        variant = choice.model_copy(update={"reuse_estate": index})
+        for style in styles:
+            if style == "multi_plane" and not style_fixed(spec):
+                continue  # owned ports run at the estate's speed, not split over planes
+            styled = at_speed if style == spec.topology.style else at_speed.model_copy(
+                update={"topology": spec.topology.model_copy(update={"style": style})})
+            options.append(DesignOption(style=style, switch=entry.model, spec=styled, choice=variant))
+    return options
 
 
 def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> list[DesignOption]:
@@ -52,8 +75,11 @@ def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) ->
     speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
     own_switch = choice.switch or profile.hardware.switch
     no_ports = []
-    if choice.switch:
-        switches = [catalog.switch(choice.switch)]
+    owned = spec.estate.switches[choice.reuse_estate] if spec.estate and choice.reuse_estate is not None else None
+    if owned is not None:  # a fabric pinned to the estate: its owned switch only
+        own_switch, speed = owned.model, owned.speed_gbps
+    if choice.switch or owned is not None:
+        switches = [catalog.switch(choice.switch or owned.model)]
     else:
         family = [s for s in catalog.section("switches").values()
                   if isinstance(s, Switch) and s.family == profile.family]
@@ -76,6 +102,7 @@ def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) ->
                 update={"topology": spec.topology.model_copy(update={"style": style})})
             options.append(DesignOption(style=style, switch=switch.id, spec=styled, choice=variant,
                                         problem=problem))
+    options += _reuse_options(spec, catalog, choice, styles)
     for switch in no_ports:  # listed so the report shows why they were not considered
         speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
         options.append(DesignOption(style=spec.topology.style, switch=switch.id, spec=spec, choice=choice,

@@ -206,6 +206,12 @@ def resolve(spec: ClusterSpec, catalog: Catalog, fabric: str | FabricChoice) -> 
         base, bracket, index = (exc.location or "").partition("[")
         field = SIZING_FIELDS[base] + bracket + index if base in SIZING_FIELDS else exc.location
         raise InputError(exc.message, location=field) from None
+    if hardware.owned_switches and size.total_switches > hardware.owned_switches:
+        raise InputError(
+            f"the estate's {hardware.owned_switches} owned {hardware.switch.id} ({hardware.radix} free "
+            f"{hardware.port_speed_gbps}G ports each) cannot carry this design: it needs {size.total_switches} "
+            f"switches ({', '.join(f'{n} {t}' for t, n in size.switches_by_tier.items() if n)}); add switches to "
+            "the estate or let the search build a new backend", location=f"estate.switches[{choice.reuse_estate}]")
     profile = effective_profile(catalog, choice, hardware.nic_speed_gbps)
     network = NetworkView(profile=profile, switch=hardware.switch, gpu=cluster_gpu(spec, catalog),
                           gpus=cluster.gpus, gpus_per_node=cluster.domain_gpus,

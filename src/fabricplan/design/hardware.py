@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fabricplan.catalog import Catalog, FabricProfile, Nic, Optic, Switch
 from fabricplan.errors import InputError
 from fabricplan.spec import ClusterSpec, FabricChoice
-from fabricplan.spec.load import check_fabric_choice, chosen_part, part_at_speed
+from fabricplan.spec.load import check_fabric_choice, chosen_part, owned_entry, part_at_speed, port_speeds
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class FabricHardware:
     port_speed_gbps: int
     radix: int
     planes: int = 1  # multi_plane: each NIC's ports, one per plane, each at port_speed_gbps
+    owned_switches: int = 0  # a reused estate: how many of its switches the team owns (no capex)
+    owned_cabling: bool = False  # ... and the cables and optics between them
 
     @property
     def nic_speed_gbps(self) -> int:
@@ -199,8 +201,12 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
-    planes, speed = plane_port_speed(spec, spec.cluster.nic_speed_gbps or profile.link_rate_gbps)
+    nic_speed, _ = port_speeds(spec, catalog, choice)
+    planes, speed = plane_port_speed(spec, nic_speed)
     radix = switch.radix_at(speed)
+    owned = owned_entry(spec, choice)
+    if owned is not None:  # the estate's switches, with the ports they have free
+        radix = min(radix, owned.ports_free or radix)
     picked = {name: pick(name) for name in ("switch_optic", "nic_optic", "interswitch_optic")}
     optics = _optics_at(catalog, choice, switch, speed, picked, where, planes)
     return FabricHardware(
@@ -213,4 +219,6 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
         port_speed_gbps=speed,
         radix=radix,
         planes=planes,
+        owned_switches=owned.count if owned is not None else 0,
+        owned_cabling=bool(owned is not None and spec.estate.cabling),
     )

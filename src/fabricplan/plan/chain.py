@@ -274,14 +274,17 @@ class Plan:
 
 
 def _summary(option, outcome: FabricOutcome | None = None, note: str = "") -> DesignSummary:
+    reused = getattr(option.choice, "reuse_estate", None) is not None
+    if reused:
+        note = f"the estate's owned switches at {option.spec.cluster.nic_speed_gbps}G; {note}"
     if outcome is None:
-        return DesignSummary(switch=option.switch, style=option.style, note=note)
+        return DesignSummary(switch=option.switch, style=option.style, note=note, reused=reused)
     size = outcome.cost.topology
     return DesignSummary(switch=option.switch, style=option.style, radix=size.radix, tiers=size.tiers,
                          switches=size.total_switches,
                          switches_by_tier={k: v for k, v in size.switches_by_tier.items() if v},
                          network_capex_usd=outcome.cost.network_capex_usd,
-                         cost_per_useful_gpu_hour_usd=outcome.cost_per_useful_gpu_hour_usd, note=note)
+                         cost_per_useful_gpu_hour_usd=outcome.cost_per_useful_gpu_hour_usd, note=note, reused=reused)
 
 
 def choose_design(plan: Plan, spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, assumptions: Assumptions,

@@ -37,7 +37,16 @@ def shares_the_cluster(spec) -> bool:
 
 def interference(spec, catalog, design) -> tuple[dict[str, float], str]:
     """(job name -> interference ``i``, a note saying how it was obtained); empty when nothing shares
-    the fabric (module docstring)."""
+    the fabric (module docstring). With phases, each phase's jobs run their own fleet (only they run side
+    by side)."""
+    if spec.phases:
+        factors, notes = {}, []
+        for phase in spec.phases:
+            values, note = interference(spec.phase_spec(phase.name), catalog, design)
+            factors.update(values)
+            if note:
+                notes.append(f"{phase.name}: {note}")
+        return factors, "; ".join(notes)
     if not shares_the_cluster(spec) or design.size.tiers < 1:
         return {}, ""
     from fabricplan.fleet import run_fleet

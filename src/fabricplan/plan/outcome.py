@@ -39,7 +39,8 @@ class JobOutcome(BaseModel):
     """One job of the mix on one fabric."""
 
     job: str
-    share: float = Field(description="Share of cluster time")
+    share: float = Field(description="Share of the horizon's cluster time (within a phase: times its hours share)")
+    phase: str | None = Field(default=None, description="The phase the job runs in (spec.phases)")
     gpus: int
     step_time_s: Num
     compute_s: Num
@@ -79,6 +80,7 @@ class DesignSummary(BaseModel):
     network_capex_usd: float | None = None
     cost_per_useful_gpu_hour_usd: float | None = None
     chosen: bool = False
+    reused: bool = Field(default=False, description="Built on the estate's owned switches (estate.switches)")
     note: str = Field(default="", description="Why it was chosen, or why not / why it cannot be built")
 
 
@@ -113,7 +115,7 @@ class FabricOutcome(BaseModel):
 
 
 def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, catalog,
-                goodput: Goodput | None = None) -> JobOutcome:
+                goodput: Goodput | None = None, time_share: float | None = None) -> JobOutcome:
     """One job's numbers on one fabric; the run's GPU-hours include the time lost to failures.
     Floats for a point, arrays for draws (``result``'s times and ``goodput`` drawn)."""
     params_billion = model_dims(job.model, catalog).parameters() / 1e9
@@ -123,7 +125,8 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
     if run_gpu_hours is not None:
         run_gpu_hours = divide(run_gpu_hours, kept)
     return JobOutcome(
-        job=job.name, share=job.share, gpus=result.gpus, step_time_s=result.step_time_s,
+        job=job.name, share=job.share if time_share is None else time_share, phase=job.phase, gpus=result.gpus,
+        step_time_s=result.step_time_s,
         compute_s=result.compute_s, bubble_s=result.bubble_s,
         exposed_comm_s=dict(result.exposed_comm_s), exposed_comm_share=exposed / result.step_time_s,
         comm_s=dict(result.total_comm_s), params_billion=params_billion,
@@ -231,7 +234,7 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
     planes = design.size.planes
     jobs = [job_outcome(job, result, hourly_per_gpu, catalog,
                         design_goodput(spec, catalog, design, result.gpus, inputs,
-                                       slowdown=degraded_slowdown(result, planes)))
+                                       slowdown=degraded_slowdown(result, planes)), time_share=spec.time_share(job))
             for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)

@@ -95,7 +95,9 @@ class JobSpec(BaseModel):
                     "and the backward (Megatron-Core / Transformer Engine CPU offloading, Megatron-Bridge "
                     "cpu_offloading_num_layers): they hold no GPU memory for activations; the step time is "
                     "unchanged (the copies overlap compute)")
-    share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job")
+    share: float = Field(default=1.0, gt=0, le=1, description="Share of cluster time spent on this job (within "
+                                                               "its phase, when the spec has phases)")
+    phase: str | None = Field(default=None, description="The spec's phase this job runs in (phases[].name)")
     token_budget: float | None = Field(default=None, gt=0, le=1e18,
                                        description="Tokens to train, for GPU-hours (at most 10^18)")
     duration_hours: float | None = Field(

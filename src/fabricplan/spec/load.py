@@ -48,6 +48,9 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
             raise InputError(f"server '{server.id}' is built around GPU '{server.gpu}', but cluster.gpu is "
                              f"'{spec.cluster.gpu}'; choose a server for {spec.cluster.gpu} or leave "
                              "cluster.server out", location="cluster.server")
+    for index, choice in enumerate(spec.fabric_choices()):
+        catalog.fabric(choice.profile, field=f"fabrics[{index}]")
+    check_estate(spec, catalog)
     lookups = {"switch": catalog.switch, "nic": catalog.nic, "switch_optic": catalog.optic,
                "nic_optic": catalog.optic, "interswitch_optic": catalog.optic}
     for index, choice in enumerate(spec.fabric_choices()):
@@ -66,10 +69,46 @@ def check_references(spec: ClusterSpec, catalog: Catalog) -> None:
     check_jobs(spec, catalog, gpu)
 
 
+def check_estate(spec: ClusterSpec, catalog: Catalog) -> None:
+    """Each owned switch is a catalog switch with ports at its speed and no more free ports than it has;
+    a fabric that reuses one names an entry of its family. InputError at ``estate.switches[i]``."""
+    owned = spec.estate.switches if spec.estate else []
+    for index, entry in enumerate(owned):
+        where = f"estate.switches[{index}]"
+        switch = catalog.switch(entry.model, field=f"{where}.model")
+        radix = switch.radix_at(entry.speed_gbps)
+        if radix is None:
+            speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))
+            raise InputError(f"switch '{switch.id}' has no {entry.speed_gbps}G ports (it offers {speeds})",
+                             location=f"{where}.speed_gbps")
+        if entry.ports_free is not None and entry.ports_free > radix:
+            raise InputError(f"{entry.ports_free} free ports, but '{switch.id}' has {radix} at {entry.speed_gbps}G",
+                             location=f"{where}.ports_free")
+    for index, choice in enumerate(spec.fabric_choices()):
+        if choice.reuse_estate is None:
+            continue
+        if choice.reuse_estate >= len(owned):
+            raise InputError(f"estate.switches has {len(owned)} entries; there is no entry {choice.reuse_estate}",
+                             location=f"fabrics[{index}].reuse_estate")
+        entry = owned[choice.reuse_estate]
+        family = catalog.fabric(choice.profile).family
+        if catalog.switch(entry.model).family != family:
+            raise InputError(f"the owned '{entry.model}' is not {family}", location=f"fabrics[{index}].reuse_estate")
+
+
+def owned_entry(spec: ClusterSpec, choice: FabricChoice):
+    """The estate entry ``choice`` reuses, or None."""
+    if choice.reuse_estate is None or spec.estate is None:
+        return None
+    return spec.estate.switches[choice.reuse_estate]
+
+
 def port_speeds(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> tuple[int, int]:
     """``(NIC speed, switch port speed)`` of a fabric: ``cluster.nic_speed_gbps`` or the profile's link
     rate, and on a multi-plane design each NIC's port on one plane (the NIC speed / ``topology.planes``)."""
-    speed = spec.cluster.nic_speed_gbps or catalog.fabric(choice.profile).link_rate_gbps
+    owned = owned_entry(spec, choice)
+    speed = owned.speed_gbps if owned is not None else (
+        spec.cluster.nic_speed_gbps or catalog.fabric(choice.profile).link_rate_gbps)
     planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
     return speed, speed // planes
 
@@ -85,6 +124,9 @@ def chosen_part(catalog: Catalog, choice: FabricChoice, name: str, spec: Cluster
     value = getattr(choice, name)
     if value is not None:
         return value
+    owned = owned_entry(spec, choice) if spec is not None else None
+    if owned is not None and name == "switch":
+        return owned.model
     profile = catalog.fabric(choice.profile)
     if spec is None or name not in ("switch", "nic"):
         return getattr(profile.hardware, name)
@@ -123,6 +165,9 @@ def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoic
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
     speed, port = port_speeds(spec, catalog, choice)
     planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
+    if owned_entry(spec, choice) is not None and spec.cluster.nic_speed_gbps not in (None, speed):
+        raise InputError(f"fabric '{choice.profile}' reuses owned switches at {speed}G, but cluster.nic_speed_gbps "
+                         f"is {spec.cluster.nic_speed_gbps}", location=f"{where}.reuse_estate")
     if speed % planes:
         raise InputError(f"a {speed}G NIC does not split evenly over {planes} planes", location="topology.planes")
     if switch.radix_at(port) is None:

@@ -167,6 +167,9 @@ class FabricChoice(Strict):
                                   "(the profile's option default: off for InfiniBand)")
     adaptive_routing: bool | None = Field(
         default=None, description="Adaptive routing on or off; None = as installed (the profile's option default)")
+    reuse_estate: int | None = Field(
+        default=None, ge=0, description="Build this fabric on estate.switches[i], the team's owned switches (the "
+                                        "design search tries each entry of the same family by itself)")
 
     def options(self) -> dict[str, bool]:
         """The options this choice sets (SHARP, adaptive routing), leaving the others as installed."""
@@ -215,9 +218,35 @@ class Operations(Strict):
         default=None, ge=0, le=1e5, description="Minutes from an interruption to training again; None = catalog")
 
 
+class OwnedSwitches(Strict):
+    """Switches a team already owns and could reuse as a backend (issue 29)."""
+
+    model: str = Field(description="Catalog switch id (e.g. sw_eth_th4)")
+    count: PositiveInt = Field(le=100_000, description="How many the team owns")
+    speed_gbps: PositiveInt = Field(le=1600, description="The speed their ports run at (e.g. 100 for a 100G estate)")
+    ports_free: PositiveInt | None = Field(
+        default=None, le=MAX_RADIX, description="Ports free on each at that speed; None = all of them")
+
+
+class Estate(Strict):
+    """What the team owns: switches it could reuse (each entry a design the search tries: reuse costs no
+    capex for the owned switches, but runs at their speed and within their count and free ports)."""
+
+    switches: list[OwnedSwitches] = Field(min_length=1, max_length=16)
+    cabling: bool = Field(default=False, description="The cables and optics between the owned switches are owned too")
+
+
 class Constraints(Strict):
     latency_sla_us: float | None = Field(default=None, gt=0, le=1e6,
                                          description="Small-message latency SLA [us] (at most one second)")
+
+
+class Phase(Strict):
+    """A period of the horizon with its own job mix (training this year, serving next): the jobs that
+    name it share the cluster during it."""
+
+    name: str = Field(min_length=1, max_length=80)
+    hours_share: float = Field(gt=0, le=1, description="Share of the horizon's hours in this phase")
 
 
 class ClusterSpec(Strict):
@@ -230,6 +259,9 @@ class ClusterSpec(Strict):
     economics: Economics = Field(default_factory=Economics)
     operations: Operations = Field(default_factory=Operations)
     constraints: Constraints = Field(default_factory=Constraints)
+    estate: Estate | None = Field(default=None, description="Owned switches the design search may reuse")
+    phases: list[Phase] = Field(default_factory=list, max_length=32,
+                                description="Periods of the horizon, each with the jobs that name it; none = one")
     jobs: list[JobSpec] = Field(default_factory=list)
     #: The file the spec was read from (set by load_spec), so errors found later name it.
     _source: str | None = PrivateAttr(default=None)
@@ -248,13 +280,38 @@ class ClusterSpec(Strict):
         for job in self.jobs:
             if job.gpus is not None and job.gpus > self.cluster.gpus:
                 raise ValueError(f"job '{job.name}' asks for {job.gpus} GPUs; the cluster has {self.cluster.gpus}")
-        total = sum(job.share for job in self.jobs)
-        if total > 1.0 + 1e-9:
-            raise ValueError(f"job shares add up to {total:.3g}; they must not exceed 1")
+        names = [phase.name for phase in self.phases]
+        if len(set(names)) != len(names):
+            raise ValueError(f"phases names a phase twice: {names}")
+        hours = sum(phase.hours_share for phase in self.phases)
+        if hours > 1.0 + 1e-9:
+            raise ValueError(f"phase hours shares add up to {hours:.3g}; they must not exceed 1")
+        for index, job in enumerate(self.jobs):
+            if self.phases and job.phase not in names:
+                raise ValueError(f"jobs[{index}].phase: '{job.phase}' is not one of the phases ({', '.join(names)})")
+            if not self.phases and job.phase is not None:
+                raise ValueError(f"jobs[{index}].phase: '{job.phase}' names a phase, but the spec has no phases")
+        for phase in names or [None]:
+            total = sum(job.share for job in self.jobs if job.phase == phase)
+            if total > 1.0 + 1e-9:
+                where = f" in phase '{phase}'" if phase else ""
+                raise ValueError(f"job shares{where} add up to {total:.3g}; they must not exceed 1")
         names = [choice if isinstance(choice, str) else choice.profile for choice in self.fabrics]
         if len(set(names)) != len(names):
             raise ValueError(f"fabrics lists a profile twice: {names}")
         return self
+
+    def time_share(self, job) -> float:
+        """The share of the horizon's cluster time spent on ``job``: its share within its phase times the
+        phase's hours share (its share alone without phases)."""
+        if not self.phases:
+            return job.share
+        return job.share * next(p.hours_share for p in self.phases if p.name == job.phase)
+
+    def phase_spec(self, phase: str) -> ClusterSpec:
+        """The spec during one phase: its jobs alone, no phases (what runs side by side then)."""
+        return self.model_copy(update={"phases": [], "jobs": [job.model_copy(update={"phase": None})
+                                                               for job in self.jobs if job.phase == phase]})
 
     def fabric_choices(self) -> list[FabricChoice]:
         return [FabricChoice(profile=c) if isinstance(c, str) else c for c in self.fabrics]

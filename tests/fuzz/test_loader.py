@@ -63,10 +63,9 @@ def test_billion_laughs_fails_fast_with_little_memory(tmp_path):
     spec.write_text(_billion_laughs())
     assert spec.stat().st_size < 500
     baseline, _, baseline_kib = _run_cli_subprocess("compare", str(EXAMPLE / "missing"))
-    result, elapsed, peak_kib = _run_cli_subprocess("compare", str(spec))
+    result, _, peak_kib = _run_cli_subprocess("compare", str(spec))
     assert result.returncode == 2
-    _assert_one_line_error(result.stderr, spec, "aliases are expanded")
-    assert elapsed < 5
+    _assert_one_line_error(result.stderr, spec, "aliases are expanded")  # a hang fails at the 30 s timeout
     # The expansion is counted, never built: peak memory stays that of a CLI error (+ 20 MiB).
     assert baseline.returncode == 2 and baseline_kib > 0
     assert peak_kib < baseline_kib + 20 * 1024, (peak_kib, baseline_kib)
@@ -94,10 +93,20 @@ def test_merge_keys_may_override_without_being_duplicates(tmp_path):
     assert read_document(spec) == {"base": {"x": 1, "y": 2}, "derived": {"x": 3, "y": 2}}
 
 
-def test_dev_zero_is_refused_quickly(cli):
-    start = time.perf_counter()
+def test_dev_zero_is_refused_after_a_bounded_read(monkeypatch, cli):
+    import fabricplan.io as io_module
+
+    read = [0]
+    real_read = os.read
+
+    def counted(fd, n):  # an endless input stops at MAX_DOCUMENT_BYTES + 1 bytes: the work is bounded
+        chunk = real_read(fd, n)
+        read[0] += len(chunk)
+        return chunk
+
+    monkeypatch.setattr(io_module.os, "read", counted)
     result = cli("compare", "/dev/zero")
-    assert time.perf_counter() - start < 5
+    assert 0 < read[0] <= MAX_DOCUMENT_BYTES + 1
     assert result.code == 2
     _assert_one_line_error(result.err, "/dev/zero", "not a regular file", "10 MiB")
 
@@ -106,10 +115,9 @@ def test_dev_zero_is_refused_quickly(cli):
 def test_fifo_without_writer_does_not_hang(tmp_path):
     fifo = tmp_path / "spec.yaml"
     os.mkfifo(fifo)
-    result, elapsed, _ = _run_cli_subprocess("compare", str(fifo), timeout_s=20)
+    result, _, _ = _run_cli_subprocess("compare", str(fifo), timeout_s=20)
     assert result.returncode == 2
-    _assert_one_line_error(result.stderr, fifo, "empty")
-    assert elapsed < 10
+    _assert_one_line_error(result.stderr, fifo, "empty")  # a hang fails at the 20 s timeout
 
 
 def test_oversized_regular_file_is_refused_before_reading(tmp_path):
@@ -139,10 +147,9 @@ def test_very_deep_yaml_does_not_crash_the_interpreter(tmp_path):
     # libyaml's own composer recurses in C and segfaults near 100,000 levels; ours stops at the limit.
     spec = tmp_path / "deeper.yaml"
     spec.write_text("[" * 200_000 + "]" * 200_000)
-    result, elapsed, _ = _run_cli_subprocess("compare", str(spec))
+    result, _, _ = _run_cli_subprocess("compare", str(spec))
     assert result.returncode == 2, result.stderr
     _assert_one_line_error(result.stderr, f"{spec}:1:{MAX_NESTING_DEPTH_LEVELS + 1}", "nested")
-    assert elapsed < 10
 
 
 def test_duplicate_yaml_key_names_key_and_lines(cli, tmp_path):

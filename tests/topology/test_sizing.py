@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from fabricplan.errors import InputError
@@ -160,10 +158,15 @@ def test_max_endpoints_helper_validates():
     assert max_endpoints(64, 2, (1.0,), reserved_leaf_ports=1) == 64 * 31
 
 
-def test_large_fabrics_are_fast():
-    start = time.perf_counter()
+def test_large_fabrics_size_without_a_graph(monkeypatch):
+    # sizing is arithmetic (its speed is in benchmarks/bench_cost.py): no networkx graph is ever built
+    import networkx
+
+    def no_graph(*args, **kwargs):
+        raise AssertionError("size_fabric built a graph")
+
+    monkeypatch.setattr(networkx, "MultiGraph", no_graph)
     for nodes in range(1, 16_385, 7):
         size_fabric(nodes=nodes, nics_per_node=8, radix=128, style="rail_optimized")
-    assert time.perf_counter() - start < 5
     f = size_fabric(nodes=16_384, nics_per_node=8, radix=128, style="rail_optimized")  # 131,072 GPUs
     assert f.tiers == 3 and f.host_links == 131_072

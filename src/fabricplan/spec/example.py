@@ -16,11 +16,13 @@ cluster:
   # grow_to_gpus: 1024     # planned growth: design for this size (its switch tiers), cost the first phase (gpus)
 
 topology:
-  # style: rail_optimized  # rail_optimized | leaf_spine (ToR, in-rack DAC) | fat_tree | rail_only; left out, compare tries
+  # style: rail_optimized  # rail_optimized | leaf_spine (ToR, in-rack DAC) | fat_tree | rail_only | multi_plane;
+                           # left out, compare tries
                            # every style (and every catalog switch a fabric entry does not fix), cheapest wins
   tiers: auto              # auto | 1 | 2 | 3 | 4
   oversubscription: [1.0, 1.0]   # down:up per tier [leaf, spine]; 1.0 = non-blocking
   reserved_leaf_ports: 0
+  # planes: 2              # multi_plane: each NIC a port on each plane, at 1/planes of its speed
 
 # Fabric profiles to compare (catalog ids); an entry may override hardware:
 #   - {profile: roce-v2, switch: sw_eth_sn5600, nic: nic_bf3_supernic_400}
@@ -41,6 +43,16 @@ operations:
 constraints:
   # latency_sla_us: 5.0
 
+# Switches the team owns; the design search prices reusing them (no capex, their speed and ports):
+# estate:
+#   switches:
+#     - {model: sw_eth_th3, count: 24, speed_gbps: 100}
+
+# Periods of the horizon with their own jobs (a job then names its phase):
+# phases:
+#   - {name: train-2027, hours_share: 0.6}
+#   - {name: serve-2028, hours_share: 0.4}
+
 jobs:
   - name: llama3-70b-pretrain
     model: llama3-70b      # a model preset, or inline dimensions {layers, hidden, heads, vocab, ...}
@@ -49,5 +61,6 @@ jobs:
     global_batch_sequences: 512
     micro_batch_sequences: 1
     seq_len_tokens: 8192
-    share: 1.0             # share of the cluster's time
+    share: 1.0             # share of the cluster's time (within its phase, with phases)
+    # phase: train-2027
 """

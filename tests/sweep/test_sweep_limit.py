@@ -54,3 +54,12 @@ def test_limit_past_the_last_point_counts_everything(tmp_path):
     run_sweep(sweep, tmp_path / "out", executor="inprocess", limit=3)
     summary = run_sweep(sweep, tmp_path / "out", executor="inprocess", limit=5)
     assert (summary.points_computed, summary.points_kept, summary.points_skipped) == (1, 4, 3)
+
+
+def test_limit_one_says_what_it_runs(cli, tmp_path):
+    path, out = write_sweep(tmp_path, BIG, name="said", draws=0), tmp_path / "out"
+    result = cli("sweep", "run", path, "--out", out, "-e", "inprocess", "--limit", "1")
+    assert result.code == 0, result.err
+    assert f"said: 9,984,384 points; the first 1 not yet in {out} to run now (--limit) on inprocess" in result.err
+    document = cli("sweep", "run", path, "--out", out, "-e", "inprocess", "--limit", "1", "-q", "--json").json()
+    assert (document["points_computed"], document["points_now"], document["points_skipped"]) == (1, 1, None)

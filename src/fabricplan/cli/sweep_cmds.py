@@ -115,10 +115,11 @@ class _Progress:
         if not self.show:
             return
         now = summary.points_now
-        kept = "" if summary.points_kept is None else f"{summary.points_kept:,} points"
-        done = (f" ({summary.points_skipped:,} already in {summary.out})" if summary.points_skipped is not None
-                else f" (the first {now:,} not yet in {summary.out}; --limit)")
-        stderr.print(f"{summary.name}: {kept or 'points'}{done}; {now:,} to run on {summary.executor} ({summary.workers} "
+        kept = "points past a filter" if summary.points_kept is None else f"{summary.points_kept:,} points"
+        plan = (f"{kept} ({summary.points_skipped:,} already in {summary.out}); {now:,} to run"
+                if summary.points_skipped is not None else  # --limit stopped the scan: the rest not looked at
+                f"{kept}; the first {now:,} not yet in {summary.out} to run now (--limit)")
+        stderr.print(f"{summary.name}: {plan} on {summary.executor} ({summary.workers} "
                      f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)",
                      soft_wrap=True)
         from rich.progress import (

@@ -71,6 +71,15 @@ DAMAGE = {
     "manifest-empty-object": (_manifest("{}"), r"the sweep manifest has no 'axes' dict", 0),
     "manifest-not-json": (_manifest("not json {"), r"cannot read the sweep manifest: Expecting value", 0),
     "manifest-empty": (_manifest(""), r"cannot read the sweep manifest: Expecting value", 0),
+    "manifest-column-types": (_manifest('{"axes": {}, "fabrics": [], "outputs": [], "columns": {"point_id": 3}}'),
+                              r"the sweep manifest's columns have unknown types \(point_id\)", 0),
+    "manifest-missing-columns": (_manifest('{"axes": {"cluster.gpus": "cluster_gpus"}, "fabrics": ["ib"], '
+                                           '"outputs": [], "columns": {"point_id": "string"}}'),
+                                 r"the sweep manifest lacks the column\(s\) point_index, recommended, error, "
+                                 r"cluster_gpus, ib__cost", 0),
+    "manifest-axes-not-names": (_manifest('{"axes": {"a": 1}, "fabrics": [], "outputs": [], '
+                                          '"columns": {"point_id": "string"}}'),
+                                r"axes, fabrics and outputs are not all names", 0),
 }
 
 

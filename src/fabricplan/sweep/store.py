@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabricplan.errors import InputError
 from fabricplan.io import atomic_output, write_bytes_atomic
-from fabricplan.sweep.adapter import FABRIC_OUTPUTS, POINT_OUTPUTS, fabric_column
+from fabricplan.sweep.adapter import FABRIC_OUTPUTS, POINT_OUTPUTS, REQUIRED_OUTPUTS, fabric_column
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -295,6 +295,8 @@ _READ_ERRORS = (OSError, ValueError, TypeError, LookupError, ArithmeticError, No
 #: The manifest's keys and their JSON types (what `sweep report` reads).
 _MANIFEST_KEYS = {"axes": dict, "fabrics": list, "outputs": list, "columns": dict}
 _COLUMN_TYPES = ("string", "int64", "float64", "bool")
+#: Columns every results row has (the report reads them).
+_ROW_COLUMNS = ("point_id", "point_index", "recommended", "error")
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
@@ -313,10 +315,17 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     for key, kind in _MANIFEST_KEYS.items():
         if not isinstance(meta.get(key), kind):
             raise InputError(f"the sweep manifest has no {key!r} {kind.__name__}", location=where)
-    bad = [name for name, kind in meta["columns"].items() if kind not in _COLUMN_TYPES]
-    if bad or "point_id" not in meta["columns"]:
-        raise InputError(f"the sweep manifest's columns are not a sweep's ({', '.join(bad) or 'no point_id'})",
-                         location=where)
+    bad = [str(name) for name, kind in meta["columns"].items() if kind not in _COLUMN_TYPES]
+    if bad:
+        raise InputError(f"the sweep manifest's columns have unknown types ({', '.join(bad[:5])})", location=where)
+    names = [*meta["axes"].values(), *meta["fabrics"], *meta["outputs"]]
+    if not all(isinstance(name, str) for name in names):
+        raise InputError("the sweep manifest's axes, fabrics and outputs are not all names", location=where)
+    needed = [*_ROW_COLUMNS, *meta["axes"].values(),
+              *(fabric_column(f, o) for f in meta["fabrics"] for o in REQUIRED_OUTPUTS)]
+    missing = [name for name in needed if name not in meta["columns"]]
+    if missing:
+        raise InputError(f"the sweep manifest lacks the column(s) {', '.join(missing[:5])}", location=where)
     return meta
 
 

@@ -108,3 +108,30 @@ def test_report_counts_a_point_stored_twice_once(tmp_path, cli):
     result = cli("sweep", "report", out, "--json")
     assert result.code == 0, result.err
     assert result.json()["points"] == 6
+
+
+def test_ctrl_c_while_waiting_for_the_folder_stops_cleanly(tmp_path):
+    import signal
+
+    path, out = write_sweep(tmp_path, SMALL_AXES, name="stop", draws=0), tmp_path / "out"
+    out.mkdir()
+    lock = os.open(out / LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        waiting = _start(path, out)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=_lines, args=(waiting.stderr, lines), daemon=True).start()
+        deadline = time.monotonic() + DEADLINE_S
+        seen = []
+        while not any(line.startswith("waiting: ") for line in seen):
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            assert line is not None, seen
+            seen.append(line)
+        waiting.send_signal(signal.SIGINT)
+        assert waiting.wait(timeout=DEADLINE_S) == 130
+    finally:
+        os.close(lock)
+    while (line := lines.get(timeout=DEADLINE_S)) is not None:
+        seen.append(line)
+    assert "Traceback" not in "".join(seen) and seen[-1].startswith("interrupted: "), seen
+    assert not list(out.glob("part-*.parquet"))

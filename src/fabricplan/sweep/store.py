@@ -83,7 +83,7 @@ class ResultStore:
 
     Opening takes the folder's lock (:data:`LOCK`, an exclusive ``flock`` held until :meth:`close`):
     one run writes to a folder at a time, and a second run into the same folder waits until the
-    first ends (``on_wait`` hears who holds it), then reads what is done, so a point already stored
+    first ends (``on_wait(folder)`` is told first), then reads what is done, so a point already stored
     is never computed or stored again. Holding the lock, the temporary files left in the folder are
     those of a run that died (no live writer owns them) and are removed. A part file that cannot be
     read is set aside as ``<name>.corrupt`` (``on_note`` says so) and its points are computed again;
@@ -112,7 +112,10 @@ class ResultStore:
         existing = self.folder / MANIFEST
         for pattern in (".part-*.tmp", f".{MANIFEST}.*.tmp"):  # what a run that died had in flight
             for stale in self.folder.glob(pattern):
-                stale.unlink(missing_ok=True)
+                try:
+                    stale.unlink(missing_ok=True)
+                except OSError:  # not ours to remove (a folder of that name): left as it is
+                    pass
         if existing.exists() or existing.is_symlink():
             try:
                 old = read_manifest(self.folder)

@@ -31,6 +31,8 @@ CASES = {
     "unknown-key": ({"axes": SMALL_AXES, "axis": {}}, r"axis: unknown field.*`fabricplan sweep schema`"),
     "efficiency": ({"axes": SMALL_AXES, "efficiency_model": "nope"}, r"nope"),
     "draws-negative": ({"axes": SMALL_AXES, "draws": -3}, r"draws: Input should be greater than or equal to 0 \(got -3\)"),
+    "draws-huge": ({"axes": SMALL_AXES, "draws": 1e12},  # capped as `compare --draws` (issue 31)
+                   r"draws: Input should be less than or equal to 1000000 \(got 1000000000000"),
     "draws-text": ({"axes": SMALL_AXES, "draws": "many"}, r"draws: .*integer"),
     "too-many": ({"axes": {"cluster.gpus": [8 * k for k in range(1, 4)],
                            "economics.energy_usd_per_kwh": {"low": 0.01, "high": 1, "steps": 100000},

@@ -84,3 +84,62 @@ def test_ctrl_c_on_the_process_pool_stops_cleanly_and_keeps_finished_batches(tmp
     done, _ = read_results(out)
     assert 4 * BATCH <= done.num_rows < 200 and done.num_rows == len(parts) * BATCH  # whole batches only
     assert not list(out.glob(".part-*.tmp"))
+
+
+def _marked(mark: str) -> list[int]:
+    """Pids of the processes whose environment carries ``mark`` (the run this test started, its
+    workers and its resource tracker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if mark.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the run's processes in /proc")
+def test_killed_pool_driver_takes_its_workers_so_its_pipe_ends(tmp_path):
+    """`sweep run ... | tee log`: SIGKILL of the driver; its pool workers and the resource tracker
+    go too, so the pipes reach end of file (the reader would otherwise wait for good)."""
+    import threading
+    import uuid
+
+    mark = f"FABRICPLAN_TEST_RUN={uuid.uuid4().hex}"
+    path, out = write_sweep(tmp_path, POINTS_200, name="piped"), tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "fabricplan.cli.app", "sweep", "run", str(path), "--out", str(out),
+                                "--workers", "2", "--batch-size", str(BATCH)],
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src"), mark.split("=")[0]: mark.split("=")[1]},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ended = {name: threading.Event() for name in ("stdout", "stderr")}
+
+    def drain(stream, name):
+        while stream.read(4096):
+            pass
+        ended[name].set()
+
+    for name in ended:
+        threading.Thread(target=drain, args=(getattr(process, name), name), daemon=True).start()
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)  # the workers are computing once a part is written
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert len(_marked(mark)) >= 3  # the driver and its two workers (and the resource tracker)
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=60) == -signal.SIGKILL
+        for name, event in ended.items():
+            assert event.wait(timeout=120), f"{name} still open: {_marked(mark)} hold it"
+        deadline = time.monotonic() + 120
+        while _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _marked(mark)
+    finally:
+        for pid in _marked(mark):  # what this test started, should any be left
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

@@ -25,7 +25,7 @@ def test_parts_and_manifest_are_0644_under_umask_022(tmp_path):
     finally:
         os.umask(old)
     files = sorted((tmp_path / "out").iterdir())
-    assert [p.name for p in files if not p.name.startswith("part-")] == ["_sweep.json"]
+    assert [p.name for p in files if not p.name.startswith("part-")] == [".sweep.lock", "_sweep.json"]  # the lock: issue 31
     assert len([p for p in files if p.name.startswith("part-")]) == 3  # and no temporary file
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o644 for p in files}
 
@@ -48,7 +48,7 @@ def test_a_full_disk_on_a_part_leaves_no_part_and_the_rerun_computes_only_it(tmp
         run_sweep(sweep, out, executor="inprocess", batch_size=2)
     monkeypatch.setattr(os, "replace", real_replace)
     names = sorted(p.name for p in out.iterdir())
-    assert names[0] == "_sweep.json" and len(names) == 2 and names[1].startswith("part-")  # no temporary
+    assert names[:2] == [".sweep.lock", "_sweep.json"] and len(names) == 3 and names[2].startswith("part-")  # no temporary
     assert len(read_results(out)[0]) == 2
     again = run_sweep(sweep, out, executor="inprocess", batch_size=2)
     assert (again.points_computed, again.points_skipped) == (4, 2)

@@ -66,7 +66,8 @@ def run(
     try:
         summary = run_sweep(sweep, folder, executor=executor, workers=workers, batch_size=batch_size,
                             ray_address=ray_address, ray_temp_dir=str(ray_temp_dir) if ray_temp_dir else None,
-                            limit=limit, on_start=bar.on_start, progress=bar.progress, on_stopping=bar.on_stopping)
+                            limit=limit, on_start=bar.on_start, progress=bar.progress, on_stopping=bar.on_stopping,
+                            on_wait=_waiting, on_note=_note)
     except KeyboardInterrupt:
         bar.stop()
         stderr.print(f"interrupted: finished batches are saved in {folder}; run again to resume", soft_wrap=True)
@@ -80,6 +81,15 @@ def run(
         stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
                      f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
                      soft_wrap=True)
+
+
+def _waiting(folder: str) -> None:
+    stderr.print(f"waiting: another `fabricplan sweep run` is writing to {folder}; this run goes on when it "
+                 "ends and computes only the points it left (Ctrl-C to stop waiting)", soft_wrap=True)
+
+
+def _note(text: str) -> None:
+    stderr.print(f"note: {text}", soft_wrap=True, markup=False, highlight=False)
 
 
 def _dry_run(sweep, folder: Path, json_output: bool) -> None:  # type: ignore[no-untyped-def]
@@ -104,10 +114,12 @@ class _Progress:
     def on_start(self, summary) -> None:  # type: ignore[no-untyped-def]
         if not self.show:
             return
-        pending = summary.points_kept - summary.points_skipped
-        now = pending if self.limit is None else min(self.limit, pending)
-        stderr.print(f"{summary.name}: {summary.points_kept:,} points ({summary.points_skipped:,} already in "
-                     f"{summary.out}); {now:,} to run on {summary.executor} ({summary.workers} "
+        now = summary.points_now
+        kept = "points past a filter" if summary.points_kept is None else f"{summary.points_kept:,} points"
+        plan = (f"{kept} ({summary.points_skipped:,} already in {summary.out}); {now:,} to run"
+                if summary.points_skipped is not None else  # --limit stopped the scan: the rest not looked at
+                f"{kept}; the first {now:,} not yet in {summary.out} to run now (--limit)")
+        stderr.print(f"{summary.name}: {plan} on {summary.executor} ({summary.workers} "
                      f"worker{'s' if summary.workers > 1 else ''}, {summary.batch_size} points per batch)",
                      soft_wrap=True)
         from rich.progress import (

@@ -7,7 +7,8 @@ it finishes (in any order); the caller writes each batch as one part file.
 * ``inprocess``: one batch after another here (no start-up, no copying).
 * ``process``: ``concurrent.futures.ProcessPoolExecutor`` (spawned workers). The point context
   (base spec and catalog, ~50 kB pickled) goes to each worker once, through the pool's initializer;
-  a task carries only its batch's point values. Ctrl-C is counted (:class:`CtrlC`) and acted on
+  a task carries only its batch's point values. A worker ends when the driver is gone, even killed
+  (``_die_with``), so nothing holds the driver's stdout after it. Ctrl-C is counted (:class:`CtrlC`) and acted on
   between waits: the first starts no new batch and finishes those running, a second ends the workers.
 * ``ray``: ``ray.put`` puts the context in the object store once; each task gets its reference and
   the worker fetches and unpickles it once per worker process (kept by reference id). At most
@@ -66,11 +67,38 @@ def run_inprocess(context: PointContext, batches: Sequence[list[Task]], args: Ba
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(context: PointContext, args: BatchArgs) -> None:
+#: How often a pool worker looks whether its driver is still there (program timing, not a model number).
+PARENT_POLL_S = 0.5
+
+
+def _init_worker(context: PointContext, args: BatchArgs, driver: int | None = None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle: it stops the pool
     _WORKER["context"], _WORKER["args"] = context, args
+    if driver is not None:
+        _die_with(driver)
+
+
+def _die_with(driver: int) -> None:
+    """End this worker when its driver process is gone (SIGKILL leaves no time to stop the pool).
+
+    The workers hold both ends of the pool's queues, so a dead driver does not close their input;
+    left running they would keep the driver's stdout and stderr open (``sweep run | tee log`` would
+    never end) and, through them, the resource tracker. A daemon thread compares the parent's pid
+    with the driver's (a dead driver's children are re-parented), also right now, in case the
+    driver died while this worker was starting."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    if os.getppid() != driver:
+        os._exit(1)
+    threading.Thread(target=watch, name="fabricplan-driver-watch", daemon=True).start()
 
 
 def _pool_batch(batch: list[Task]) -> Rows:
@@ -141,7 +169,7 @@ def run_process_pool(context: PointContext, batches: Sequence[list[Task]], args:
 
     spawn = multiprocessing.get_context("spawn")  # no fork of a process with a progress thread
     with CtrlC() as ctrl_c, ProcessPoolExecutor(max_workers=workers, mp_context=spawn,
-                                                initializer=_init_worker, initargs=(context, args)) as pool:
+                                                initializer=_init_worker, initargs=(context, args, os.getpid())) as pool:
         pending = iter(batches)
         in_flight: set[Any] = set()
         draining = False

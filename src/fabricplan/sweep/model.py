@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 #: Program limits (not physical defaults): points one sweep file may describe, values per axis.
 MAX_POINTS = 10_000_000
 MAX_VALUES_PER_AXIS = 100_000
+#: Monte Carlo draws of a point's compare: the cap of `compare --draws`.
+MAX_DRAWS = 1_000_000
 
 FILTER_OPERATORS = ("<=", ">=", "==", "!=", "<", ">")
 
@@ -96,8 +98,9 @@ class SweepFile(Strict):
     quick: bool = Field(default=True, description="Each point's compare skips the scale search and the "
                                                   "sensitivity analysis (the analytic decision only)")
     efficiency_model: str = Field(default="analytic", description="Efficiency model of every point's compare")
-    draws: int | None = Field(default=None, ge=0,
+    draws: int | None = Field(default=None, ge=0, le=MAX_DRAWS,
                               description="Monte Carlo draws of each point's compare (None: the catalog's "
                                           "uncertainty_draws, as `compare` draws; 0: none, several times faster: "
                                           "the cost and time columns stay, the recommended fabric, close call and "
-                                          "rank follow the point estimates and the close-call band)")
+                                          "rank follow the point estimates and the close-call band; at most "
+                                          "10^6, as `compare --draws`)")

@@ -126,11 +126,12 @@ def analysis_document(analysis: SweepAnalysis) -> dict[str, Any]:
 def pareto_figure(analysis: SweepAnalysis) -> Any:
     import plotly.graph_objects as go
 
-    from fabricplan.report.compare_charts import FABRIC_COLOURS, FONT_FAMILY
+    from fabricplan.report.colours import fabric_colour
+    from fabricplan.report.compare_charts import FONT_FAMILY
 
     figure = go.Figure()
-    for index, fabric in enumerate(analysis.fabrics):
-        colour = FABRIC_COLOURS[index % len(FABRIC_COLOURS)]
+    for fabric in analysis.fabrics:
+        colour = fabric_colour(fabric)
         steps, costs = analysis.all_points[fabric]
         name = html.escape(fabric)
         figure.add_trace(go.Scattergl(x=steps, y=costs, mode="markers", name=f"{name}: all points",
@@ -155,7 +156,8 @@ def pareto_figure(analysis: SweepAnalysis) -> Any:
 def map_figure(analysis: SweepAnalysis) -> Any:
     import plotly.graph_objects as go
 
-    from fabricplan.report.compare_charts import FABRIC_COLOURS, FONT_FAMILY
+    from fabricplan.report.colours import fabric_colour
+    from fabricplan.report.compare_charts import FONT_FAMILY
 
     xs = sorted({c.x for c in analysis.recommended_map}, key=_key)
     ys = sorted({c.y for c in analysis.recommended_map}, key=_key)
@@ -166,8 +168,8 @@ def map_figure(analysis: SweepAnalysis) -> Any:
              for x in xs] for y in ys]
     n = len(fabrics)
     scale = []
-    for k, _fabric in enumerate(fabrics):
-        colour = FABRIC_COLOURS[k % len(FABRIC_COLOURS)]
+    for k, fabric in enumerate(fabrics):
+        colour = fabric_colour(fabric)
         scale += [[k / n, colour], [(k + 1) / n, colour]]
     figure = go.Figure(go.Heatmap(
         x=[_value(x) for x in xs], y=[_value(y) if y is not None else "" for y in ys], z=z, zmin=-0.5,

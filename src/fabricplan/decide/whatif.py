@@ -23,6 +23,8 @@ from fabricplan.spec.models import Maturity
 
 MATURITY_LEVELS: tuple[Maturity, ...] = get_args(Maturity)  # lowest to highest skill
 Progress = Callable[[str], None]
+#: The band of each fabric's cost along the scale curve: the same p10 and p90 the Monte Carlo's summary reports.
+BAND_PERCENTILES = (10, 90)
 
 
 def scale_grid(spec: ClusterSpec, catalog: Catalog) -> list[int]:
@@ -51,6 +53,8 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     """Cost per useful GPU-hour of every fabric at each size of the grid where the whole job mix
     lays out, with (``draws`` > 0) the probability that each fabric of a pair is the cheaper one
     over the catalog's ranges (the same seeded draws at every size)."""
+    import numpy as np
+
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
@@ -76,8 +80,15 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
                     lower[_pair_key(a, b)] = float((sampled[a] < sampled[b]).mean())
+        bands = {}
+        for f, values in sampled.items():
+            finite = np.asarray(values, dtype=float)
+            finite = finite[np.isfinite(finite)]
+            if f in outcomes and finite.size > 1:
+                bands[f] = [float(v) for v in np.percentile(finite, BAND_PERCENTILES)]
         points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
             f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
+            cost_band_usd=bands,
             tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
             tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
                                 * spec.cluster.domain_gpus for f, o in outcomes.items()}))

@@ -54,6 +54,7 @@ FAR_FABRIC_FACTOR = 3.0
 MIN_RELATIVE_RANGE_PCT = 2.0
 RELATIVE_RANGE_PADDING = 0.08
 BAND_ALPHA = 0.18
+SCALE_TOP_MARGIN_PX = 95  # the scale chart's title and subtitle
 
 
 def escaped(text: str) -> str:
@@ -312,15 +313,17 @@ def scale_figure(report: CompareReport) -> go.Figure:
     ticks = gpus[::tick_step]
     figure.update_xaxes(type="log", range=x_range, title_text="GPUs (log scale)", tickvals=ticks,
                         ticktext=[f"{g:,}" for g in ticks])
-    figure.update_yaxes(type="linear", title_text="% above the cheapest fabric at that size", ticksuffix="%",
+    figure.update_yaxes(type="linear", title_text="above the cheapest", ticksuffix="%",
                         range=[y_low, y_high], zeroline=True)
     subtitle = "relative to the cheapest fabric at each size" + (
         "; shaded: p10-p90 of the Monte Carlo" if any(b for series in bands.values() for b in series) else "")
     if far:
         subtitle += "; above the range: " + ", ".join(
             f"{escaped(f)} (up to {max(v for v in relative[f] if v is not None):+.0f}%)" for f in far)
-    return _base_layout(figure, f"Cost per useful GPU-hour vs cluster size<br><sup>{subtitle}</sup>",
-                        CHART_HEIGHT_PX)
+    figure = _base_layout(figure, f"Cost per useful GPU-hour vs cluster size<br><sup>{subtitle}</sup>",
+                          CHART_HEIGHT_PX)
+    figure.update_layout(margin={"t": SCALE_TOP_MARGIN_PX})
+    return figure
 
 
 # (d) sensitivity tornado --------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def test_plot_writes_html(cli, tmp_path):
 
 
 def test_the_plot_draws_each_flow_group_as_a_median_and_a_band_not_one_line_per_flow():
-    from fabricplan.report.sim_plot import flow_groups, simulate_figure
+    from fabricplan.report.sim_plot import flow_groups, flow_rates, simulate_figure
     from fabricplan.sim.scenarios import run_scenarios
 
     result = run_scenarios("incast,permutation", k=4, senders=3, flow_size="64KB", max_time_ms=2, record=True,
@@ -85,14 +85,24 @@ def test_the_plot_draws_each_flow_group_as_a_median_and_a_band_not_one_line_per_
     bands = [trace for trace in rates if trace.fill == "toself"]
     assert len(medians) == len(groups) < recorded  # one line per group, not per flow
     assert len(bands) == sum(len(columns) > 1 for columns in groups.values())
-    timeline = result.fluid.timeline
+    t, rates, window = flow_rates(result)
+    assert window >= 1 and rates.shape == result.fluid.timeline["rate_gbps"].shape
+    finished = result.fluid.finish_us[result.fluid.timeline["flows"]]
+    for column, end in enumerate(finished):  # a finished flow leaves its group's statistics
+        if np.isfinite(end):
+            assert np.isnan(rates[t > end, column]).all() and not np.isnan(rates[t <= end, column]).any()
     for (name, columns), median in zip(groups.items(), medians):
         assert median.name.startswith(f"{name}: {len(columns)} flow")
-        assert list(median.y) == pytest.approx(list(np.median(timeline["rate_gbps"][:, columns], axis=1)))
+        group = rates[:, columns]
+        live = ~np.isnan(group).all(axis=1)
+        expected = np.nanmedian(group[live], axis=1)
+        assert np.asarray(median.y, dtype=float)[live] == pytest.approx(expected)
+        assert np.isnan(np.asarray(median.y, dtype=float)[~live]).all()  # a gap once every flow is done
     for band, median in zip(bands, [m for m, c in zip(medians, groups.values()) if len(c) > 1]):
         assert band.legendgroup == median.legendgroup  # toggled with its median
+        sending = [mid for mid in median.y if mid == mid]
         half = len(band.y) // 2
-        assert all(high >= mid - 1e-9 for high, mid in zip(band.y[:half], median.y))
+        assert half == len(sending) and all(high >= mid - 1e-9 for high, mid in zip(band.y[:half], sending))
     assert figure.layout.yaxis.title.text == "Gb/s"
 
 

@@ -209,7 +209,7 @@ def check_html(result: CheckResult) -> str:
 
     status = "PASS" if result.passed else "FAIL"
     rows = cause_rows(result)
-    causes = (html_table(CAUSE_HEADERS, rows, css_class="numbers") if rows
+    causes = (html_table(CAUSE_HEADERS, rows) if rows
               else "<p>No cause applies to this system.</p>")
     skipped = not_applicable(result)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

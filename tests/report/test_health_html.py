@@ -33,19 +33,17 @@ def test_threshold_lines_come_from_the_checks_slos_in_the_charted_unit(result):
     index = _series_index(result)
     pause = finding_figure(findings["PFC001"], index)
     limits = {trace.yaxis: trace for trace in pause.data if trace.name.startswith("limit:")}
-    options = {name: value for name, value in zip(("fraction", "rate"),
-                                                   (limit[2] for limit in findings["PFC001"].limits))}
     assert set(limits) == {"y", "y2"}  # paused time and pause frames: a panel each, a limit in each
-    assert set(limits["y"].y) == {options["fraction"]} and set(limits["y2"].y) == {options["rate"]}
-
     defaults = pfc_pause.defaults(CATALOG)
-    assert options["fraction"] == pytest.approx(defaults["pause_fraction_max"] * 1e6)  # a fraction as us/s
-    assert options["rate"] == pytest.approx(defaults["pause_rate_max_per_s"])
-    assert pause.layout.yaxis.title.text == AXIS_TITLES["us/s"] and pause.layout.yaxis2.title.text == AXIS_TITLES["/s"]
+    assert list(limits["y"].y) == pytest.approx([defaults["pause_fraction_max"] * 100] * 2)  # % of the time
+    assert list(limits["y2"].y) == pytest.approx([defaults["pause_rate_max_per_s"]] * 2)
+    paused = next(t for t in pause.data if t.yaxis == "y" and not t.name.startswith("limit:"))
+    assert 0 <= min(v for v in paused.y if v is not None) and max(v for v in paused.y if v is not None) <= 100.5
+    assert pause.layout.yaxis.title.text == AXIS_TITLES["%"] and pause.layout.yaxis2.title.text == AXIS_TITLES["/s"]
     assert pause.layout.xaxis2.title.text == "time (UTC)"
     storm = finding_figure(findings["PFC002"], index)
     [line] = [trace for trace in storm.data if trace.name.startswith("limit:")]
-    assert set(line.y) == {pfc_storm.defaults(CATALOG)["storm_pause_fraction"] * 1e6}
+    assert list(line.y) == pytest.approx([pfc_storm.defaults(CATALOG)["storm_pause_fraction"] * 100] * 2)
 
 
 def test_every_panel_has_its_unit_and_one_unit(result):

@@ -24,7 +24,8 @@ MAX_CHARTS = 40
 #: Layout only: a chart panel's height, the threshold lines' colour, the y-axis title of each unit.
 CHART_HEIGHT_PX = 280
 LIMIT_COLOUR = "#c0392b"
-AXIS_TITLES = {"us": "RTT (µs)", "us/s": "paused time (µs per s)", "/s": "rate (per s)"}
+AXIS_TITLES = {"us": "RTT (µs)", "%": "paused (% of the time)", "/s": "rate (per s)"}
+US_PER_S_TO_PERCENT = 1e-4  # µs of a duration counter per s of wall time, as a share of the time in %
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse}"
         "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child"
         "{text-align:left}.error{color:#b00}.warning{color:#a60}.info{color:#06a}.ok{color:#080}"
@@ -41,10 +42,15 @@ def _series_index(result: HealthResult) -> dict[tuple[str, str], Series]:
 
 def unit_of(series: Series) -> str:
     """The unit a series is charted in: RTT samples as they are (us), a duration counter's increase
-    per second (us/s), any other counter's increase per second (/s)."""
+    per second as the share of the time (%: us/s / 10^4), any other counter's increase per second (/s)."""
     if series.kind == SAMPLE:
         return "us"
-    return "us/s" if series.counter.endswith("_duration") else "/s"
+    return "%" if series.counter.endswith("_duration") else "/s"
+
+
+def _scale(series: Series) -> float:
+    """From the series' rate (and the checks' limits, us/s for a duration counter) to its charted unit."""
+    return US_PER_S_TO_PERCENT if unit_of(series) == "%" else 1.0
 
 
 def _points(series: Series) -> tuple[list, list]:
@@ -55,7 +61,7 @@ def _points(series: Series) -> tuple[list, list]:
         x, y = series.t_s, series.values
     else:
         inc = increases(series)
-        x, y = inc.t_end, inc.dv / inc.dt
+        x, y = inc.t_end, inc.dv / inc.dt * _scale(series)
     if len(x) > 5000:  # thin long series for the page (every k-th point, peaks kept)
         k = int(np.ceil(len(x) / 5000))
         idx = np.unique(np.concatenate((np.arange(0, len(x), k), [int(np.nanargmax(y))] if np.isfinite(y).any() else [])))
@@ -80,7 +86,7 @@ def finding_figure(item, index: dict[tuple[str, str], Series]) -> go.Figure | No
                          row=row, col=1)
         limit = limits.get((series.entity, series.label))
         if limit is not None and x:
-            value, text = limit
+            value, text = limit[0] * _scale(series), limit[1]
             figure.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines",
                                         name=f"limit: {text} = {value:.4g} {unit_of(series)}",
                                         line={"color": LIMIT_COLOUR, "dash": "dash", "width": 1.5},

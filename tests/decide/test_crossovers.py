@@ -86,11 +86,14 @@ def test_compare_marks_tier_boundaries_of_each_chosen_design():
         assert crossing.kind in {"crossover", "no_change", "no_clear_leader"}
 
 
-def test_the_scale_curve_with_draws_carries_each_fabric_s_p10_p90_band():
+def test_the_scale_curve_with_draws_carries_each_fabric_s_p10_p90_bands():
     spec = load_spec(EXAMPLES / "llama405b-16k-h100.yaml", CATALOG)
     with_draws = scale_curve(spec, CATALOG, [128, 256], draws=40, seed=3)
     for point in with_draws:
-        assert set(point.cost_band_usd) == set(point.cost_per_useful_gpu_hour_usd)
+        assert set(point.cost_band_usd) == set(point.cost_per_useful_gpu_hour_usd) == set(point.excess_band)
         for low, high in point.cost_band_usd.values():
             assert 0 < low < high
-    assert all(not point.cost_band_usd for point in scale_curve(spec, CATALOG, [128]))
+        for low, high in point.excess_band.values():  # against the cheapest of the same draw: never below it
+            assert 0 <= low <= high
+        assert min(low for low, _high in point.excess_band.values()) == 0.0
+    assert all(not point.cost_band_usd and not point.excess_band for point in scale_curve(spec, CATALOG, [128]))

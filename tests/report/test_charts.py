@@ -61,8 +61,8 @@ def test_an_unknown_fabric_id_gets_a_stable_colour_from_the_palette():
 
 def test_the_scale_chart_is_relative_to_the_cheapest_fabric_with_bands_and_tier_boundaries():
     report = make_report()
-    for point in report.scale_curve:  # Monte Carlo bands of +-2 % around every value
-        point.cost_band_usd = {f: [0.98 * c, 1.02 * c] for f, c in point.cost_per_useful_gpu_hour_usd.items()}
+    for point in report.scale_curve:  # Monte Carlo bands: 0-1 % above the cheapest of the draw
+        point.excess_band = {f: [0.0, 0.01] for f in point.cost_per_useful_gpu_hour_usd}
     report.tier_boundaries = [TierBoundary(fabric="roce-v2", switch="x", radix=64, tiers_above=3, gpus=2048)]
     figure = scale_figure(report)
     assert figure.layout.xaxis.type == "log" and figure.layout.yaxis.type == "linear"
@@ -75,6 +75,9 @@ def test_the_scale_chart_is_relative_to_the_cheapest_fabric_with_bands_and_tier_
         assert min(lines[f].y[index] for f in lines) == pytest.approx(0.0)
     bands = [t for t in figure.data if t.fill == "toself"]
     assert sorted(t.legendgroup for t in bands) == sorted(lines)
+    for band in bands:  # upper edge out, lower edge back, in percent
+        half = len(band.y) // 2
+        assert list(band.y[:half]) == pytest.approx([1.0] * half) and list(band.y[half:]) == pytest.approx([0.0] * half)
     # TCP is far dearer at scale: the y range shows RoCE and InfiniBand readably and names TCP above it.
     low, high = figure.layout.yaxis.range
     close = [v for f in ("roce-v2", "infiniband-ndr") for v in lines[f].y]

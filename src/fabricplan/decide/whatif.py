@@ -86,9 +86,21 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             finite = finite[np.isfinite(finite)]
             if f in outcomes and finite.size > 1:
                 bands[f] = [float(v) for v in np.percentile(finite, BAND_PERCENTILES)]
+        excess = {}
+        drawn = {f: np.asarray(values, dtype=float) for f, values in sampled.items() if f in outcomes}
+        if len(drawn) > 1 and len({v.shape for v in drawn.values()}) == 1:
+            # the same draws for every fabric: each against the cheapest of its own draw, so what moves every
+            # fabric alike (GPU prices, energy) does not widen the band
+            cheapest = np.min(np.vstack(list(drawn.values())), axis=0)
+            for f, values in drawn.items():
+                with np.errstate(invalid="ignore", divide="ignore"):  # a draw with no cost (inf) is left out
+                    ratio = values / cheapest - 1.0
+                ratio = ratio[np.isfinite(ratio)]
+                if ratio.size > 1:
+                    excess[f] = [float(v) for v in np.percentile(ratio, BAND_PERCENTILES)]
         points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
             f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
-            cost_band_usd=bands,
+            cost_band_usd=bands, excess_band=excess,
             tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
             tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
                                 * spec.cluster.domain_gpus for f, o in outcomes.items()}))

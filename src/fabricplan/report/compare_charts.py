@@ -55,6 +55,7 @@ MIN_RELATIVE_RANGE_PCT = 2.0
 RELATIVE_RANGE_PADDING = 0.08
 BAND_ALPHA = 0.18
 SCALE_TOP_MARGIN_PX = 95  # the scale chart's title and subtitle
+SUBTITLE_LINE_PX = 16  # each further subtitle line
 
 
 def escaped(text: str) -> str:
@@ -196,7 +197,9 @@ def tco_figure(report: CompareReport) -> go.Figure:
 def _relative_curves(report: CompareReport) -> tuple[list[int], dict[str, list[float | None]],
                                                      dict[str, list[tuple[float, float] | None]]]:
     """The scale curve relative to the cheapest fabric at each size, in percent above it: per fabric its
-    values and (where the Monte Carlo ran) its p10-p90 band, over the sorted GPU counts."""
+    values and (where the Monte Carlo ran) the p10-p90 of how far above the cheapest of the same draw it
+    is (`ScalePoint.excess_band`: what moves every fabric alike does not widen it), over the sorted GPU
+    counts."""
     points = sorted(report.scale_curve, key=lambda point: point.gpus)
     gpus = [point.gpus for point in points]
     values: dict[str, list[float | None]] = {f.fabric: [] for f in report.fabrics}
@@ -205,27 +208,25 @@ def _relative_curves(report: CompareReport) -> tuple[list[int], dict[str, list[f
         costs = point.cost_per_useful_gpu_hour_usd
         best = min(costs.values(), default=None)
         for fabric in values:
-            cost, band = costs.get(fabric), point.cost_band_usd.get(fabric)
+            cost, band = costs.get(fabric), point.excess_band.get(fabric)
             usable = best is not None and best > 0
             values[fabric].append(100 * (cost / best - 1) if usable and cost is not None else None)
-            bands[fabric].append((100 * (band[0] / best - 1), 100 * (band[1] / best - 1))
-                                 if usable and band else None)
+            bands[fabric].append((100 * band[0], 100 * band[1]) if band else None)
     return gpus, values, bands
 
 
-def _close_range(values: dict[str, list[float | None]],
-                 bands: dict[str, list[tuple[float, float] | None]]) -> tuple[float, float, list[str]]:
+def _close_range(values: dict[str, list[float | None]]) -> tuple[float, float, list[str]]:
     """The y range that shows the fabrics close to the best readably, and the fabrics far above it.
 
     Fabrics in order of their largest excess; the range ends before the first one more than
     `FAR_FABRIC_FACTOR` times the excess of all below it (with at least `MIN_RELATIVE_RANGE_PCT`).
+    The lines set the range; a band wider than it is cut at its edge.
     """
     def top(fabric: str) -> float:
-        seen = [v for v in values[fabric] if v is not None] + [b[1] for b in bands[fabric] if b]
-        return max(seen, default=0.0)
+        return max((v for v in values[fabric] if v is not None), default=0.0)
 
     def bottom(fabric: str) -> float:
-        return min([0.0] + [b[0] for b in bands[fabric] if b])
+        return min([0.0] + [v for v in values[fabric] if v is not None])
 
     order = sorted(values, key=top)
     shown, far = [], []
@@ -254,7 +255,7 @@ def scale_figure(report: CompareReport) -> go.Figure:
     colours = fabric_colours(report)
     points = sorted(report.scale_curve, key=lambda point: point.gpus)
     gpus, relative, bands = _relative_curves(report)
-    y_low, y_high, far = _close_range(relative, bands)
+    y_low, y_high, far = _close_range(relative)
     for fabric in report.fabrics:
         name, colour = escaped(fabric.fabric), colours[fabric.fabric]
         band = [(g, b) for g, b in zip(gpus, bands[fabric.fabric]) if b is not None]
@@ -315,14 +316,14 @@ def scale_figure(report: CompareReport) -> go.Figure:
                         ticktext=[f"{g:,}" for g in ticks])
     figure.update_yaxes(type="linear", title_text="above the cheapest", ticksuffix="%",
                         range=[y_low, y_high], zeroline=True)
-    subtitle = "relative to the cheapest fabric at each size" + (
-        "; shaded: p10-p90 of the Monte Carlo" if any(b for series in bands.values() for b in series) else "")
+    lines = ["vs the cheapest fabric at each size" + (
+        " · shaded: Monte Carlo p10-p90" if any(b for series in bands.values() for b in series) else "")]
     if far:
-        subtitle += "; above the range: " + ", ".join(
-            f"{escaped(f)} (up to {max(v for v in relative[f] if v is not None):+.0f}%)" for f in far)
-    figure = _base_layout(figure, f"Cost per useful GPU-hour vs cluster size<br><sup>{subtitle}</sup>",
-                          CHART_HEIGHT_PX)
-    figure.update_layout(margin={"t": SCALE_TOP_MARGIN_PX})
+        lines.append("above the range: " + ", ".join(
+            f"{escaped(f)} (up to {max(v for v in relative[f] if v is not None):+.0f}%)" for f in far))
+    subtitle = "<br>".join(f"<sup>{line}</sup>" for line in lines)
+    figure = _base_layout(figure, f"Cost per useful GPU-hour vs cluster size<br>{subtitle}", CHART_HEIGHT_PX)
+    figure.update_layout(margin={"t": SCALE_TOP_MARGIN_PX + SUBTITLE_LINE_PX * (len(lines) - 1)})
     return figure
 
 

@@ -84,3 +84,16 @@ def test_compare_marks_tier_boundaries_of_each_chosen_design():
     assert roce == ({64, 2048, 65536} if radix == 64 else {128, 8192})
     for crossing in report.crossovers:
         assert crossing.kind in {"crossover", "no_change", "no_clear_leader"}
+
+
+def test_the_scale_curve_with_draws_carries_each_fabric_s_p10_p90_bands():
+    spec = load_spec(EXAMPLES / "llama405b-16k-h100.yaml", CATALOG)
+    with_draws = scale_curve(spec, CATALOG, [128, 256], draws=40, seed=3)
+    for point in with_draws:
+        assert set(point.cost_band_usd) == set(point.cost_per_useful_gpu_hour_usd) == set(point.excess_band)
+        for low, high in point.cost_band_usd.values():
+            assert 0 < low < high
+        for low, high in point.excess_band.values():  # against the cheapest of the same draw: never below it
+            assert 0 <= low <= high
+        assert min(low for low, _high in point.excess_band.values()) == 0.0
+    assert all(not point.cost_band_usd and not point.excess_band for point in scale_curve(spec, CATALOG, [128]))

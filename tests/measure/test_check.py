@@ -125,3 +125,41 @@ def test_published_hdr_log_on_an_ndr_design_blames_sharp_then_the_nic_speed():
     assert (first.key, second.key) == ("sharp", "nic_speed")
     assert "200G NICs" in second.detail and second.explained > 0.05
     assert "look at: SHARP (" in result.summary and "then a NIC below speed" in result.summary
+
+
+def test_the_html_shows_the_terminal_s_causes_a_consistent_legend_and_the_reports_stylesheet(design):
+    import html as htmllib
+
+    from rich.console import Console
+
+    from fabricplan.report.html import CSS
+    from fabricplan.report.measure_tables import cause_rows, check_figure, check_html, check_report
+
+    catalog, system = design
+    half = catalog.fabric("roce-v2").effective_bandwidth_gbytes_per_s / 2
+    two = [_log(design, {BW: half}, "200g.log"),
+           parse_log(model_log(system, catalog, operation="all_gather", values={BW: half}, noise=0.03, seed=3),
+                     "all_gather.log")]
+    result = check_measured(two, catalog, system)
+    console = Console(width=200, record=True)
+    console.print(check_report(result))
+    terminal = console.export_text()
+    rows = cause_rows(result)
+    assert len(rows) > 1 and all(row[1][:40] in terminal for row in rows)  # (long titles wrap)
+    page = check_html(result)
+    assert f"<style>{CSS}</style>" in page
+    for row in rows:  # every cause the terminal ranks, in the same order, not only the big ones
+        assert f"<td>{htmllib.escape(row[1])}</td>" in page
+    positions = [page.index(f"<td>{htmllib.escape(row[1])}</td>") for row in rows]
+    assert positions == sorted(positions)
+    figure = check_figure(result)
+    by_group: dict[str, set] = {}
+    for trace in figure.data:
+        colour = trace.marker.color if trace.mode == "markers" else trace.line.color
+        by_group.setdefault(trace.legendgroup, set()).add((colour, trace.mode))
+    assert all(len(styles) == 1 for styles in by_group.values())  # a legend entry looks the same in both panels
+    panels = {(trace.legendgroup, trace.xaxis) for trace in figure.data}
+    assert panels == {(group, axis) for group in by_group for axis in ("x", "x2")}  # and toggles both
+    shown = [trace.legendgroup for trace in figure.data if trace.showlegend is not False]
+    assert sorted(shown) == sorted(by_group)  # one legend entry per curve
+    assert len({colour for styles in by_group.values() for colour, _ in styles}) == len(by_group) // 2

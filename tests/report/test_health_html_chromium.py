@@ -1,5 +1,5 @@
 """Headless Chromium opens the `health --html` page offline and plotly draws a line for every
-counter behind every finding (the same harness as the compare report's test)."""
+counter behind every finding and one for each threshold (the same harness as the compare report's test)."""
 
 from __future__ import annotations
 
@@ -34,4 +34,5 @@ def test_every_finding_chart_draws_its_counters(tmp_path):
     for number, finding in enumerate(charted):
         lines = [attrs for tag, attrs in subtree(rendered.dom, f"chart-{number}")
                  if tag == "path" and "js-line" in attrs.get("class", "") and len(attrs.get("d", "")) > 10]
-        assert len(lines) == len(finding.series), (finding.rule_id, number)
+        limits = {(entity, label) for entity, label, _value, _text in finding.limits or []}
+        assert len(lines) == len(finding.series) + len(limits & set(finding.series)), (finding.rule_id, number)

@@ -65,7 +65,45 @@ def test_plot_writes_html(cli, tmp_path):
     result = cli("simulate", "allreduce", "--k", "4", "--flow-size", "64KB", "--plot", str(out))
     assert result.code == 0, result.err
     text = out.read_text()
-    assert "Sending rate per flow" in text and "Ports paused by PFC" in text
+    assert "Sending rate per flow group" in text and "Ports paused by PFC" in text
+
+
+def test_the_plot_draws_each_flow_group_as_a_median_and_a_band_not_one_line_per_flow():
+    from fabricplan.report.sim_plot import flow_groups, flow_rates, simulate_figure
+    from fabricplan.sim.scenarios import run_scenarios
+
+    result = run_scenarios("incast,permutation", k=4, senders=3, flow_size="64KB", max_time_ms=2, record=True,
+                           catalog=CATALOG)
+    recorded = len(result.fluid.timeline["flows"])
+    groups = flow_groups(result)
+    assert sum(len(columns) for columns in groups.values()) == recorded > len(groups)
+    assert list(groups)[0] == "incast" and set(groups) <= {"incast", "incast victims", "permutation",
+                                                           "permutation victims"}
+    figure = simulate_figure(result)
+    rates = [trace for trace in figure.data if trace.xaxis == "x"]
+    medians = [trace for trace in rates if trace.fill != "toself"]
+    bands = [trace for trace in rates if trace.fill == "toself"]
+    assert len(medians) == len(groups) < recorded  # one line per group, not per flow
+    assert len(bands) == sum(len(columns) > 1 for columns in groups.values())
+    t, rates, window = flow_rates(result)
+    assert window >= 1 and rates.shape == result.fluid.timeline["rate_gbps"].shape
+    finished = result.fluid.finish_us[result.fluid.timeline["flows"]]
+    for column, end in enumerate(finished):  # a finished flow leaves its group's statistics
+        if np.isfinite(end):
+            assert np.isnan(rates[t > end, column]).all() and not np.isnan(rates[t <= end, column]).any()
+    for (name, columns), median in zip(groups.items(), medians):
+        assert median.name.startswith(f"{name}: {len(columns)} flow")
+        group = rates[:, columns]
+        live = ~np.isnan(group).all(axis=1)
+        expected = np.nanmedian(group[live], axis=1)
+        assert np.asarray(median.y, dtype=float)[live] == pytest.approx(expected)
+        assert np.isnan(np.asarray(median.y, dtype=float)[~live]).all()  # a gap once every flow is done
+    for band, median in zip(bands, [m for m, c in zip(medians, groups.values()) if len(c) > 1]):
+        assert band.legendgroup == median.legendgroup  # toggled with its median
+        sending = [mid for mid in median.y if mid == mid]
+        half = len(band.y) // 2
+        assert half == len(sending) and all(high >= mid - 1e-9 for high, mid in zip(band.y[:half], sending))
+    assert figure.layout.yaxis.title.text == "Gb/s"
 
 
 def test_simulate_a_specs_design_takes_its_fabric_defaults(cli):

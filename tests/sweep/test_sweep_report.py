@@ -89,3 +89,41 @@ def test_report_html_draws_in_headless_chromium(cli, tmp_path):
     page = render_page(tmp_path / "r.html")
     assert not page.errors
     assert page.dom.count('class="main-svg"') >= 3  # plotly drew the charts
+
+
+def _tied_table():
+    """Two fabrics; at x = 1 one point each recommends a and b (a tie), at x = 2 both recommend b."""
+    columns = {"point_id": ["0", "1", "2", "3"], "error": [None] * 4, "x": [1, 1, 2, 2],
+               "recommended": ["b", "a", "b", "b"]}
+    for k, fabric in enumerate(("a", "b")):
+        columns[f"{fabric}__cost_per_useful_gpu_hour_usd"] = [3.0 + k, 3.1 + k, 2.9 + k, 3.2 + k]
+        columns[f"{fabric}__step_time_s"] = [1.0, 1.1, 0.9, 0.8]
+    return columns, {"name": "t", "axes": {"x.path": "x"}, "fabrics": ["a", "b"]}
+
+
+def test_a_tied_cell_shows_as_a_tie_not_as_one_fabric_at_50_percent():
+    from rich.console import Console
+
+    from fabricplan.sweep.render import TIE_COLOUR, map_figure, terminal_renderables
+
+    analysis = analyse(*_tied_table(), x="x")
+    cells = {c.x: c for c in analysis.recommended_map}
+    assert cells[1].tied == ["a", "b"] and cells[1].share == 0.5
+    assert cells[2].tied == [] and cells[2].recommended == "b" and cells[2].share == 1
+    console = Console(width=100, record=True)
+    for renderable in terminal_renderables(analysis):
+        console.print(renderable)
+    text = console.export_text()
+    assert "tie A/B" in text and "A 50%" not in text
+    heatmap = map_figure(analysis).data[0]
+    assert list(heatmap.text[0]) == ["tie a/b", "b<br>100%"]
+    tie_band = heatmap.colorscale[2 * heatmap.z[0][0]][1]
+    assert tie_band == TIE_COLOUR and heatmap.colorscale[2 * heatmap.z[0][1]][1] != TIE_COLOUR
+
+
+def test_the_pareto_axis_is_cost_per_useful_gpu_hour():
+    from fabricplan.sweep.render import pareto_figure
+
+    figure = pareto_figure(analyse(*_tied_table(), x="x"))
+    assert figure.layout.yaxis.title.text == "cost per useful GPU-hour [USD]"
+    assert "TCO" not in figure.layout.yaxis.title.text

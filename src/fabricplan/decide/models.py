@@ -101,6 +101,13 @@ class ScalePoint(BaseModel):
     probability_lower: dict[str, float] = Field(
         default_factory=dict, description="'a|b' -> share of Monte Carlo draws in which a costs less per useful "
                                           "GPU-hour than b at this size (empty without draws)")
+    cost_band_usd: dict[str, list[float]] = Field(
+        default_factory=dict, description="fabric -> [p10, p90] of its cost per useful GPU-hour over the Monte "
+                                          "Carlo's draws at this size (empty without draws)")
+    excess_band: dict[str, list[float]] = Field(
+        default_factory=dict, description="fabric -> [p10, p90] over the Monte Carlo's draws of how much dearer "
+                                          "per useful GPU-hour it is than the cheapest fabric of the same draw "
+                                          "(cost / cheapest - 1; empty without draws)")
     tiers: dict[str, int] = Field(default_factory=dict, description="Tiers of each fabric's chosen design here")
     tier_capacity_gpus: dict[str, int] = Field(
         default_factory=dict, description="Most GPUs each fabric's chosen design holds with its tiers here")

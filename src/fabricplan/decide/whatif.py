@@ -23,6 +23,8 @@ from fabricplan.spec.models import Maturity
 
 MATURITY_LEVELS: tuple[Maturity, ...] = get_args(Maturity)  # lowest to highest skill
 Progress = Callable[[str], None]
+#: The band of each fabric's cost along the scale curve: the same p10 and p90 the Monte Carlo's summary reports.
+BAND_PERCENTILES = (10, 90)
 
 
 def scale_grid(spec: ClusterSpec, catalog: Catalog) -> list[int]:
@@ -51,6 +53,8 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
     """Cost per useful GPU-hour of every fabric at each size of the grid where the whole job mix
     lays out, with (``draws`` > 0) the probability that each fabric of a pair is the cheaper one
     over the catalog's ranges (the same seeded draws at every size)."""
+    import numpy as np
+
     fabrics = [choice.profile for choice in spec.fabric_choices()]
     points = []
     for gpus in grid:
@@ -76,8 +80,27 @@ def scale_curve(spec: ClusterSpec, catalog: Catalog, grid: Iterable[int],
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
                     lower[_pair_key(a, b)] = float((sampled[a] < sampled[b]).mean())
+        bands = {}
+        for f, values in sampled.items():
+            finite = np.asarray(values, dtype=float)
+            finite = finite[np.isfinite(finite)]
+            if f in outcomes and finite.size > 1:
+                bands[f] = [float(v) for v in np.percentile(finite, BAND_PERCENTILES)]
+        excess = {}
+        drawn = {f: np.asarray(values, dtype=float) for f, values in sampled.items() if f in outcomes}
+        if len(drawn) > 1 and len({v.shape for v in drawn.values()}) == 1:
+            # the same draws for every fabric: each against the cheapest of its own draw, so what moves every
+            # fabric alike (GPU prices, energy) does not widen the band
+            cheapest = np.min(np.vstack(list(drawn.values())), axis=0)
+            for f, values in drawn.items():
+                with np.errstate(invalid="ignore", divide="ignore"):  # a draw with no cost (inf) is left out
+                    ratio = values / cheapest - 1.0
+                ratio = ratio[np.isfinite(ratio)]
+                if ratio.size > 1:
+                    excess[f] = [float(v) for v in np.percentile(ratio, BAND_PERCENTILES)]
         points.append(ScalePoint(gpus=gpus, cost_per_useful_gpu_hour_usd={
             f: o.cost_per_useful_gpu_hour_usd for f, o in outcomes.items()}, probability_lower=lower,
+            cost_band_usd=bands, excess_band=excess,
             tiers={f: o.cost.topology.tiers for f, o in outcomes.items()},
             tier_capacity_gpus={f: o.cost.topology.max_endpoints // max(o.cost.topology.nics_per_node, 1)
                                 * spec.cluster.domain_gpus for f, o in outcomes.items()}))

@@ -15,12 +15,12 @@ from plotly.subplots import make_subplots
 
 from fabricplan.cost.bom import CATEGORIES
 from fabricplan.decide.models import CompareReport, FabricOutcome, JobOutcome, SensitivityRow
+from fabricplan.report import colours
 from fabricplan.report import compare_content as content
 from fabricplan.report.tables import usd
 
 # Layout only: colours, sizes and fonts.
 FONT_FAMILY = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
-FABRIC_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 COMPUTE_COLOUR = "#4c78a8"
 BUBBLE_COLOUR = "#bab0ac"
 OTHER_COLOUR = "#e0e0e0"
@@ -48,6 +48,14 @@ LOG_AXIS_PADDING = 0.08  # decades of empty axis left and right of the outermost
 LEAD_UNCHANGED_TOLERANCE = 1e-9
 TORNADO_CASE_FONT_PX = 11
 TORNADO_TOP_MARGIN_PX = 100  # title, subtitle and the base-lead label above the plot
+# The scale chart's y range: fabrics more than this many times dearer (relative to the cheapest) than all
+# closer ones are left above it (named in the subtitle); at least this many percent shown; padding.
+FAR_FABRIC_FACTOR = 3.0
+MIN_RELATIVE_RANGE_PCT = 2.0
+RELATIVE_RANGE_PADDING = 0.08
+BAND_ALPHA = 0.18
+SCALE_TOP_MARGIN_PX = 95  # the scale chart's title and subtitle
+SUBTITLE_LINE_PX = 16  # each further subtitle line
 
 
 def escaped(text: str) -> str:
@@ -55,8 +63,8 @@ def escaped(text: str) -> str:
 
 
 def fabric_colours(report: CompareReport) -> dict[str, str]:
-    return {fabric.fabric: FABRIC_COLOURS[index % len(FABRIC_COLOURS)]
-            for index, fabric in enumerate(report.fabrics)}
+    """Each fabric's colour (report/colours.py: by its id, the same in every report)."""
+    return colours.fabric_colours([fabric.fabric for fabric in report.fabrics])
 
 
 def _base_layout(figure: go.Figure, title: str, height: int, bottom_margin: int = LEGEND_MARGIN_PX) -> go.Figure:
@@ -186,20 +194,84 @@ def tco_figure(report: CompareReport) -> go.Figure:
 
 # (c) scale curve ----------------------------------------------------------------------------------
 
+def _relative_curves(report: CompareReport) -> tuple[list[int], dict[str, list[float | None]],
+                                                     dict[str, list[tuple[float, float] | None]]]:
+    """The scale curve relative to the cheapest fabric at each size, in percent above it: per fabric its
+    values and (where the Monte Carlo ran) the p10-p90 of how far above the cheapest of the same draw it
+    is (`ScalePoint.excess_band`: what moves every fabric alike does not widen it), over the sorted GPU
+    counts."""
+    points = sorted(report.scale_curve, key=lambda point: point.gpus)
+    gpus = [point.gpus for point in points]
+    values: dict[str, list[float | None]] = {f.fabric: [] for f in report.fabrics}
+    bands: dict[str, list[tuple[float, float] | None]] = {f.fabric: [] for f in report.fabrics}
+    for point in points:
+        costs = point.cost_per_useful_gpu_hour_usd
+        best = min(costs.values(), default=None)
+        for fabric in values:
+            cost, band = costs.get(fabric), point.excess_band.get(fabric)
+            usable = best is not None and best > 0
+            values[fabric].append(100 * (cost / best - 1) if usable and cost is not None else None)
+            bands[fabric].append((100 * band[0], 100 * band[1]) if band else None)
+    return gpus, values, bands
+
+
+def _close_range(values: dict[str, list[float | None]]) -> tuple[float, float, list[str]]:
+    """The y range that shows the fabrics close to the best readably, and the fabrics far above it.
+
+    Fabrics in order of their largest excess; the range ends before the first one more than
+    `FAR_FABRIC_FACTOR` times the excess of all below it (with at least `MIN_RELATIVE_RANGE_PCT`).
+    The lines set the range; a band wider than it is cut at its edge.
+    """
+    def top(fabric: str) -> float:
+        return max((v for v in values[fabric] if v is not None), default=0.0)
+
+    def bottom(fabric: str) -> float:
+        return min([0.0] + [v for v in values[fabric] if v is not None])
+
+    order = sorted(values, key=top)
+    shown, far = [], []
+    for fabric in order:
+        ceiling = max([MIN_RELATIVE_RANGE_PCT] + [top(f) for f in shown])
+        if shown and top(fabric) > FAR_FABRIC_FACTOR * ceiling:
+            far = order[order.index(fabric):]
+            break
+        shown.append(fabric)
+    high = max([MIN_RELATIVE_RANGE_PCT] + [top(f) for f in shown])
+    low = min(bottom(f) for f in shown) if shown else 0.0
+    pad = RELATIVE_RANGE_PADDING * (high - low)
+    return low - pad, high + pad, far
+
+
+def _hex_rgba(colour: str, alpha: float) -> str:
+    red, green, blue = (int(colour[k:k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
 def scale_figure(report: CompareReport) -> go.Figure:
-    """Cost per useful GPU-hour against GPU count (log x), with the crossovers and each fabric's
-    tier boundaries marked."""
+    """Cost per useful GPU-hour against GPU count (log x) relative to the cheapest fabric at each size
+    (so close fabrics do not overlap under a far dearer one), each fabric's Monte Carlo p10-p90 band where
+    the curve has draws, the crossovers and each fabric's tier boundaries marked."""
     figure = go.Figure()
     colours = fabric_colours(report)
     points = sorted(report.scale_curve, key=lambda point: point.gpus)
-    gpus = [point.gpus for point in points]
-    values = [v for point in points for v in point.cost_per_useful_gpu_hour_usd.values()]
-    y_low, y_high = (min(values), max(values)) if values else (0.0, 1.0)
+    gpus, relative, bands = _relative_curves(report)
+    y_low, y_high, far = _close_range(relative)
     for fabric in report.fabrics:
+        name, colour = escaped(fabric.fabric), colours[fabric.fabric]
+        band = [(g, b) for g, b in zip(gpus, bands[fabric.fabric]) if b is not None]
+        if band:
+            xs = [g for g, _ in band]
+            figure.add_trace(go.Scatter(
+                x=xs + xs[::-1], y=[b[1] for _, b in band] + [b[0] for _, b in band][::-1], fill="toself",
+                mode="lines", line={"width": 0}, fillcolor=_hex_rgba(colour, BAND_ALPHA), legendgroup=name,
+                name=f"{name}: p10-p90", showlegend=False, hoverinfo="skip"))
+        costs = [point.cost_per_useful_gpu_hour_usd.get(fabric.fabric) for point in points]
+        suffix = " (above the range shown)" if fabric.fabric in far else ""
         figure.add_trace(go.Scatter(
-            x=gpus, y=[point.cost_per_useful_gpu_hour_usd.get(fabric.fabric) for point in points],
-            mode="lines+markers", name=escaped(fabric.fabric), line={"color": colours[fabric.fabric], "width": 2.5},
-            hovertemplate="%{x:,} GPUs: $%{y:.2f} per useful GPU-hour<extra>" + escaped(fabric.fabric) + "</extra>",
+            x=gpus, y=relative[fabric.fabric], mode="lines+markers", name=name + suffix, legendgroup=name,
+            line={"color": colour, "width": 2.5}, customdata=[c if c is not None else float("nan") for c in costs],
+            hovertemplate="%{x:,} GPUs: $%{customdata:.2f} per useful GPU-hour, %{y:+.1f}% vs the cheapest"
+                          "<extra>" + name + "</extra>",
         ))
     # (x, label, line dash, label height as a share of the plot): the cluster's own size at the bottom,
     # crossovers stacked from the top so labels at the same GPU count do not overlap.
@@ -242,8 +314,17 @@ def scale_figure(report: CompareReport) -> go.Figure:
     ticks = gpus[::tick_step]
     figure.update_xaxes(type="log", range=x_range, title_text="GPUs (log scale)", tickvals=ticks,
                         ticktext=[f"{g:,}" for g in ticks])
-    figure.update_yaxes(title_text="USD per useful GPU-hour", tickprefix="$")
-    return _base_layout(figure, "Cost per useful GPU-hour vs cluster size", CHART_HEIGHT_PX)
+    figure.update_yaxes(type="linear", title_text="above the cheapest", ticksuffix="%",
+                        range=[y_low, y_high], zeroline=True)
+    lines = ["vs the cheapest fabric at each size" + (
+        " · shaded: Monte Carlo p10-p90" if any(b for series in bands.values() for b in series) else "")]
+    if far:
+        lines.append("above the range: " + ", ".join(
+            f"{escaped(f)} (up to {max(v for v in relative[f] if v is not None):+.0f}%)" for f in far))
+    subtitle = "<br>".join(f"<sup>{line}</sup>" for line in lines)
+    figure = _base_layout(figure, f"Cost per useful GPU-hour vs cluster size<br>{subtitle}", CHART_HEIGHT_PX)
+    figure.update_layout(margin={"t": SCALE_TOP_MARGIN_PX + SUBTITLE_LINE_PX * (len(lines) - 1)})
+    return figure
 
 
 # (d) sensitivity tornado --------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """``fabricplan health --html``: one self-contained page (plotly.js inlined once) with the ranked
 findings, the per-port table and a time-series chart of the counters behind each finding (their
-per-interval rate; RTT samples as they are). This module imports plotly: import it only for --html."""
+per-interval rate; RTT samples as they are), a panel per unit with the unit on its axis and the
+check's threshold as a dashed line; a finding whose counters have nothing to draw gets a note, not an
+empty chart. This module imports plotly: import it only for --html."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
 
 from fabricplan.ops.health.engine import HealthResult
 from fabricplan.ops.telemetry import SAMPLE, Series, increases
@@ -18,10 +21,15 @@ from fabricplan.report.health_output import TABLE_COLUMNS, _show, model_lines, p
 
 #: Program limit: charts drawn (the worst findings first); the rest are listed without a chart.
 MAX_CHARTS = 40
+#: Layout only: a chart panel's height, the threshold lines' colour, the y-axis title of each unit.
+CHART_HEIGHT_PX = 280
+LIMIT_COLOUR = "#c0392b"
+AXIS_TITLES = {"us": "RTT (µs)", "%": "paused (% of the time)", "/s": "rate (per s)"}
+US_PER_S_TO_PERCENT = 1e-4  # µs of a duration counter per s of wall time, as a share of the time in %
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse}"
         "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child"
         "{text-align:left}.error{color:#b00}.warning{color:#a60}.info{color:#06a}.ok{color:#080}"
-        ".finding{margin:1em 0}.fix{color:#060}")
+        ".finding{margin:1em 0}.fix{color:#060}.caption{color:#5b6675;font-size:0.85rem}")
 
 
 def _esc(text: object) -> str:
@@ -32,21 +40,65 @@ def _series_index(result: HealthResult) -> dict[tuple[str, str], Series]:
     return {(s.entity, s.label): s for s in result.telemetry.series}
 
 
-def _trace(series: Series) -> go.Scatter:
+def unit_of(series: Series) -> str:
+    """The unit a series is charted in: RTT samples as they are (us), a duration counter's increase
+    per second as the share of the time (%: us/s / 10^4), any other counter's increase per second (/s)."""
+    if series.kind == SAMPLE:
+        return "us"
+    return "%" if series.counter.endswith("_duration") else "/s"
+
+
+def _scale(series: Series) -> float:
+    """From the series' rate (and the checks' limits, us/s for a duration counter) to its charted unit."""
+    return US_PER_S_TO_PERCENT if unit_of(series) == "%" else 1.0
+
+
+def _points(series: Series) -> tuple[list, list]:
+    """(times, values) as charted: the samples, or the counter's per-interval rate; long series thinned."""
     from datetime import datetime
 
     if series.kind == SAMPLE:
-        x, y, name = series.t_s, series.values, f"{series.label} [us]"
+        x, y = series.t_s, series.values
     else:
         inc = increases(series)
-        x, y = inc.t_end, inc.dv / inc.dt
-        name = f"{series.label} [/s]" if not series.counter.endswith("_duration") else f"{series.label} [us/s]"
+        x, y = inc.t_end, inc.dv / inc.dt * _scale(series)
     if len(x) > 5000:  # thin long series for the page (every k-th point, peaks kept)
         k = int(np.ceil(len(x) / 5000))
         idx = np.unique(np.concatenate((np.arange(0, len(x), k), [int(np.nanargmax(y))] if np.isfinite(y).any() else [])))
         x, y = x[idx.astype(int)], y[idx.astype(int)]
     times = [datetime.fromtimestamp(float(t), tz=UTC) for t in x]
-    return go.Scatter(x=times, y=[None if not np.isfinite(v) else float(v) for v in y], mode="lines", name=name)
+    return times, [None if not np.isfinite(v) else float(v) for v in y]
+
+
+def finding_figure(item, index: dict[tuple[str, str], Series]) -> go.Figure | None:
+    """The chart of one finding: a panel per unit of its series, each series' threshold (from the check's
+    SLO) as a dashed line; None when no series has a value to draw (e.g. a single reading)."""
+    drawn = [(index[key], _points(index[key])) for key in (item.series or []) if key in index]
+    drawn = [(series, points) for series, points in drawn if any(v is not None for v in points[1])]
+    if not drawn:
+        return None
+    units = list(dict.fromkeys(unit_of(series) for series, _ in drawn))
+    figure = make_subplots(rows=len(units), cols=1, shared_xaxes=True, vertical_spacing=0.12)
+    limits = {(entity, label): (value, text) for entity, label, value, text in (item.limits or [])}
+    for series, (x, y) in drawn:
+        row = units.index(unit_of(series)) + 1
+        figure.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"{series.label} [{unit_of(series)}]"),
+                         row=row, col=1)
+        limit = limits.get((series.entity, series.label))
+        if limit is not None and x:
+            value, text = limit[0] * _scale(series), limit[1]
+            figure.add_trace(go.Scatter(x=[x[0], x[-1]], y=[value, value], mode="lines",
+                                        name=f"limit: {text} = {value:.4g} {unit_of(series)}",
+                                        line={"color": LIMIT_COLOUR, "dash": "dash", "width": 1.5},
+                                        hovertemplate=f"limit {value:.4g} {unit_of(series)}<extra>{_esc(text)}</extra>"),
+                             row=row, col=1)
+    for row, unit in enumerate(units, start=1):
+        figure.update_yaxes(title_text=AXIS_TITLES.get(unit, unit), rangemode="tozero", row=row, col=1)
+    figure.update_xaxes(title_text="time (UTC)", row=len(units), col=1)
+    figure.update_layout(height=CHART_HEIGHT_PX * len(units), margin={"l": 70, "r": 20, "t": 30, "b": 40},
+                         title={"text": f"{_esc(item.rule_id)} {_esc(item.link)}", "font": {"size": 13}},
+                         template="plotly_white", legend={"orientation": "h"})
+    return figure
 
 
 def health_html(result: HealthResult) -> str:
@@ -72,15 +124,15 @@ def health_html(result: HealthResult) -> str:
             parts.append(f"<div class='finding'><span class='{item.severity}'>{item.severity.upper()}</span> "
                          f"<b>{_esc(item.rule_id)}</b> {_esc(item.message)}<br><span class='fix'>do: "
                          f"{_esc(item.fix)}</span>")
-            traces = [index[key] for key in (item.series or []) if key in index]
-            if traces and charts < MAX_CHARTS:
-                figure = go.Figure([_trace(t) for t in traces])
-                figure.update_layout(height=280, margin={"l": 50, "r": 20, "t": 30, "b": 40},
-                                     title={"text": f"{item.rule_id} {entity}", "font": {"size": 13}},
-                                     legend={"orientation": "h"})
-                parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False,
-                                         div_id=f"chart-{charts}", config={"displaylogo": False}))
-                charts += 1
+            if item.series and charts < MAX_CHARTS:
+                figure = finding_figure(item, index)
+                if figure is None:
+                    parts.append("<br><span class='caption'>no chart: its counters have no value to draw in the "
+                                 "window (a single reading, or no interval with a known rate)</span>")
+                else:
+                    parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False,
+                                             div_id=f"chart-{charts}", config={"displaylogo": False}))
+                    charts += 1
             parts.append("</div>")
     rows = port_rows(result)
     parts.append("<h2>Per port</h2><table><tr><th>port</th>"

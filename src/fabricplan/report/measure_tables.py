@@ -131,49 +131,94 @@ def check_report(result: CheckResult) -> RenderableType:
                                 for p in sorted(pts, key=lambda p: p.size_bytes)],
                                justify=["right"] * 6 + ["left"],
                                title=f"{OPERATION_TITLES.get(op, op)}, {n} GPUs: measured vs this design (busbw GB/s)"))
-    causes = [c for c in result.causes if c.applicable]
-    tables.append(FitTable(("#", "likely cause", "adds", "alone", "what the model fitted", "log evidence"),
-                           [[str(i + 1), c.title, f"{c.explained:.0%}", f"{c.alone:.0%}", c.detail, c.evidence or "-"]
-                            for i, c in enumerate(causes)],
-                           title="Likely causes, ranked from the model (adds: share of the gap it explains on top "
-                                 "of those above; alone: as the only fault)"))
-    skipped = [c for c in result.causes if not c.applicable]
+    tables.append(FitTable(CAUSE_HEADERS, cause_rows(result), title=CAUSES_TITLE))
+    skipped = not_applicable(result)
     if skipped:
-        tables.append(Text("Not applicable: " + "; ".join(f"{c.title.split(' (')[0]} ({c.detail})" for c in skipped)))
+        tables.append(Text(skipped))
     return Group(*tables)
 
 
-def check_html(result: CheckResult) -> str:
-    """A self-contained page: measured and modelled busbw and time per size, one pair of curves per collective."""
+CAUSE_HEADERS = ("#", "likely cause", "adds", "alone", "what the model fitted", "log evidence")
+CAUSES_TITLE = ("Likely causes, ranked from the model (adds: share of the gap it explains on top of those above; "
+                "alone: as the only fault)")
+
+
+def cause_rows(result: CheckResult) -> list[list[str]]:
+    """The ranked applicable causes, one row each (`CAUSE_HEADERS`): the terminal and the HTML show the same."""
+    causes = [c for c in result.causes if c.applicable]
+    return [[str(i + 1), c.title, f"{c.explained:.0%}", f"{c.alone:.0%}", c.detail, c.evidence or "-"]
+            for i, c in enumerate(causes)]
+
+
+def not_applicable(result: CheckResult) -> str | None:
+    """The causes that do not apply to this system, with why, as one line (None: all apply)."""
+    skipped = [c for c in result.causes if not c.applicable]
+    if not skipped:
+        return None
+    return "Not applicable: " + "; ".join(f"{c.title.split(' (')[0]} ({c.detail})" for c in skipped)
+
+
+#: Layout only: one colour per collective and GPU count, the same in both panels (measured: markers, design: line).
+CURVE_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
+
+
+def check_figure(result: CheckResult) -> Any:
+    """Measured (markers) and modelled (line) busbw and time per size, one colour per collective and GPU
+    count in both panels; a legend entry per curve toggles it in both."""
     import plotly.graph_objects as go
-    import plotly.io as pio
     from plotly.subplots import make_subplots
 
-    from fabricplan.report.html import esc
+    from fabricplan.report.compare_charts import FONT_FAMILY
 
-    figure = make_subplots(rows=1, cols=2, subplot_titles=("busbw (GB/s)", "time (us)"))
+    figure = make_subplots(rows=1, cols=2, subplot_titles=("bus bandwidth", "time"), horizontal_spacing=0.1)
     groups: dict[tuple[str, int], list] = {}
     for p in result.points:
         groups.setdefault((p.operation, p.n_gpus), []).append(p)
-    for (op, n), pts in groups.items():
+    for k, ((op, n), pts) in enumerate(groups.items()):
         pts = sorted(pts, key=lambda p: p.size_bytes)
         label = f"{OPERATION_TITLES.get(op, op)} {n} GPUs"
+        colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         x = [p.size_bytes for p in pts]
-        figure.add_trace(go.Scatter(x=x, y=[p.measured_busbw for p in pts], mode="markers", name=f"{label}: measured"),
-                         row=1, col=1)
-        figure.add_trace(go.Scatter(x=x, y=[p.model_busbw for p in pts], mode="lines", name=f"{label}: design"),
-                         row=1, col=1)
-        figure.add_trace(go.Scatter(x=x, y=[p.measured_us for p in pts], mode="markers", showlegend=False,
-                                    name=f"{label}: measured"), row=1, col=2)
-        figure.add_trace(go.Scatter(x=x, y=[p.model_us for p in pts], mode="lines", showlegend=False,
-                                    name=f"{label}: design"), row=1, col=2)
-    figure.update_xaxes(type="log", title_text="size (bytes)")
-    figure.update_yaxes(type="log", row=1, col=2)
-    figure.update_layout(template="plotly_white", height=480)
-    chart = pio.to_html(figure, include_plotlyjs=True, full_html=False, div_id="chart-measured")
-    causes = "".join(f"<li>{esc(c.title)}: explains {c.explained:.0%} of the gap ({esc(c.detail)})</li>"
-                     for c in result.causes if c.applicable and c.explained >= 0.02)
+        sizes = [size_text(p.size_bytes) for p in pts]
+        for col, (measured, model, unit) in enumerate(
+                (([p.measured_busbw for p in pts], [p.model_busbw for p in pts], "GB/s"),
+                 ([p.measured_us for p in pts], [p.model_us for p in pts], "us")), start=1):
+            figure.add_trace(go.Scatter(
+                x=x, y=measured, mode="markers", name=f"{label}: measured", legendgroup=f"{label}: measured",
+                showlegend=col == 1, marker={"color": colour, "size": 7}, customdata=sizes,
+                hovertemplate=f"%{{customdata}}: %{{y:.4g}} {unit} measured<extra>{label}</extra>"), row=1, col=col)
+            figure.add_trace(go.Scatter(
+                x=x, y=model, mode="lines", name=f"{label}: design", legendgroup=f"{label}: design",
+                showlegend=col == 1, line={"color": colour, "width": 2}, customdata=sizes,
+                hovertemplate=f"%{{customdata}}: %{{y:.4g}} {unit} design<extra>{label}</extra>"), row=1, col=col)
+    figure.update_xaxes(type="log", title_text="message size (bytes)")
+    figure.update_yaxes(title_text="busbw (GB/s)", rangemode="tozero", row=1, col=1)
+    figure.update_yaxes(type="log", title_text="time (us)", row=1, col=2)
+    figure.update_layout(template="plotly_white", height=480, font={"family": FONT_FAMILY},
+                         legend={"orientation": "h", "yanchor": "top", "y": -0.18},
+                         margin={"l": 70, "r": 30, "t": 60, "b": 120})
+    return figure
+
+
+def check_html(result: CheckResult) -> str:
+    """A self-contained page in the reports' stylesheet: the verdict, the chart (`check_figure`) and the
+    same ranked causes as the terminal (`cause_rows`), with the ones that do not apply."""
+    from plotly.offline import get_plotlyjs
+
+    from fabricplan.report.html import CSS, esc, figure_div, html_table
+
     status = "PASS" if result.passed else "FAIL"
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fabricplan check-measured</title></head><body>"
-            f"<h1>Measured vs design</h1><p><b>{status}</b>: {esc(result.summary)}</p>{chart}"
-            f"<h2>Likely causes</h2><ol>{causes or '<li>none explains the gap</li>'}</ol></body></html>")
+    rows = cause_rows(result)
+    causes = (html_table(CAUSE_HEADERS, rows) if rows
+              else "<p>No cause applies to this system.</p>")
+    skipped = not_applicable(result)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>fabricplan check-measured</title><style>{CSS}</style>"
+            f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
+            f"<header><h1>Measured vs design</h1><p class=\"summary\"><b>{status}</b>: {esc(result.summary)}</p>"
+            "</header><section><h2>Model vs measured</h2>"
+            f'<div class="chart">{figure_div(check_figure(result), "chart-measured")}</div></section>'
+            f"<section><h2>Likely causes</h2><p class=\"caption\">{esc(CAUSES_TITLE)}</p>{causes}"
+            + (f'<p class="caption">{esc(skipped)}</p>' if skipped else "")
+            + "</section><footer>Generated by fabricplan check-measured. Self-contained: works offline.</footer>"
+            "</body></html>\n")

@@ -5,7 +5,8 @@ where the cheaper of two fabrics changes (the crossover surface).
   step time and cost per useful GPU-hour (lower is better on both). Sort by step time, keep each
   point cheaper than every faster one. The overall front does the same over every (point, fabric).
 * **Recommended fabric map** over axes x and y: per (x, y) cell, the fabric the points there
-  recommend most often and the share of them that do (the other axes vary inside a cell).
+  recommend most often and the share of them that do (the other axes vary inside a cell); when two
+  or more fabrics are recommended equally often, the cell is a tie between them.
 * **Crossover surface** of fabrics a and b: the gap g = cost_a / cost_b - 1, per (x, y) cell the
   median over the other axes; along x, for each y, the x where g changes sign, linearly
   interpolated between the two neighbouring x values (on log x when every x is positive and
@@ -43,6 +44,9 @@ class MapCell:
     recommended: str
     share: float
     points: int
+    #: The fabrics the most points recommend when two or more do equally often (a tie), else empty;
+    #: `recommended` is then the first of them in the sweep's fabric order.
+    tied: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -151,7 +155,10 @@ def analyse(columns: dict[str, list[Any]], manifest: dict[str, Any], x: str | No
     recommended_map = []
     for (cx, cy), counter in sorted(cells.items(), key=lambda kv: (_sort_key(kv[0][1]), _sort_key(kv[0][0]))):
         fabric, hits = max(counter.items(), key=lambda kv: (kv[1], -fabrics.index(kv[0]) if kv[0] in fabrics else 0))
-        recommended_map.append(MapCell(cx, cy, fabric, hits / sum(counter.values()), sum(counter.values())))
+        tied = sorted((f for f, n in counter.items() if n == hits),
+                      key=lambda f: (fabrics.index(f) if f in fabrics else len(fabrics), f))
+        recommended_map.append(MapCell(cx, cy, fabric, hits / sum(counter.values()), sum(counter.values()),
+                                       tied if len(tied) > 1 else []))
 
     gap: dict[str, dict[tuple[Any, Any], float]] = {}
     crossings: list[CrossoverPoint] = []

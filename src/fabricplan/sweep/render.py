@@ -16,6 +16,7 @@ from fabricplan.sweep.analysis import SweepAnalysis
 FRONT_ROWS = 10
 CHART_HEIGHT_PX = 520
 MAP_HEIGHT_PX = 460
+TIE_COLOUR = "#bdbdbd"  # a map cell where fabrics are recommended equally often
 
 
 def _value(value: Any) -> str:
@@ -83,12 +84,14 @@ def terminal_renderables(analysis: SweepAnalysis) -> list[Any]:
             row = [_value(y) if y is not None else ""]
             for x in xs:
                 cell = cells.get((x, y))
-                row.append("" if cell is None else codes[cell.recommended] if cell.share == 1 else
+                row.append("" if cell is None else "tie " + "/".join(codes[f] for f in cell.tied) if cell.tied
+                           else codes[cell.recommended] if cell.share == 1 else
                            f"{codes[cell.recommended]} {cell.share:.0%}")
             rows.append(row)
         table = FitTable((down if analysis.y else "", *(_value(x) for x in xs)), rows,
                          justify=["right", *["center"] * len(xs)],
-                         title=f"Recommended fabric (% = share of the cell's points when not all agree): "
+                         title=f"Recommended fabric (% = share of the cell's points when not all agree; tie: "
+                               "as many points recommend each): "
                                f"{down} down, {across} across")
         out.append(table)
     across = names.get(analysis.x or "", analysis.x)
@@ -126,11 +129,12 @@ def analysis_document(analysis: SweepAnalysis) -> dict[str, Any]:
 def pareto_figure(analysis: SweepAnalysis) -> Any:
     import plotly.graph_objects as go
 
-    from fabricplan.report.compare_charts import FABRIC_COLOURS, FONT_FAMILY
+    from fabricplan.report.colours import fabric_colour
+    from fabricplan.report.compare_charts import FONT_FAMILY
 
     figure = go.Figure()
-    for index, fabric in enumerate(analysis.fabrics):
-        colour = FABRIC_COLOURS[index % len(FABRIC_COLOURS)]
+    for fabric in analysis.fabrics:
+        colour = fabric_colour(fabric)
         steps, costs = analysis.all_points[fabric]
         name = html.escape(fabric)
         figure.add_trace(go.Scattergl(x=steps, y=costs, mode="markers", name=f"{name}: all points",
@@ -145,35 +149,45 @@ def pareto_figure(analysis: SweepAnalysis) -> Any:
     figure.update_layout(
         title={"text": f"Cost per useful GPU-hour vs step time, {html.escape(analysis.name)} "
                        f"({analysis.points:,} points)"},
-        xaxis_title="step time of the main job [s]", yaxis_title="TCO per useful GPU-hour [USD]",
+        xaxis_title="step time of the main job [s]", yaxis_title="cost per useful GPU-hour [USD]",
         height=CHART_HEIGHT_PX, template="plotly_white", font={"family": FONT_FAMILY},
         legend={"orientation": "h", "y": -0.18}, margin={"l": 70, "r": 20, "t": 60, "b": 110})
     figure.update_xaxes(type="log")
     return figure
 
 
+def _map_text(cell: Any) -> str:
+    """A map cell's label: the fabric and its share, or the tied fabrics."""
+    if cell.tied:
+        return "tie " + "/".join(html.escape(f) for f in cell.tied)
+    return f"{html.escape(cell.recommended)}<br>{cell.share:.0%}"
+
+
 def map_figure(analysis: SweepAnalysis) -> Any:
     import plotly.graph_objects as go
 
-    from fabricplan.report.compare_charts import FABRIC_COLOURS, FONT_FAMILY
+    from fabricplan.report.colours import fabric_colour
+    from fabricplan.report.compare_charts import FONT_FAMILY
 
     xs = sorted({c.x for c in analysis.recommended_map}, key=_key)
     ys = sorted({c.y for c in analysis.recommended_map}, key=_key)
     cells = {(c.x, c.y): c for c in analysis.recommended_map}
     fabrics = analysis.fabrics
-    z = [[fabrics.index(cells[(x, y)].recommended) if (x, y) in cells else None for x in xs] for y in ys]
-    text = [[(f"{html.escape(cells[(x, y)].recommended)}<br>{cells[(x, y)].share:.0%}" if (x, y) in cells else "")
-             for x in xs] for y in ys]
-    n = len(fabrics)
+    tie = len(fabrics)  # the z of a tied cell: one more band, in TIE_COLOUR
+    z = [[(tie if cells[(x, y)].tied else fabrics.index(cells[(x, y)].recommended)) if (x, y) in cells else None
+          for x in xs] for y in ys]
+    text = [[_map_text(cells[(x, y)]) if (x, y) in cells else "" for x in xs] for y in ys]
+    bands = [fabric_colour(fabric) for fabric in fabrics] + [TIE_COLOUR]
+    n = len(bands)
     scale = []
-    for k, _fabric in enumerate(fabrics):
-        colour = FABRIC_COLOURS[k % len(FABRIC_COLOURS)]
+    for k, colour in enumerate(bands):
         scale += [[k / n, colour], [(k + 1) / n, colour]]
     figure = go.Figure(go.Heatmap(
         x=[_value(x) for x in xs], y=[_value(y) if y is not None else "" for y in ys], z=z, zmin=-0.5,
         zmax=n - 0.5, colorscale=scale, showscale=False, text=text, texttemplate="%{text}",
         hovertemplate="%{text}<extra></extra>", xgap=1, ygap=1))
-    figure.update_layout(title={"text": "Recommended fabric (and the share of points in the cell that agree)"},
+    figure.update_layout(title={"text": "Recommended fabric (and the share of points in the cell that agree; "
+                                        "grey: a tie)"},
                          xaxis_title=_axis_title(analysis, analysis.x), yaxis_title=_axis_title(analysis, analysis.y),
                          height=MAP_HEIGHT_PX, template="plotly_white", font={"family": FONT_FAMILY},
                          xaxis={"type": "category"}, yaxis={"type": "category"})

@@ -37,6 +37,10 @@ class Finding:
     # worst first) and the telemetry series it rests on (entity, counter label) for charts.
     score: float | None = None
     series: list[tuple[str, str]] | None = None
+    # Health checks: the threshold a series was held to, in the unit it is charted in (a counter's
+    # per-second rate, a duration counter's us/s, RTT samples' us): (entity, label, value, what it is).
+    # Not in the JSON (the message and evidence state the limit); the HTML draws it on the chart.
+    limits: list[tuple[str, str, float, str]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -80,10 +80,14 @@ def measured(check_id: str, entity: str, metric: str, value: float, unit: str, t
 
 
 def health_finding(check_id: str, entity: str, message: str, fix: str, evidence: dict[str, Any], score: float,
-                   series: list[Series], severity: str | None = None) -> Finding:
+                   series: list[Series], severity: str | None = None,
+                   limits: list[tuple[Series, float, str]] | None = None) -> Finding:
+    """A health finding on ``series``; ``limits``: (series, threshold in its charted unit, what the threshold
+    is) for the report's threshold lines (per second for a counter, us/s for a duration counter, us for RTT)."""
     item = Finding(rule_id=check_id, message=message, link=entity, fix=fix, evidence=evidence,
                    location=", ".join(sorted({s.source for s in series})) or None, score=_score(score),
-                   series=[(s.entity, s.label) for s in series])
+                   series=[(s.entity, s.label) for s in series],
+                   limits=[(s.entity, s.label, float(value), text) for s, value, text in limits or []] or None)
     if severity:
         item.max_severity = severity
     return item

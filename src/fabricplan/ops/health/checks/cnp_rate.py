@@ -63,5 +63,6 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                 f"limit {num(options['cnp_rate_max_per_s'])}/s): the port is congested most of the time",
                 "look for incast (many senders to this receiver) or an oversubscribed uplink; spread the job or "
                 "tune DCQCN (rpg_min_dec_fac, rpg_time_reset)", rounded(ev),
-                w["peak_per_s"] / options["cnp_rate_max_per_s"], [series])
+                w["peak_per_s"] / options["cnp_rate_max_per_s"], [series],
+                limits=[(series, options["cnp_rate_max_per_s"], "cnp_rate_max_per_s")])
     yield measured(ID, port.name, "cnp_per_s_peak", worst, "1/s", options["cnp_rate_max_per_s"])

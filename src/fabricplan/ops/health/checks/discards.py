@@ -68,5 +68,6 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                   "per_s_mean": w["mean_per_s"], "peak_at": w["peak_at"]}
             yield health_finding(ID, port.name, f"{series.counter} +{num(w['total'])} in the window "
                                  f"(peak {num(w['peak_per_s'])}/s)", _FIX[series.counter], rounded(ev),
-                                 1.0 + w["peak_per_s"], [series])
+                                 1.0 + w["peak_per_s"], [series],
+                                 limits=[(series, options["discards_max_per_s"], "discards_max_per_s")])
     yield measured(ID, port.name, "drops_per_s_peak", worst, "1/s", options["discards_max_per_s"])

@@ -76,7 +76,8 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
             yield health_finding(ID, port.name, f"{name} {num(w['peak_per_s'] * scale)} {unit} at peak (limit "
                                  f"{num(limit_per_s * scale)} {unit})", _FIX[name],
                                  rounded({"increase": w["total"], "per_s_peak": w["peak_per_s"], "peak_at": w["peak_at"]}),
-                                 w["peak_per_s"] / max(limit_per_s, 1e-12), [series], severity="warning")
+                                 w["peak_per_s"] / max(limit_per_s, 1e-12), [series], severity="warning",
+                                 limits=[(series, limit_per_s, f"{name} limit ({num(limit_per_s * scale)} {unit})")])
     if not seen and is_ib(port):
         yield unavailable(ID, port.name, [*options["fatal_any_increment"], "link_error_recovery", "port_rcv_errors"],
                           "no InfiniBand error counter read")

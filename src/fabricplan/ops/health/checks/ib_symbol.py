@@ -60,5 +60,6 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                              f"{num(w['seconds'] / 3600)} h; IBTA BER limit {num(limit)}/h)",
                              "reseat or replace the cable/transceiver on this link (check both ends with "
                              "mlxlink -d DEV -m and the eye/BER), then clear the counters (perfquery -R)",
-                             rounded(ev), per_hour / max(limit, 1e-9), [series])
+                             rounded(ev), per_hour / max(limit, 1e-9), [series],
+                             limits=[(series, limit / 3600.0, f"symbol_error_max_per_hour ({num(limit)}/h)")])
     yield measured(ID, port.name, "symbol_errors_per_hour", per_hour, "1/h", limit)

@@ -55,5 +55,6 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                              "the port drops on transmit: look for a stuck or slow downstream port (credit "
                              "starvation, HOQ lifetime) and congestion on this link",
                              rounded({"discards": w["total"], "per_s_peak": w["peak_per_s"], "peak_at": w["peak_at"]}),
-                             w["peak_per_s"] / max(limit, 1e-9), [series])
+                             w["peak_per_s"] / max(limit, 1e-9), [series],
+                             limits=[(series, limit, "port_xmit_discards_max_per_s")])
     yield measured(ID, port.name, "xmit_discards_per_s_peak", w["peak_per_s"], "1/s", limit)

@@ -57,7 +57,7 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
     for prio in prios:
         duration, frames = port.get("rx_pause_duration", prio), port.get("rx_pause", prio)
         ev: dict[str, Any] = {"priority": prio}
-        problems, series, score = [], [], 0.0
+        problems, series, score, limits = [], [], 0.0, []
         if duration is not None:
             w = counter_window(duration)
             frac_peak, frac_mean = w["peak_per_s"] / 1e6, w["mean_per_s"] / 1e6
@@ -69,6 +69,8 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                                 f"limit {pct(options['pause_fraction_max'])})")
                 score = max(score, frac_peak / options["pause_fraction_max"])
                 series.append(duration)
+                limits.append((duration, options["pause_fraction_max"] * 1e6,
+                               f"pause_fraction_max ({pct(options['pause_fraction_max'])} paused)"))
         if frames is not None:
             w = counter_window(frames)
             ev.update(pause_frames_per_s_mean=w["mean_per_s"], pause_frames_per_s_peak=w["peak_per_s"])
@@ -77,10 +79,11 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                                 f"(limit {num(options['pause_rate_max_per_s'])})")
                 score = max(score, w["peak_per_s"] / max(options["pause_rate_max_per_s"], 1e-9))
                 series.append(frames)
+                limits.append((frames, options["pause_rate_max_per_s"], "pause_rate_max_per_s"))
         if problems:
             yield health_finding(
                 ID, port.name, f"priority {prio}: " + "; ".join(problems),
                 "congestion control is not keeping queues below the PFC threshold: check ECN marking "
                 "(WRED min/max below XOFF) and DCQCN on every sender (fabricplan lint), and look for an incast "
-                "or a slow receiver behind this port", rounded(ev), score, series)
+                "or a slow receiver behind this port", rounded(ev), score, series, limits=limits)
     yield measured(ID, port.name, "paused_fraction_peak", worst, "fraction", options["pause_fraction_max"])

@@ -85,7 +85,9 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
         yield health_finding(
             ID, port.name, f"priority {prio}: pause storm, paused {pct(mean)} for {num(seconds)} s "
             f"(watchdog: > {pct(options['storm_pause_fraction'])} for {num(options['detection_ms'])} ms)",
-            _FIX, rounded(ev), seconds / need_s, [series])
+            _FIX, rounded(ev), seconds / need_s, [series],
+            limits=[(series, options["storm_pause_fraction"] * 1e6,
+                     f"storm_pause_fraction ({pct(options['storm_pause_fraction'])} paused)")])
     for series in events:
         w = counter_window(series)
         if w["total"] > 0:

@@ -62,5 +62,6 @@ def check(port: PortTelemetry, options: dict[str, Any], catalog: Any) -> Iterato
                 f"(peak {num(w['peak_per_s'])}/s): the host does not drain its receive buffer",
                 "check the host side: PCIe link width/speed (lspci -vv), NUMA placement of the NIC and the job, "
                 "memory bandwidth, and whether the receiving process stalls", rounded(ev),
-                1.0 + w["peak_per_s"], [series])
+                1.0 + w["peak_per_s"], [series],
+                limits=[(series, options["tx_pause_rate_max_per_s"], "tx_pause_rate_max_per_s")])
     yield measured(ID, port.name, "tx_pause_per_s_peak", worst, "1/s", options["tx_pause_rate_max_per_s"])

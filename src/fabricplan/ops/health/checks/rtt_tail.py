@@ -69,5 +69,7 @@ def check(pair: RttPair, options: dict[str, Any], catalog: Any) -> Iterator[Any]
             ID, pair.name, message,
             "find where the tail comes from: PFC pauses and CNPs on the ports of this path (PFC001, CC002), a "
             "congested uplink (compare pairs that share it), or a host-side stall at either end", rounded(ev),
-            ratio / options["max_ratio"], [pair.series])
+            ratio / options["max_ratio"], [pair.series],
+            limits=[(pair.series, options["max_ratio"] * pair.baseline_us,
+                     f"{label} limit: {num(options['max_ratio'])}x the expected {num(pair.baseline_us)} µs")])
     yield measured(ID, pair.name, "rtt_tail_ratio", ratio, "x", options["max_ratio"])

@@ -60,6 +60,21 @@ def _lines(stream, into: queue.Queue) -> None:
     into.put(None)
 
 
+def _start_waiting(path, out):
+    """Start a run on ``out`` (whose lock someone else holds) and read its stderr until it says it
+    waits: (process, the queue of its further stderr lines, the lines seen so far)."""
+    waiting = _start(path, out)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(waiting.stderr, lines), daemon=True).start()
+    deadline = time.monotonic() + DEADLINE_S
+    seen = []
+    while not any(line.startswith("waiting: ") for line in seen):
+        line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        assert line is not None, seen  # the run ended without waiting
+        seen.append(line)
+    return waiting, lines, seen
+
+
 def test_a_second_run_waits_for_the_writer_and_leaves_its_temporary_files(tmp_path):
     path, out = write_sweep(tmp_path, AXES_24, name="wait", draws=0), tmp_path / "out"
     started = _start(path, out, "--limit", "4")
@@ -70,15 +85,7 @@ def test_a_second_run_waits_for_the_writer_and_leaves_its_temporary_files(tmp_pa
     try:
         in_flight = out / ".part-000000099-live.parquet.abc123.tmp"
         in_flight.write_bytes(b"half a batch")
-        waiting = _start(path, out)
-        lines: queue.Queue = queue.Queue()
-        threading.Thread(target=_lines, args=(waiting.stderr, lines), daemon=True).start()
-        deadline = time.monotonic() + DEADLINE_S
-        seen = []
-        while not any(line.startswith("waiting: ") for line in seen):
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            assert line is not None, seen  # the run ended without waiting
-            seen.append(line)
+        waiting, lines, seen = _start_waiting(path, out)
         assert str(out) in seen[-1]
         assert in_flight.exists() and len(_raw_ids(out)) == 4  # nothing touched while the writer lives
     finally:
@@ -118,15 +125,7 @@ def test_ctrl_c_while_waiting_for_the_folder_stops_cleanly(tmp_path):
     lock = os.open(out / LOCK, os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        waiting = _start(path, out)
-        lines: queue.Queue = queue.Queue()
-        threading.Thread(target=_lines, args=(waiting.stderr, lines), daemon=True).start()
-        deadline = time.monotonic() + DEADLINE_S
-        seen = []
-        while not any(line.startswith("waiting: ") for line in seen):
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            assert line is not None, seen
-            seen.append(line)
+        waiting, lines, seen = _start_waiting(path, out)
         waiting.send_signal(signal.SIGINT)
         assert waiting.wait(timeout=DEADLINE_S) == 130
     finally:

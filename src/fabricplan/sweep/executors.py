@@ -31,6 +31,27 @@ RAY_INSTALL_HINT = '--executor ray needs Ray: pip install "fabricplan[ray]"'
 #: Program limits of a local Ray started for a try: its object store and no dashboard.
 LOCAL_RAY_OBJECT_STORE_BYTES = 150 * 1024 * 1024
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+#: Program limit: how long the reachability probe of a --ray-address waits for its TCP connection
+#: (Ray's own connect retries for minutes when nothing listens there).
+RAY_PROBE_TIMEOUT_S = 5.0
+
+
+def probe_ray_address(address: str) -> None:
+    """Refuse, in one line and at once, a ``host:port`` (or ``ray://host:port``) address where nothing
+    accepts a TCP connection; ``auto`` and other forms are left to Ray."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(f"cannot reach a Ray cluster there ({reason}); start one with `ray start --head` or "
+                         "leave --ray-address out for a local one", location=f"--ray-address {address}") from None
 
 
 @dataclass(frozen=True)
@@ -235,6 +256,7 @@ def start_ray(address: str | None, workers: int, temp_dir: str | None = None) ->
     if address:
         import fabricplan
 
+        probe_ray_address(address)
         # The cluster's workers get this fabricplan (its dependencies must be installed there).
         try:
             ray.init(address=address, runtime_env={"py_modules": [fabricplan]}, **options)

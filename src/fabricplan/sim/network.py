@@ -148,8 +148,12 @@ def fat_tree(k: int, tiers: int = 2, link_gbps: float | None = None, link_latenc
     link_latency_us = _catalog_value("sim_link_latency_us", catalog) if link_latency_us is None else float(link_latency_us)
     buffer_bytes = (_catalog_value("sim_switch_buffer_bytes_per_port", catalog) if buffer_bytes is None
                     else float(buffer_bytes))
-    if link_gbps <= 0 or link_latency_us < 0 or buffer_bytes <= 0:
-        raise InputError("fat-tree link_gbps and buffer_bytes must be > 0 and link_latency_us >= 0", location="--link")
+    if link_gbps <= 0:
+        raise InputError(f"the link rate must be > 0, got {link_gbps:g} Gb/s", location="--link")
+    if link_latency_us < 0:
+        raise InputError(f"the link latency must be >= 0, got {link_latency_us:g} us", location="--link-latency-us")
+    if buffer_bytes <= 0:
+        raise InputError(f"the switch buffer must be > 0, got {buffer_bytes:g} bytes", location="buffer_bytes")
     half = k // 2
     if tiers == 2:
         n_leaves, n_spines, n_cores = k, half, 0
@@ -157,6 +161,9 @@ def fat_tree(k: int, tiers: int = 2, link_gbps: float | None = None, link_latenc
         n_leaves, n_spines, n_cores = k * half, k * half, half * half
     capacity = n_leaves * half
     n_hosts = capacity if hosts is None else int(hosts)
+    if hosts is None and capacity > MAX_FAT_TREE_HOSTS:  # the radix asked for too big a tree
+        raise InputError(f"a {tiers}-tier k={k} fat tree has {capacity:,} hosts, more than the simulator's "
+                         f"{MAX_FAT_TREE_HOSTS:,}; lower --k or give --hosts", location="--k")
     if not 1 <= n_hosts <= min(capacity, MAX_FAT_TREE_HOSTS):
         raise InputError(f"a {tiers}-tier k={k} fat tree holds 1..{capacity} hosts, got {n_hosts}",
                          location="--hosts")

@@ -191,6 +191,10 @@ class Switch(Entry):
     def radix_at(self, speed_gbps: int) -> int | None:
         return self.ports_by_speed_gbps.get(speed_gbps)
 
+    def ports_per_cage(self, speed_gbps: int) -> int:
+        """Logical ports one front-panel cage breaks out to at ``speed_gbps`` (1 when not given)."""
+        return (self.logical_ports_per_cage or {}).get(speed_gbps, 1)
+
 
 class Nic(Entry):
     families: list[Literal["ethernet", "infiniband"]]

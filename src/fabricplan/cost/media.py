@@ -163,7 +163,7 @@ def link_media(size: FabricSize, hardware: FabricHardware, catalog: Catalog, run
     chosen: list[TierMedium] = []
     host = None
     speed = hardware.port_speed_gbps
-    cage = (hardware.switch.logical_ports_per_cage or {}).get(speed, 1)
+    cage = hardware.switch.ports_per_cage(speed)
     host_media = _at_port_speed(catalog, profile_hw.host_media, speed, cage)
     inter_media = _at_port_speed(catalog, profile_hw.interswitch_media, speed, cage)
     if host_media and not host_override and links["host"]:

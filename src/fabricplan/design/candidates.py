@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from fabricplan.catalog import Catalog, Switch
 from fabricplan.spec import ClusterSpec, FabricChoice
+from fabricplan.spec.load import owned_entry
 from fabricplan.topology.layout import STYLES
 
 
@@ -46,6 +47,12 @@ def style_fixed(spec: ClusterSpec) -> bool:
     return spec.style_pinned
 
 
+def _styled(spec: ClusterSpec, style: str) -> ClusterSpec:
+    """``spec`` with ``topology.style`` set to ``style`` (the spec itself when it already is)."""
+    return spec if style == spec.topology.style else spec.model_copy(
+        update={"topology": spec.topology.model_copy(update={"style": style})})
+
+
 def _reuse_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, styles: list[str]) -> list[DesignOption]:
     """The estate's owned switches of the fabric's family as designs (issue 29): each entry under each
     style, NICs at the entry's speed, its switches at no capex; a design the entry cannot carry is
@@ -63,9 +70,7 @@ def _reuse_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice, st
         for style in styles:
             if style == "multi_plane" and not style_fixed(spec):
                 continue  # owned ports run at the estate's speed, not split over planes
-            styled = at_speed if style == spec.topology.style else at_speed.model_copy(
-                update={"topology": spec.topology.model_copy(update={"style": style})})
-            options.append(DesignOption(style=style, switch=entry.model, spec=styled, choice=variant))
+            options.append(DesignOption(style=style, switch=entry.model, spec=_styled(at_speed, style), choice=variant))
     return options
 
 
@@ -75,7 +80,7 @@ def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) ->
     speed = spec.cluster.nic_speed_gbps or profile.link_rate_gbps
     own_switch = choice.switch or profile.hardware.switch
     no_ports = []
-    owned = spec.estate.switches[choice.reuse_estate] if spec.estate and choice.reuse_estate is not None else None
+    owned = owned_entry(spec, choice)
     if owned is not None:  # a fabric pinned to the estate: its owned switch only
         own_switch, speed = owned.model, owned.speed_gbps
     if choice.switch or owned is not None:
@@ -88,20 +93,14 @@ def design_options(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) ->
     styles = [spec.topology.style] if style_fixed(spec) else [spec.topology.style] + [
         s for s in STYLES if s != spec.topology.style]
     options = []
+    planes = spec.topology.planes
     for switch in switches:
-        update: dict[str, str] = {}
-        problem = None
-        if switch.id != own_switch:
-            update["switch"] = switch.id  # its optics follow its cages at the port speed (resolve_hardware)
-        variant = choice.model_copy(update=update)
+        # another switch than the profile's: its optics follow its cages at the port speed (resolve_hardware)
+        variant = choice if switch.id == own_switch else choice.model_copy(update={"switch": switch.id})
         for style in styles:
-            planes = spec.topology.planes if style == "multi_plane" else 1
             if style == "multi_plane" and not style_fixed(spec) and (speed % planes or not switch.radix_at(speed // planes)):
                 continue  # no ports at the plane's speed: not a design this switch offers
-            styled = spec if style == spec.topology.style else spec.model_copy(
-                update={"topology": spec.topology.model_copy(update={"style": style})})
-            options.append(DesignOption(style=style, switch=switch.id, spec=styled, choice=variant,
-                                        problem=problem))
+            options.append(DesignOption(style=style, switch=switch.id, spec=_styled(spec, style), choice=variant))
     options += _reuse_options(spec, catalog, choice, styles)
     for switch in no_ports:  # listed so the report shows why they were not considered
         speeds = ", ".join(f"{s}G" for s in sorted(switch.ports_by_speed_gbps))

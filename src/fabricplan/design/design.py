@@ -65,7 +65,7 @@ def size_design(nodes: int, nics_per_node: int, radix: int, layout: FabricTopolo
     """
     return _sized(nodes, nics_per_node, radix, layout.style, layout.tiers, tuple(layout.oversubscription),
                   layout.reserved_leaf_ports, nics_per_host or nics_per_node,
-                  layout.planes if layout.style == "multi_plane" else 1)
+                  layout.planes)
 
 
 def clear_cache() -> None:
@@ -141,7 +141,7 @@ def layout_of(spec: ClusterSpec) -> FabricTopology:
                           tiers=None if topo.tiers == "auto" else int(topo.tiers),
                           cluster_nodes=spec.cluster.domains,
                           topology_aware_scheduling=spec.operations.topology_aware_scheduling,
-                          planes=topo.planes if topo.style == "multi_plane" else 1)
+                          planes=topo.plane_count)
 
 
 def cluster_gpu(spec: ClusterSpec, catalog: Catalog) -> GpuLike:

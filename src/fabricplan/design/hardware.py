@@ -150,7 +150,7 @@ def _optics_at(catalog: Catalog, choice: FabricChoice, switch: Switch, port_spee
     module), the NIC side one port per module (a multi-plane NIC has one on each plane). The profile's
     default where it fits (:func:`optic_for_ports`), else the cheapest that does; a part the spec names
     itself is kept; InputError when the catalog has no transceiver for a slot."""
-    cage = (switch.logical_ports_per_cage or {}).get(port_speed, 1)
+    cage = switch.ports_per_cage(port_speed)
     out = {}
     for name, ports in (("switch_optic", cage), ("interswitch_optic", cage), ("nic_optic", 1)):
         if getattr(choice, name):
@@ -173,24 +173,13 @@ def _host_dac(catalog: Catalog, default_id: str | None, switch: Switch, port_spe
     (a 400G to 4 x 100G breakout at 100G); None (optics instead) for a profile without one or no fit."""
     if not default_id:
         return None
-    cage = (switch.logical_ports_per_cage or {}).get(port_speed, 1)
-    return optic_for_ports(catalog, default_id, cage, port_speed, kind="cable")
-
-
-def plane_port_speed(spec: ClusterSpec, nic_speed: int) -> tuple[int, int]:
-    """``(planes, port speed)`` of the spec's fabric: a multi-plane fabric splits each NIC's
-    ``nic_speed`` over ``topology.planes`` ports (InputError unless it divides evenly); others are one plane."""
-    if spec.topology.style != "multi_plane":
-        return 1, nic_speed
-    planes = spec.topology.planes
-    if nic_speed % planes:
-        raise InputError(f"a {nic_speed}G NIC does not split evenly over {planes} planes", location="topology.planes")
-    return planes, nic_speed // planes
+    return optic_for_ports(catalog, default_id, switch.ports_per_cage(port_speed), port_speed, kind="cable")
 
 
 def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> FabricHardware:
     """Pick each part from the spec's override or the profile's default, and check they fit. A
-    multi-plane fabric's switches, links and optics run at the plane's port speed (:func:`plane_port_speed`)."""
+    multi-plane fabric's switches, links and optics run at the plane's port speed
+    (:func:`fabricplan.spec.load.port_speeds`; ``check_fabric_choice`` refuses an uneven split)."""
     profile = catalog.fabric(choice.profile)
     where = f"fabrics[{choice.profile}]"
     default = profile.hardware
@@ -201,8 +190,8 @@ def resolve_hardware(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) 
     check_fabric_choice(spec, catalog, choice)  # the spec's one check: families, port speed, optic kinds
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
-    nic_speed, _ = port_speeds(spec, catalog, choice)
-    planes, speed = plane_port_speed(spec, nic_speed)
+    _, speed = port_speeds(spec, catalog, choice)
+    planes = spec.topology.plane_count
     radix = switch.radix_at(speed)
     owned = owned_entry(spec, choice)
     if owned is not None:  # the estate's switches, with the ports they have free

@@ -107,26 +107,46 @@ def stranded_hosts(network: Network, component: str, unit: int) -> np.ndarray:
     return np.zeros(0, dtype=np.int64)
 
 
+def failure_mode(component: str, planes: int) -> str:
+    """What a failed part of class ``component`` does to the jobs on it: ``stop`` (a NIC; on one plane
+    a leaf or host link too: a host loses its only uplink on that rail), ``slow`` (a multi-plane leaf or
+    host link: the NIC keeps its other planes, :func:`plane_port_pace`) or ``reroute`` (a spine, core or
+    inter-switch link: traffic goes around it, and the jobs it carried stop only when the reroute
+    outlasts NCCL's transport timeout). The one rule the fleet (:func:`failure_effects`) and compare's
+    goodput (:func:`parts_that_stop`, :func:`parts_that_slow`) read."""
+    if component == "nic":
+        return "stop"
+    if component in ("leaf", "host_link"):
+        return "slow" if planes > 1 else "stop"
+    return "reroute"
+
+
+def _design_parts(size) -> dict[str, tuple[str, int]]:
+    """Failure class -> (goodput class, count) of a sized design (all planes together)."""
+    return {"nic": ("nic", size.endpoints if size.tiers > 0 else 0), "host_link": ("link", size.host_links),
+            "leaf": ("switch", size.leaf_switches), "upper": ("switch", size.total_switches - size.leaf_switches),
+            "fabric_link": ("link", size.total_links - size.host_links)}
+
+
+def _parts_by_mode(size, modes: set[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for component, (kind, count) in _design_parts(size).items():
+        if failure_mode("spine" if component == "upper" else component, size.planes) in modes:
+            out[kind] = out.get(kind, 0) + count
+    return out
+
+
 def parts_that_stop(size, survives_reroute: bool) -> dict[str, int]:
     """The parts of a sized design whose failure stops the job on them, by goodput class (``nic``,
-    ``switch``, ``link``; the rule of :func:`failure_effects`): every NIC; on one plane the leaves and
-    host links too (a host loses its only uplink on that rail); the switches above the leaves and the
-    links between switches only when the fabric's reroute does not beat NCCL's transport timeout. A
-    multi-plane design's leaves and host links slow the job instead (:func:`parts_that_slow`)."""
-    nics = size.endpoints if size.tiers > 0 else 0
-    one_plane = size.planes <= 1
-    upper = 0 if survives_reroute else size.total_switches - size.leaf_switches
-    between = 0 if survives_reroute else size.total_links - size.host_links
-    return {"nic": nics, "switch": (size.leaf_switches if one_plane else 0) + upper,
-            "link": (size.host_links if one_plane else 0) + between}
+    ``switch``, ``link``; :func:`failure_mode`): the ``stop`` parts, and the ``reroute`` ones when the
+    fabric's reroute does not beat NCCL's transport timeout."""
+    stops = _parts_by_mode(size, {"stop"} if survives_reroute else {"stop", "reroute"})
+    return {kind: stops.get(kind, 0) for kind in ("nic", "switch", "link")}
 
 
 def parts_that_slow(size) -> dict[str, int]:
-    """The parts whose failure slows the job instead of stopping it (:func:`plane_port_pace`): a
-    multi-plane design's leaves (``switch``) and host links (``link``); none on one plane."""
-    if size.planes <= 1:
-        return {}
-    return {"switch": size.leaf_switches, "link": size.host_links}
+    """The parts whose failure slows the job instead of stopping it (:func:`failure_mode` ``slow``)."""
+    return _parts_by_mode(size, {"slow"})
 
 
 def reroute_survives(catalog, profile) -> bool:
@@ -199,8 +219,9 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
             continue
         rate = float(catalog.parameter(rate_name).value.default)
         # parts that only stop jobs are all counted (no simulation needed); rerouted ones are drawn
-        stops_only = hits == "host" or component == "leaf" or not running
-        port_only = planes > 1 and component in ("leaf", "host_link")  # the NIC keeps its other planes
+        mode = failure_mode(component, planes)
+        stops_only = mode != "reroute" or not running
+        port_only = mode == "slow"  # the NIC keeps its other planes
         draws = units if stops_only else rng.choice(units, size=min(settings["draws"], len(units)), replace=False)
         stopped, stopped_gpus, slowed, paces = [], [], [], []
         for unit in draws:
@@ -238,7 +259,7 @@ def failure_effects(network: Network, running: list, node_gpus: int, nics_per_no
         copies = 1 if component == "nic" else planes  # a NIC has a port on every plane; other parts are per plane
         per_month = float(failures_per_month(len(units) * copies, rate, settings["multiplier"]))
         repair = settings["repair"][hits]
-        rerouted = hits != "host" and component != "leaf"
+        rerouted = mode == "reroute"
         survives = (not rerouted) or settings["reroute_s"] < settings["timeout_s"]
         stops = float(np.mean(stopped_gpus))
         degraded_share = 1.0 - float(np.mean(paces))

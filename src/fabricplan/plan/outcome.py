@@ -207,14 +207,6 @@ def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, jo
                        slow_rate_per_hour=slow_rate, slow_repair_h=slow_repair, slowdown=slowdown)
 
 
-def weighted_utilisation(jobs: list[JobSpec], steps: list[StepResult]) -> Num:
-    """Job-share-weighted GPU utilisation ``Σ share x compute / step`` (1.0 with no jobs: every
-    GPU-hour counts as useful)."""
-    if not jobs:
-        return 1.0
-    return sum(job.share * result.compute_s / result.step_time_s for job, result in zip(jobs, steps, strict=True))
-
-
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
                  steps: list[StepResult], assumptions: Assumptions, inputs: Inputs | None = None) -> FabricOutcome:
     """Cost, performance and the joined metric for one fabric (the module docstring's formula).

@@ -109,8 +109,7 @@ def port_speeds(spec: ClusterSpec, catalog: Catalog, choice: FabricChoice) -> tu
     owned = owned_entry(spec, choice)
     speed = owned.speed_gbps if owned is not None else (
         spec.cluster.nic_speed_gbps or catalog.fabric(choice.profile).link_rate_gbps)
-    planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
-    return speed, speed // planes
+    return speed, speed // spec.topology.plane_count
 
 
 def chosen_part(catalog: Catalog, choice: FabricChoice, name: str, spec: ClusterSpec | None = None) -> str:
@@ -164,7 +163,7 @@ def check_fabric_choice(spec: ClusterSpec, catalog: Catalog, choice: FabricChoic
     switch = catalog.switch(pick("switch"), field=f"{where}.switch")
     nic = catalog.nic(pick("nic"), field=f"{where}.nic")
     speed, port = port_speeds(spec, catalog, choice)
-    planes = spec.topology.planes if spec.topology.style == "multi_plane" else 1
+    planes = spec.topology.plane_count
     if owned_entry(spec, choice) is not None and spec.cluster.nic_speed_gbps not in (None, speed):
         raise InputError(f"fabric '{choice.profile}' reuses owned switches at {speed}G, but cluster.nic_speed_gbps "
                          f"is {spec.cluster.nic_speed_gbps}", location=f"{where}.reuse_estate")

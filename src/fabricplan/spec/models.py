@@ -143,6 +143,11 @@ class Topology(Strict):
                         description="multi_plane only: independent planes; each NIC has one port on each, at "
                                     "1/planes of its speed (Alibaba HPN: 2 x 200G per 400G NIC)")
 
+    @property
+    def plane_count(self) -> int:
+        """The planes the fabric is built of: ``planes`` for a multi-plane style, else 1."""
+        return self.planes if self.style == "multi_plane" else 1
+
     @model_validator(mode="after")
     def _ratios(self) -> Topology:
         for index, ratio in enumerate(self.oversubscription):

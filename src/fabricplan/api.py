@@ -135,10 +135,12 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
               efficiency_model: str | EfficiencyModel | None = None,
               nccl_version: str | None = None) -> list[StepResult]:
     """Step time of the spec's jobs (or the one named ``job``) on its fabrics (or ``fabric``), each
-    fabric as the spec builds it (hardware overrides, port speed, topology). ``efficiency_model``
+    fabric as the spec builds it (hardware overrides, port speed, topology); a serving job's "step"
+    is one decode iteration, its serving metrics in ``StepResult.serving``. ``efficiency_model``
     defaults to the model chain's (:attr:`fabricplan.plan.Plan.efficiency_model`, ``auto``), so the
     numbers are those ``compare`` ranks."""
     from fabricplan.errors import InputError
+    from fabricplan.perf.serving import serving_time
     from fabricplan.perf.step import step_time as step_model
     from fabricplan.plan import DEFAULT_PLAN
     from fabricplan.spec.load import located
@@ -157,7 +159,9 @@ def step_time(spec: SpecLike, fabric: str | FabricChoice | None = None, *, job: 
     with located(cluster_spec):  # errors found by the models name the spec's file
         for choice in choices:
             network = design(cluster_spec, choice, cat).network  # the design compare chooses
-            results.extend(step_model(j, network, catalog=cat, nccl_version=nccl_version,
+            results.extend(serving_time(j, network, catalog=cat, efficiency_model=efficiency_model)
+                           if j.kind == "serving" else
+                           step_model(j, network, catalog=cat, nccl_version=nccl_version,
                                       efficiency_model=efficiency_model) for j in jobs)
     return results
 

@@ -62,7 +62,8 @@ def test_16k_allreduce_heavy_rdma_fabric_wins_on_cost_per_useful_gpu_hour():
     job, kind, extra = main_exposed_gap(tcp, chosen)
     assert (job, kind) == ("llama3-405b-pretrain", "dp")
     assert extra == pytest.approx(tcp.jobs[0].exposed_comm_s["dp"] - chosen.jobs[0].exposed_comm_s["dp"])
-    assert f"mostly exposed data-parallel communication (+{extra:.2f} s a step of llama3-405b-pretrain)" in \
+    shown = f"{extra:.2f} s" if extra >= 1 else f"{extra * 1e3:.1f} ms"
+    assert f"mostly exposed data-parallel communication (+{shown} a step of llama3-405b-pretrain)" in \
         decision.recommendation.why_not["ethernet-tcp"]
     # Nothing is blamed where the utilisation does not fall.
     assert main_exposed_gap(best, best) is None

@@ -138,7 +138,12 @@ def _money(value: float) -> str:
 
 
 COMM_KINDS = {"tp": "tensor-parallel", "pp": "pipeline", "dp": "data-parallel", "ep": "expert-parallel",
-              "cp": "context-parallel"}
+              "cp": "context-parallel", "kv": "KV-cache transfer"}
+
+
+def _duration(seconds: float) -> str:
+    """A step's extra time: in s from one second, else in ms."""
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
 
 
 def main_exposed_gap(outcome: FabricOutcome, best: FabricOutcome) -> tuple[str, str, float] | None:
@@ -225,7 +230,9 @@ def _why_not(ranked: Ranking, outcomes: dict[str, FabricOutcome], rules: list[Ru
         cause = main_exposed_gap(outcome, best) if points < 0 else None
         if cause:
             job, kind, extra = cause
-            text += f", mostly exposed {COMM_KINDS.get(kind, kind)} communication (+{extra:.2f} s a step of {job})"
+            unit = ("decode iteration" if any(j.job == job and j.kind == "serving" for j in outcome.jobs)
+                    else "step")
+            text += f", mostly exposed {COMM_KINDS.get(kind, kind)} communication (+{_duration(extra)} a {unit} of {job})"
         text += "."
         if uncertainty is not None and fabric in uncertainty.fabrics:
             text += f" It is {_win_text(uncertainty, fabric)}."

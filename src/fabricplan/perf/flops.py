@@ -56,6 +56,12 @@ class TransformerDims:
         ffn = self.ffn_matrices * h * self.ffn_hidden * self.experts
         return float(self.layers * (attention + ffn) + self.vocab * h)
 
+    def expert_parameters(self) -> float:
+        """Parameters in the experts of a mixture-of-experts model (0 for a dense one) [-]."""
+        if self.experts <= 1:
+            return 0.0
+        return float(self.experts * self.layers * self.ffn_matrices * self.hidden * self.ffn_hidden)
+
     def active_parameters(self) -> float:
         """Parameters touched per token (MoE: experts_per_token experts) [-]."""
         h, kv = self.hidden, self.hidden * self.kv_heads // self.heads

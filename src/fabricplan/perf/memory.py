@@ -122,8 +122,7 @@ def memory_per_gpu(job, dims: TransformerDims, gpu, *, tp: int, pp: int, dp: int
     """Memory per GPU of ``job`` (a JobSpec) laid out as given (formulas in the module docstring)."""
     layers_per_stage = max(pipeline_stage_layers(job, dims.layers, pp))
     stage_share = layers_per_stage / dims.layers
-    expert_params = (dims.experts * dims.layers * dims.ffn_matrices * dims.hidden * dims.ffn_hidden
-                     if dims.experts > 1 else 0.0)
+    expert_params = dims.expert_parameters()
     dense_local = (dims.parameters() - expert_params) * stage_share / tp
     expert_local = expert_params * stage_share / (tp * ep)
     weight = perf_parameter("weight_bytes_per_parameter", catalog)

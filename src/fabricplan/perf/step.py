@@ -53,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabricplan.catalog import Gpu
 from fabricplan.design import FabricTopology, NetworkView, bare_network, cluster_gpu, layout_of
@@ -69,6 +69,9 @@ from fabricplan.perf.memory import GIB, MemoryEstimate, memory_per_gpu
 from fabricplan.perf.params import gradient_bytes_per_parameter, perf_table
 from fabricplan.spec.job import job_layout, pipeline_stage_layers
 from fabricplan.spec.models import GpuInline
+
+if TYPE_CHECKING:
+    from fabricplan.perf.serving import ServingMetrics
 
 US = 1e-6
 
@@ -148,6 +151,8 @@ class StepResult:
     #: Compute time lost to communication kernels running beside it (SMs and HBM bandwidth they
     #: take: :func:`overlap_contention_share`), once per step [s].
     contention_s: float = 0.0
+    #: A serving job's metrics (``fabricplan.perf.serving``); its "step" is one decode iteration.
+    serving: ServingMetrics | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -60,16 +60,21 @@ OutcomeStep = Callable[[ClusterSpec, Catalog, FabricDesign, FabricCost, list[Ste
 
 def job_step_times(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, levers: Levers,
                    efficiency: EfficiencyModel) -> list[StepResult]:
-    """Each job's step time on the design's network (the default performance step).
+    """Each job's step time on the design's network (the default performance step): a training job's
+    step (``perf/step.py``), a serving job's decode iteration with its serving metrics
+    (``perf/serving.py``).
 
     The bandwidth lever scales the per-NIC bandwidth (:func:`scaled_bandwidth`). The efficiency
     lever scales compute speed (``step_time``'s ``compute_efficiency_multiplier``):
     per-operation compute times are divided by it; a flat achievable fraction is multiplied
     (capped at 1).
     """
+    from fabricplan.perf.serving import serving_time
+
     design = scaled_bandwidth(design, levers.bandwidth_multiplier)
-    return [step_time(job, design.network, catalog=catalog, efficiency_model=efficiency,
-                      compute_efficiency_multiplier=levers.efficiency_multiplier) for job in spec.jobs]
+    return [(serving_time if job.kind == "serving" else step_time)(
+                job, design.network, catalog=catalog, efficiency_model=efficiency,
+                compute_efficiency_multiplier=levers.efficiency_multiplier) for job in spec.jobs]
 
 
 def cached_performance(step: PerformanceStep) -> PerformanceStep:

@@ -45,8 +45,9 @@ class Relayout:
 
 
 def over_memory(steps: list[StepResult]) -> list[int]:
-    """Indices of the jobs whose estimate is over the GPU's memory."""
-    return [index for index, result in enumerate(steps) if not result.memory_fits]
+    """Indices of the training jobs whose estimate is over the GPU's memory (a serving job's batch is
+    already bounded by the KV cache its memory holds: ``perf/serving.py``)."""
+    return [index for index, result in enumerate(steps) if not result.memory_fits and result.serving is None]
 
 
 def heavier_recompute(setting: str) -> list[str]:

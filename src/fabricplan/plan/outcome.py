@@ -35,6 +35,32 @@ from fabricplan.plan.goodput import Goodput, failure_rates_per_hour, job_goodput
 from fabricplan.spec import ClusterSpec, JobSpec
 
 
+class ServingOutcome(BaseModel):
+    """A serving job's numbers on one fabric (``fabricplan.perf.serving``); JSON keys carry units."""
+
+    tokens_per_s_per_gpu: Num = Field(description="Output tokens served per second per GPU of the job")
+    served_tokens_per_s: Num = Field(description="Output tokens served per second by the job")
+    offered_tokens_per_s: float = Field(description="Output tokens per second the requests ask for")
+    cost_per_million_tokens_usd: Num | None = Field(
+        description="Cluster TCO per GPU-hour x the job's GPUs per million output tokens of requests within both "
+                    "SLOs, failures included; None when no request meets them")
+    ttft_ms: float = Field(description="Mean time to first token: queueing, prefill and the KV transfer")
+    tpot_ms: float = Field(description="Time per output token (one decode iteration, prefill interference "
+                                       "included when colocated)")
+    ttft_slo_ms: float
+    tpot_slo_ms: float
+    slo_attainment: float = Field(description="Share of requests served within both SLOs")
+    kv_transfer_ms: float = Field(description="One request's KV cache from prefill to decode (0 colocated)")
+    kv_bytes_per_request: float = Field(description="A request's KV cache after prefill [bytes]")
+    kv_fabric_gbytes_per_s: float = Field(description="KV cache the fabric carries [GB/s]")
+    decode_batch: float = Field(description="Sequences a decode replica batches (Little's law)")
+    prefill_utilisation: float = Field(description="Busy share of the prefill replicas")
+    weight_sync_ms: float = Field(description="One weight update broadcast to the replicas (0 without)")
+    weight_pause_share: float = Field(description="Share of replica time paused for weight updates")
+    disaggregated: bool
+    overloaded: bool = Field(description="The replicas cannot keep up with the request rate")
+
+
 class JobOutcome(BaseModel):
     """One job of the mix on one fabric."""
 
@@ -66,6 +92,9 @@ class JobOutcome(BaseModel):
     recompute: str = Field(default="", description="Activation recomputation the job ran with")
     memory_note: str = Field(default="", description="Set when the job was re-laid to fit in memory (what changed) "
                                                      "or does not fit")
+    kind: str = Field(default="training", description="training or serving")
+    serving: ServingOutcome | None = Field(default=None, description="A serving job's tokens, SLOs and cost per "
+                                                                     "million tokens (its step is a decode iteration)")
 
 
 class DesignSummary(BaseModel):
@@ -124,6 +153,9 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
     run_gpu_hours = result.gpu_hours_for_budget
     if run_gpu_hours is not None:
         run_gpu_hours = divide(run_gpu_hours, kept)
+    serving = None
+    if result.serving is not None:
+        serving = serving_outcome(job, result, hourly_cost_per_gpu_usd, kept)
     return JobOutcome(
         job=job.name, share=job.share if time_share is None else time_share, phase=job.phase, gpus=result.gpus,
         step_time_s=result.step_time_s,
@@ -137,11 +169,31 @@ def job_outcome(job: JobSpec, result: StepResult, hourly_cost_per_gpu_usd: Num, 
         run_gpu_hours=run_gpu_hours,
         run_cost_usd=run_gpu_hours * hourly_cost_per_gpu_usd if run_gpu_hours is not None else None,
         memory_per_gpu_gib=result.memory_per_gpu_bytes / GIB, memory_capacity_gib=result.memory_capacity_bytes / GIB,
-        fits_memory=result.memory_fits, recompute=job.recompute,
+        fits_memory=result.memory_fits, recompute=getattr(job, "recompute", ""), kind=job.kind, serving=serving,
         memory_note="" if result.memory_fits else (
             f"does not fit: needs {result.memory_per_gpu_bytes / GIB:,.1f} GiB per GPU on a "
             f"{result.memory_capacity_bytes / GIB:,.1f} GiB GPU at every recompute setting"),
     )
+
+
+def serving_outcome(job, result: StepResult, hourly_cost_per_gpu_usd: Num, goodput: Num) -> ServingOutcome:
+    """A serving job's outcome: its metrics (``result.serving``) with the cost per million output
+    tokens of requests within both SLOs, ``hourly cost per GPU x GPUs / (good tokens/s x 3,600 x
+    goodput) x 10^6``, good tokens = served x P(TTFT within SLO) x (TPOT within SLO) (floats, or
+    arrays of draws: the served tokens per second follow the drawn step time)."""
+    m = result.serving
+    served = result.tokens_per_s
+    within = m.ttft_attainment * (1.0 if m.tpot_met else 0.0)
+    cost = (divide(hourly_cost_per_gpu_usd * result.gpus * 1e6, served * within * 3600.0 * goodput, math.inf)
+            if within > 0 and m.served_tokens_per_s > 0 else None)
+    return ServingOutcome(
+        tokens_per_s_per_gpu=served / result.gpus, served_tokens_per_s=served,
+        offered_tokens_per_s=m.offered_tokens_per_s, cost_per_million_tokens_usd=cost, ttft_ms=m.ttft_s * 1e3,
+        tpot_ms=m.tpot_s * 1e3, ttft_slo_ms=m.ttft_slo_s * 1e3, tpot_slo_ms=m.tpot_slo_s * 1e3,
+        slo_attainment=m.slo_attainment, kv_transfer_ms=m.kv_transfer_s * 1e3,
+        kv_bytes_per_request=m.kv_bytes_per_request, kv_fabric_gbytes_per_s=m.kv_fabric_gbytes_per_s,
+        decode_batch=m.decode_batch, prefill_utilisation=m.prefill_utilisation, weight_sync_ms=m.weight_sync_s * 1e3,
+        weight_pause_share=m.weight_pause_share, disaggregated=job.disaggregated, overloaded=m.overloaded)
 
 
 def failure_counts(spec: ClusterSpec, design: FabricDesign, job_gpus: int, catalog: Catalog) -> dict[str, float]:
@@ -174,13 +226,14 @@ def degraded_slowdown(result: StepResult, planes: int) -> float:
 
 
 def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, job_gpus: int,
-                   inputs: Inputs | None = None, slowdown=0.0) -> Goodput:
+                   inputs: Inputs | None = None, slowdown=0.0, stateless: bool = False) -> Goodput:
     """Goodput of a job on ``job_gpus`` GPUs of the design: the design's GPUs, hosts, NICs, switches
     and links scaled to the job's share of the cluster, at the failure rates of ``inputs`` (network
     classes x the fabric's failure multiplier, ``costs:network_failure_multiplier:<fabric>``), the
     checkpoint write and restart times of the spec or ``inputs``, Daly's interval unless the spec
     sets one. Parts that only slow the job (:func:`degraded_counts`) cost ``slowdown`` (the step's
-    relative lengthening, :func:`degraded_slowdown`) for their repair time (``fleet_repair_hours_*``)."""
+    relative lengthening, :func:`degraded_slowdown`) for their repair time (``fleet_repair_hours_*``).
+    ``stateless`` (a serving replica): no checkpoints, a failure costs only the restart."""
     inputs = inputs or Inputs.point()
     ops = spec.operations
     counts = failure_counts(spec, design, job_gpus, catalog)
@@ -202,9 +255,16 @@ def design_goodput(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, jo
     slowing = degraded_counts(design, job_gpus, spec.cluster.gpus)
     slow_rate = sum(count * rates[name] for name, count in slowing.items())
     slow_repair = divide(sum(count * rates[name] * repair_h[name] for name, count in slowing.items()), slow_rate, 0.0)
-    return job_goodput(counts, rates, minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes"),
-                       minutes(ops.restart_minutes, "restart_minutes"), ops.checkpoint_interval_minutes,
+    write = 0.0 if stateless else minutes(ops.checkpoint_write_minutes, "checkpoint_write_minutes")
+    return job_goodput(counts, rates, write, minutes(ops.restart_minutes, "restart_minutes"),
+                       None if stateless else ops.checkpoint_interval_minutes,
                        slow_rate_per_hour=slow_rate, slow_repair_h=slow_repair, slowdown=slowdown)
+
+
+def _failure_unit_gpus(job, result: StepResult) -> int:
+    """GPUs one failure stops: the whole job for training (synchronous), one replica for serving
+    (its requests go to the others)."""
+    return job.replica_gpus if job.kind == "serving" else result.gpus
 
 
 def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabric_cost: FabricCost,
@@ -225,8 +285,9 @@ def join_outcome(spec: ClusterSpec, catalog: Catalog, design: FabricDesign, fabr
     hourly_per_gpu = tco / gpu_hours_total
     planes = design.size.planes
     jobs = [job_outcome(job, result, hourly_per_gpu, catalog,
-                        design_goodput(spec, catalog, design, result.gpus, inputs,
-                                       slowdown=degraded_slowdown(result, planes)), time_share=spec.time_share(job))
+                        design_goodput(spec, catalog, design, _failure_unit_gpus(job, result), inputs,
+                                       slowdown=degraded_slowdown(result, planes), stateless=job.kind == "serving"),
+                        time_share=spec.time_share(job))
             for job, result in zip(spec.jobs, steps, strict=True)]
     if jobs:
         utilisation = sum(j.share * j.gpu_utilisation for j in jobs)

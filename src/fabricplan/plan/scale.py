@@ -15,14 +15,42 @@ from fabricplan.catalog import Catalog
 from fabricplan.spec import ClusterSpec, JobSpec
 
 
+def _scaled_serving(job, gpus: int, cluster_gpus: int):
+    """A serving job at another cluster size: its replicas (tp x ep) kept, their number, the prefill
+    replicas' share and the request rate grown or shrunk with its GPUs (weak scaling: the same load
+    per GPU); a job given a fixed GPU count keeps it when it fits. None if no replica fits or a
+    disaggregated job would lose its prefill or decode pool."""
+    from fabricplan.spec.serving import ServingJobSpec
+
+    replica = job.replica_gpus
+    original = job.gpus or cluster_gpus
+    job_gpus = min(job.gpus, gpus) if job.gpus is not None else gpus
+    job_gpus -= job_gpus % replica
+    if job_gpus < replica:
+        return None
+    update = {"gpus": None if job.gpus is None else job_gpus,
+              "request_rate_per_s": job.request_rate_per_s * job_gpus / original}
+    if job.disaggregated:
+        prefill = round(job.prefill_gpus * job_gpus / original / replica) * replica
+        if prefill < replica or prefill >= job_gpus:
+            return None
+        update["prefill_gpus"] = prefill
+    try:
+        return ServingJobSpec.model_validate({**job.model_dump(), **update})
+    except ValidationError:
+        return None
+
+
 def _scaled_job(job: JobSpec, gpus: int, cluster_gpus: int) -> JobSpec | None:
     """The same job at another cluster size (weak scaling), or None if its parallelism cannot fit.
 
     Model parallelism (tp, pp, cp, ep) stays; data parallelism grows or shrinks with the GPUs, and
     so does the global batch, keeping the sequences per data-parallel replica (and so the number of
     micro-batches per pipeline) as in the spec. A job given a fixed GPU count keeps it when it fits;
-    a job sized by `dp` alone keeps its fraction of the cluster.
+    a job sized by `dp` alone keeps its fraction of the cluster. A serving job: :func:`_scaled_serving`.
     """
+    if job.kind == "serving":
+        return _scaled_serving(job, gpus, cluster_gpus)
     model_parallel = job.tp * job.pp * job.cp
     if job.gpus is not None:
         original_gpus, job_gpus = job.gpus, min(job.gpus, gpus)
@@ -66,6 +94,10 @@ def _fits_memory(job: JobSpec, gpus: int, spec: ClusterSpec, catalog: Catalog) -
     from fabricplan.perf.flops import model_dims
     from fabricplan.perf.memory import least_memory
 
+    if job.kind == "serving":
+        from fabricplan.perf.serving import replica_holds
+
+        return replica_holds(job, model_dims(job.model, catalog), cluster_gpu(spec, catalog), catalog)
     return least_memory(job, model_dims(job.model, catalog), cluster_gpu(spec, catalog), gpus=job.gpus or gpus,
                         catalog=catalog).fits
 
@@ -109,7 +141,7 @@ def layout_unit(spec: ClusterSpec) -> int:
     unit = spec.cluster.domain_gpus
     for job in spec.jobs:
         if job.gpus is None:
-            unit = math.lcm(unit, job.tp * job.pp * job.cp)
+            unit = math.lcm(unit, job.replica_gpus if job.kind == "serving" else job.tp * job.pp * job.cp)
     return unit
 
 

@@ -50,6 +50,15 @@ def seconds(value: float | None) -> str:
     return f"{value:,.2f} s" if abs(value) >= 1 else f"{value * 1000:,.1f} ms"
 
 
+def milliseconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f} ms"
+
+
+def rate(value: float | None) -> str:
+    """A rate per second with its thousands: 1,234/s."""
+    return "-" if value is None else f"{value:,.0f}/s"
+
+
 def microseconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f} µs"
 
@@ -152,6 +161,34 @@ def _job_row(report: CompareReport, job_name: str, label: str, attribute: str, f
     return MetricRow(label, [formatter(v) for v in values], values, better)
 
 
+def _serving_row(report: CompareReport, job_name: str, label: str, attribute: str, formatter: Formatter,
+                 better: Better | None) -> MetricRow:
+    """A serving job's metric (``JobOutcome.serving``) per fabric."""
+    values: list[float | None] = []
+    for fabric in report.fabrics:
+        job = next((j for j in fabric.jobs if j.job == job_name), None)
+        serving = getattr(job, "serving", None)
+        values.append(None if serving is None else float(getattr(serving, attribute)))
+    return MetricRow(label, [formatter(v) for v in values], values, better)
+
+
+def serving_job_names(report: CompareReport) -> set[str]:
+    """Jobs of the report that are serving jobs (on some fabric)."""
+    return {job.job for fabric in report.fabrics for job in fabric.jobs if getattr(job, "serving", None) is not None}
+
+
+def serving_rows(report: CompareReport, name: str) -> list[MetricRow]:
+    """A serving job's rows: what its users see (TTFT, TPOT, SLO attainment), its throughput per GPU
+    and its cost per million output tokens."""
+    return [
+        _serving_row(report, name, f"TTFT: {name}", "ttft_ms", milliseconds, "lower"),
+        _serving_row(report, name, f"TPOT: {name}", "tpot_ms", milliseconds, "lower"),
+        _serving_row(report, name, f"within SLOs: {name}", "slo_attainment", percent, "higher"),
+        _serving_row(report, name, f"tokens/s per GPU: {name}", "tokens_per_s_per_gpu", rate, "higher"),
+        _serving_row(report, name, f"$ per M tokens: {name}", "cost_per_million_tokens_usd", usd_cents, "lower"),
+    ]
+
+
 def memory_flagged_jobs(report: CompareReport) -> set[str]:
     """Jobs that were re-laid to fit in GPU memory, or do not fit, on some fabric's design."""
     return {job.job for fabric in report.fabrics for job in fabric.jobs
@@ -183,7 +220,11 @@ def comparison_rows(report: CompareReport) -> list[MetricRow]:
         MetricRow("fabric", [fabric.name for fabric in fabrics], [None] * len(fabrics)),
     ]
     flagged = memory_flagged_jobs(report)
+    serving = serving_job_names(report)
     for name in job_names(report):
+        if name in serving:
+            rows += serving_rows(report, name)
+            continue
         rows.append(_job_row(report, name, f"step time: {name}", "step_time_s", seconds, "lower"))
         rows.append(_job_row(report, name, f"exposed comm share: {name}", "exposed_comm_share", percent, "lower"))
         if name in flagged:

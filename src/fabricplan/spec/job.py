@@ -25,6 +25,8 @@ class JobSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    kind: Literal["training"] = Field(default="training", description="A training job (the default); serving "
+                                                                      "jobs are kind: serving")
     name: str = Field(min_length=1)
     model: str | ModelDims = Field(description="A model preset id (e.g. llama3-70b) or inline dimensions")
     # Upper bounds are sanity bounds: parallel degrees at most the 10-million-GPU cluster bound,

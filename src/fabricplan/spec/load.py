@@ -197,13 +197,18 @@ def check_jobs(spec: ClusterSpec, catalog: Catalog, gpu: object | None = None) -
     pp x virtual_pipeline_stages <= layers, and the GPU has a peak at the job's precision.
     InputError at ``jobs[<index>].<field>``. (The step model checks the same for its own callers;
     whether the model fits in GPU memory is a result of the step model, see fabricplan.perf.memory.)"""
+    from fabricplan.spec.serving import serving_layout
+
     cluster = spec.cluster
     for index, job in enumerate(spec.jobs):
         where = f"jobs[{index}]"
         dims = (catalog.model_preset(job.model, field=f"{where}.model") if isinstance(job.model, str)
                 else job.model)
         gpus = job.gpus or cluster.gpus
-        job_layout(job, gpus, cluster.scale_up_gpus, dims.layers, dims.experts or 1, where)
+        if job.kind == "serving":
+            serving_layout(job, gpus, cluster.scale_up_gpus, dims.experts or 1, where)
+        else:
+            job_layout(job, gpus, cluster.scale_up_gpus, dims.layers, dims.experts or 1, where)
         peaks = getattr(gpu, "peak_dense_tflops", None)
         if peaks is not None and not peaks.get(job.precision):
             raise InputError(f"GPU '{getattr(gpu, 'id', 'gpu')}' has no {job.precision} peak",

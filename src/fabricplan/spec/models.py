@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PositiveInt, PrivateAttr, Tag, model_validator
 
 from fabricplan.catalog.models import (
     MAX_BANDWIDTH_GBYTES_PER_S,
@@ -15,6 +15,7 @@ from fabricplan.catalog.models import (
     PeakTflops,
 )
 from fabricplan.spec.job import JobSpec
+from fabricplan.spec.serving import ServingJobSpec
 
 TopologyStyle = Literal["rail_optimized", "leaf_spine", "fat_tree", "rail_only", "multi_plane"]
 Maturity = Literal["none", "basic", "experienced", "expert"]
@@ -254,6 +255,18 @@ class Phase(Strict):
     hours_share: float = Field(gt=0, le=1, description="Share of the horizon's hours in this phase")
 
 
+def _job_kind(value: object) -> str:
+    """The union tag of a ``jobs[]`` entry: ``Serving`` for ``kind: serving``, else ``Training`` (the
+    default kind; the tags are CamelCase so error paths drop them: ``io._is_union_tag``)."""
+    kind = value.get("kind", "training") if isinstance(value, dict) else getattr(value, "kind", "training")
+    return "Serving" if kind == "serving" else "Training"
+
+
+#: A job of the mix: training (``JobSpec``) or serving (``ServingJobSpec``), told apart by ``kind``.
+AnyJob = Annotated[Annotated[JobSpec, Tag("Training")] | Annotated[ServingJobSpec, Tag("Serving")],
+                   Discriminator(_job_kind)]
+
+
 class ClusterSpec(Strict):
     """A cluster to plan: hardware, topology, fabrics to compare, economics, operations and jobs."""
 
@@ -267,7 +280,7 @@ class ClusterSpec(Strict):
     estate: Estate | None = Field(default=None, description="Owned switches the design search may reuse")
     phases: list[Phase] = Field(default_factory=list, max_length=32,
                                 description="Periods of the horizon, each with the jobs that name it; none = one")
-    jobs: list[JobSpec] = Field(default_factory=list)
+    jobs: list[AnyJob] = Field(default_factory=list)
     #: The file the spec was read from (set by load_spec), so errors found later name it.
     _source: str | None = PrivateAttr(default=None)
 

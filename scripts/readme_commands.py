@@ -22,6 +22,8 @@ README = ROOT / "README.md"
 COMMANDS = {
     "collective-100g": ("collective", "--op", "all_reduce", "--size", "8GiB", "--gpus", "16", "--gpu",
                         "a100-sxm-80gb", "--fabric", "roce-v2", "--nic-speed", "100G", "--nics-per-gpu", "2"),
+    "step-serving": ("step", "examples/inference-512-h100-disaggregated.yaml", "--fabric", "roce-v2", "--fabric",
+                     "ethernet-tcp"),
 }
 
 

@@ -25,13 +25,15 @@ END = "<!-- END examples table -->"
 
 #: (example file, scenario) in the order the README lists them.
 EXAMPLES = (
-    ("single-node-8-inference.yaml", "one 8-GPU node, inference and development"),
+    ("single-node-8-inference.yaml", "one 8-GPU node serving Llama-3 70B, fine-tuning beside it"),
     ("mid-128-h100-existing-ethernet.yaml", "128 H100, mid-size training next to an Ethernet estate"),
     ("mid-256-a100-100g-estate.yaml", "256 A100, a team owning 24 Tomahawk-3 switches at 100G (reuse them?)"),
     ("llama70b-1024-h100.yaml", "1,024 H100 training Llama-3 70B"),
     ("moe-alltoall-2048-h100.yaml", "2,048 H100, Mixtral 8x7B (NVIDIA's H100 recipe: TP 1, PP 4, EP 8)"),
     ("llama405b-16k-h100.yaml", "16,384 H100 pretraining Llama-3 405B"),
     ("gb200-nvl72.yaml", "4 GB200 NVL72 racks (288 GPUs, 72-GPU NVLink domains), Llama-3 70B"),
+    ("inference-512-h100-disaggregated.yaml", "512 H100 serving: disaggregated chat, expert-parallel MoE, RL "
+                                              "policy with weight updates"),
 )
 
 

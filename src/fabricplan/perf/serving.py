@@ -56,6 +56,10 @@ DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 #: Fixed-point iterations for the decode batch (Little's law): it converges in a few; the bound is a
 #: program limit.
 BATCH_ITERATIONS = 60
+#: How close to saturation (utilisation 1) an operating point may be and count as stable, and the
+#: bisection steps of the admitted rate under overload (numerical settings, not physics).
+STABLE_MARGIN = 1e-3
+ADMISSION_BISECTIONS = 40
 
 
 @dataclass(frozen=True)
@@ -313,30 +317,55 @@ def serving_time(job, network, *, catalog, efficiency_model=None, compute_effici
     prefill_comm = _collectives(s, job.prompt_tokens / job.ep)
     prefill_s = prefill_compute + sum(prefill_comm.values())
     prefill_replicas = lay.prefill_replicas if job.disaggregated else lay.decode_replicas
-    rho = job.request_rate_per_s * prefill_s / prefill_replicas
-    interference = 1.0 if job.disaggregated else 1.0 / max(1.0 - rho, 1e-9)
 
     # weight updates pause every replica
     sync_s = weight_sync_s(s)
     pause = min(sync_s / job.weight_update_interval_s, 1.0) if job.weight_update_interval_s else 0.0
     running = max(1.0 - pause, 0.0)
+    if running <= 0.0:
+        raise InputError(f"weight updates every {job.weight_update_interval_s:g} s take {sync_s:.3g} s each: the "
+                         "replicas would never serve", location=f"jobs[{job.name}].weight_update_interval_s")
+
+    iterations: dict[float, tuple[float, dict[str, float]]] = {}
 
     def iteration(batch: float) -> tuple[float, dict[str, float]]:
-        return _decode_compute_s(s, batch, context) / speed, _collectives(s, batch / job.ep)
+        if batch not in iterations:
+            iterations[batch] = (_decode_compute_s(s, batch, context) / speed, _collectives(s, batch / job.ep))
+        return iterations[batch]
 
-    def iteration_s(batch: float) -> float:
-        compute, comm = iteration(batch)
-        return (compute + sum(comm.values())) * interference
+    def operating_point(rate: float) -> tuple[float, float, float, float]:
+        """(prefill utilisation, decode batch, TPOT, decode capacity [tokens/s]) at ``rate`` requests/s."""
+        rho = rate * prefill_s / (prefill_replicas * running)
+        interference = 1.0 if job.disaggregated else 1.0 / max(1.0 - min(rho, 1.0 - STABLE_MARGIN), STABLE_MARGIN)
 
+        def iteration_s(batch: float) -> float:
+            compute, comm = iteration(batch)
+            return (compute + sum(comm.values())) * interference
+
+        per_replica = rate * job.output_tokens / lay.decode_replicas / running
+        batch = little_batch(per_replica, iteration_s, cap)
+        tpot = iteration_s(batch)
+        return rho, batch, tpot, batch / tpot * lay.decode_replicas * running
+
+    def stable(rate: float) -> bool:
+        rho, _, _, capacity = operating_point(rate)
+        return rho < 1.0 - STABLE_MARGIN and capacity >= rate * job.output_tokens * (1.0 - 1e-6)
+
+    # Beyond what the replicas can take, the scheduler admits the most it can keep up with (Mooncake's
+    # early rejection, FAST '25 §7): the largest stable rate, by bisection; the rest is not served.
     offered = job.request_rate_per_s * job.output_tokens
-    per_replica = offered / lay.decode_replicas / max(running, 1e-9)
-    batch = little_batch(per_replica, iteration_s, cap)
+    admitted = job.request_rate_per_s
+    overloaded = not stable(admitted)
+    if overloaded:
+        low, high = 0.0, admitted
+        for _ in range(ADMISSION_BISECTIONS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if stable(middle) else (low, middle)
+        admitted = low
+    rho, batch, tpot, capacity = operating_point(admitted)
     decode_compute, decode_comm = iteration(batch)
     t_iter = decode_compute + sum(decode_comm.values())
-    tpot = t_iter * interference
-    capacity = batch / tpot * lay.decode_replicas * running
-    overloaded = rho >= 1.0 or capacity < offered * (1.0 - 1e-6)
-    served = min(offered, capacity) if rho < 1.0 else 0.0
+    served = admitted * job.output_tokens
 
     kv_s = kv_transfer_s(s)
     ttft_slo = (job.ttft_slo_ms or perf_parameter("serving_ttft_slo_ms", catalog)) / 1e3
@@ -347,6 +376,8 @@ def serving_time(job, network, *, catalog, efficiency_model=None, compute_effici
         ttft_ok = 0.0
     tpot_met = tpot <= tpot_slo
     attainment = ttft_ok * (1.0 if tpot_met else 0.0) * (served / offered if offered else 0.0)
+    if served <= 0.0:
+        attainment = ttft_ok = 0.0
 
     # useful shares: a replica's time less its exposed communication and its pauses (module docstring)
     decode_useful = decode_compute / t_iter * running

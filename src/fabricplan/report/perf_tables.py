@@ -53,6 +53,10 @@ def step_table(spec_name: str, results: Sequence[StepResult]) -> RenderableType:
         by_job.setdefault(r.job, []).append(r)
     parts: list[RenderableType] = []
     for job, job_results in by_job.items():
+        if job_results[0].serving is not None:
+            parts.append(serving_table(spec_name, job, job_results))
+            parts.extend(_memory_lines(job_results[0]))
+            continue
         rows = []
         for r in job_results:
             exposed = "\n".join(f"{k} {v:.2f}" for k, v in r.exposed_comm_s.items() if v > 0) or "0"
@@ -64,6 +68,25 @@ def step_table(spec_name: str, results: Sequence[StepResult]) -> RenderableType:
         parts.extend(_memory_lines(job_results[0]))
         parts.extend(_fabric_note_lines(job_results))
     return Group(*parts)
+
+
+SERVING_HEADERS = ("fabric", "TTFT (ms)", "TPOT (ms)", "within SLOs", "tokens/s per GPU", "KV transfer (ms)",
+                   "decode batch")
+
+
+def serving_table(spec_name: str, job: str, results: Sequence[StepResult]) -> RenderableType:
+    """A serving job on each fabric: what its users see (TTFT, TPOT, the share within SLOs), its
+    throughput per GPU, the KV transfer of a disaggregated job and the decode batch."""
+    rows = []
+    for r in results:
+        m = r.serving
+        rows.append([r.fabric, f"{m.ttft_s * 1e3:,.1f}", f"{m.tpot_s * 1e3:,.2f}", f"{m.slo_attainment:.1%}",
+                     f"{m.tokens_per_s_per_gpu:,.0f}", f"{m.kv_transfer_s * 1e3:,.2f}" if m.kv_transfer_s else "-",
+                     f"{m.decode_batch:,.1f}"])
+    slo = results[0].serving
+    return FitTable(SERVING_HEADERS, rows, title=f"Serving: {spec_name}, job {job} (SLOs: TTFT "
+                                                  f"{slo.ttft_slo_s * 1e3:,.0f} ms, TPOT {slo.tpot_slo_s * 1e3:,.0f} ms)",
+                    justify=["left"] + ["right"] * 6)
 
 
 def _fabric_note_lines(results: Sequence[StepResult]) -> list[RenderableType]:

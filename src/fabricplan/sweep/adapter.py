@@ -33,6 +33,15 @@ def _job(name: str) -> Callable[[FabricOutcome], float | None]:
     return get
 
 
+def _serving(name: str) -> Callable[[FabricOutcome], float | None]:
+    """The first serving job's ``ServingOutcome.<name>`` (None without a serving job, or when undefined)."""
+    def get(outcome: FabricOutcome) -> float | None:
+        job = next((j for j in outcome.jobs if j.serving is not None), None)
+        value = None if job is None else getattr(job.serving, name)
+        return None if value is None else float(value)
+    return get
+
+
 #: name -> (description, extractor, arrow type): what a sweep can keep per fabric.
 FABRIC_OUTPUTS: dict[str, tuple[str, Callable[[FabricOutcome], Any], str]] = {
     "cost_per_useful_gpu_hour_usd": ("TCO per useful GPU-hour (the deciding metric)",
@@ -54,6 +63,13 @@ FABRIC_OUTPUTS: dict[str, tuple[str, Callable[[FabricOutcome], Any], str]] = {
     "switches": ("Switches in the fabric", lambda o: o.cost.topology.total_switches, "int64"),
     "tiers": ("Tiers of the fabric", lambda o: o.cost.topology.tiers, "int64"),
     "rank": ("Rank in the recommendation (1 = recommended)", lambda o: o.rank, "int64"),
+    "cost_per_million_tokens_usd": ("Cost per million output tokens within SLO of the first serving job",
+                                    _serving("cost_per_million_tokens_usd"), "float64"),
+    "tokens_per_s_per_gpu": ("Output tokens per second per GPU of the first serving job",
+                             _serving("tokens_per_s_per_gpu"), "float64"),
+    "slo_attainment": ("Share of the first serving job's requests within both SLOs",
+                       _serving("slo_attainment"), "float64"),
+    "ttft_ms": ("Mean time to first token of the first serving job", _serving("ttft_ms"), "float64"),
 }
 
 #: name -> (description, arrow type): one value per point.

@@ -179,8 +179,11 @@ def test_serving_validation_section_is_current_and_within_tolerance():
     section, failures = module.render()
     assert failures == []
     assert written == section, "run python scripts/validate_serving.py"
-    from validation.serving import serving_rows
+    from validation.serving import deepep_rows, serving_rows
 
     rows = serving_rows()
     assert sum(r.calibrated for r in rows) == 1  # one row sets the handshake, the rest check it
     assert all(r.ok for r in rows if not r.calibrated)
+    expert = deepep_rows()
+    assert not any(r.calibrated for r in expert) and sum(r.ok is not None for r in expert) == 10
+    assert all(r.ok for r in expert if r.ok is not None)

@@ -9,7 +9,6 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from project_paths import ROOT, load_script
 
 from fabricplan.catalog import default_catalog
 from fabricplan.design import resolve
@@ -23,6 +22,7 @@ from fabricplan.perf.serving import (
     serving_time,
 )
 from fabricplan.spec import parse_spec
+from project_paths import ROOT, load_script
 
 CATALOG = default_catalog()
 

@@ -191,8 +191,10 @@ def _lay_out(job, network, catalog, efficiency_model) -> _Serving:
 
 
 def _ranks_per_node(s: _Serving, ranks: int, stride: int) -> int:
-    """Ranks of a group of ``ranks`` GPUs ``stride`` apart that share one node (the scale-up domain)."""
-    return max(1, min(ranks, s.network.gpus_per_node // max(stride, 1)))
+    """Ranks of a group of ``ranks`` GPUs ``stride`` apart that share one node (the scale-up domain),
+    as many on every node: the largest divisor of ``ranks`` that fits (a group of 12 over 8-GPU
+    nodes runs 4 per node)."""
+    return max(1, math.gcd(ranks, max(s.network.gpus_per_node // max(stride, 1), 1)))
 
 
 def _collectives(s: _Serving, tokens: float) -> dict[str, float]:

@@ -140,7 +140,7 @@ class _Fake:
     (200, b"<html>not prometheus</html>", "is not JSON"),
     (503, b"Service Unavailable", "HTTP 503"),
     (200, json.dumps({"status": "success", "data": []}).encode(), "a time range with no data"),
-    (200, json.dumps({"status": "success", "data": {"x": 1}}).encode(), "not a list"),
+    (200, json.dumps({"status": "success", "data": {"x": 1}}).encode(), "must be a list of metric names"),
 ])
 def test_prometheus_answers_an_error_or_nothing(cli, status, body, needle):
     fake = _Fake(status, body)

@@ -134,11 +134,11 @@ def _check_fields(line: str, stamp: float | None, where: str) -> float | None:
     the timestamp integer milliseconds (``-?\\d{1,16}``); the timestamp in seconds."""
     fields = _tail_fields(line, "{" in line)
     if len(fields) not in (1, 2):
-        raise InputError(f"expected 'name{{labels}} value [timestamp_ms]', got {printable(line, 60)!r}",
+        raise InputError(f"expected 'name{{labels}} value [timestamp_ms]', got '{printable(line, 60)}'",
                          location=where)
     if len(fields) == 2:
         if not _MILLISECONDS.fullmatch(fields[1]):
-            raise InputError(f"timestamp must be integer milliseconds, got {printable(fields[1], 30)!r}",
+            raise InputError(f"timestamp must be integer milliseconds, got '{printable(fields[1], 30)}'",
                              location=where)
         return int(fields[1]) / 1000.0
     return stamp
@@ -175,7 +175,7 @@ def _samples(text: str, path: Path | str, state: dict[str, Any]):
         for family in text_fd_to_metric_families(lines()):
             yield from family.samples
     except (ValueError, IndexError) as exc:  # the library's refusal of a line (IndexError: a stray quote)
-        reason = printable(str(exc), 80) or f"cannot read {printable(state.get('text', ''), 60)!r}"
+        reason = printable(str(exc), 80) or f"cannot read '{printable(state.get('text', ''), 60)}'"
         raise InputError(f"not Prometheus exposition text ('name{{labels}} value [timestamp_ms]'): {reason}",
                          location=f"{path}:{state['line']}") from None
 

@@ -109,10 +109,10 @@ class PrometheusClient:
     def __init__(self, url: str, timeouts: Timeouts, retries: int = RETRIES, backoff_s: float = BACKOFF_S) -> None:
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise InputError(f"expected an http(s) URL such as http://prometheus:9090, got {printable(url, 60)!r}",
+            raise InputError(f"expected an http(s) URL such as http://prometheus:9090, got '{printable(url, 60)}'",
                              location="--prometheus")
         if not printable(url) == url:
-            raise InputError(f"the URL holds control characters: {printable(url, 60)!r}", location="--prometheus")
+            raise InputError(f"the URL holds control characters: '{printable(url, 60)}'", location="--prometheus")
         import requests
         from requests.adapters import HTTPAdapter
 
@@ -223,19 +223,24 @@ def _too_large(path: str) -> str:
 
 def _reason(exc: BaseException) -> str:
     """The innermost cause of a requests/urllib3 failure, on one printable line."""
-    seen = 0
-    while seen < 8:
-        seen += 1
+    import http.client
+
+    for _ in range(8):
         inner = getattr(exc, "reason", None)
-        if inner is None and exc.args and isinstance(exc.args[0], BaseException):
-            inner = exc.args[0]
         if not isinstance(inner, BaseException):
+            inner = next((a for a in exc.args if isinstance(a, BaseException)), None)
+        if inner is None:
             break
         exc = inner
+    if isinstance(exc, http.client.BadStatusLine):
+        return f"not an HTTP answer (status line '{printable(str(exc.args[0] if exc.args else ''), 60)}')"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "the answer ended before its announced length (truncated)"
     text = str(exc)
     # urllib3's NewConnectionError reads "<HTTPConnection object at 0x..>: Failed to establish ...: [Errno 111] ..."
     if ": " in text and text.startswith("<"):
         text = text.split(": ", 1)[1]
+    text = text.split("Failed to establish a new connection: ", 1)[-1]
     return printable(text or type(exc).__name__, 160)
 
 
@@ -245,7 +250,7 @@ def _series(data: Any, kind: str, promql: str, url: str) -> list[dict[str, Any]]
     one InputError naming the query and the series for each malformed case."""
     if not isinstance(data, dict) or data.get("resultType") != kind:
         got = data.get("resultType") if isinstance(data, dict) else type(data).__name__
-        raise InputError(f"{promql}: expected a {kind} result, got {printable(got, 30)!r}", location=url)
+        raise InputError(f"{promql}: expected a {kind} result, got '{printable(got, 30)}'", location=url)
     result = data.get("result")
     if not isinstance(result, list):
         raise InputError(f"{promql}: 'result' must be a list, got {type(result).__name__}", location=url)
@@ -288,7 +293,7 @@ def _point(pair: Any, where: str, url: str) -> tuple[float, float]:
     except ValueError:
         number = None
     if number is None:
-        raise InputError(f"{where}: value {printable(value, 30)!r} is not a number", location=url)
+        raise InputError(f"{where}: value '{printable(value, 30)}' is not a number", location=url)
     return float(stamp), number
 
 

@@ -124,13 +124,21 @@ def test_a_broken_answer_is_one_line_exit_2(cli, name):
         server.close()
 
 
-def test_a_slow_drip_fails_at_the_deadline(cli):
-    server = RawServer(_drip)
+def _drip_head(path, _count, conn):
+    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n":  # the status line itself drips
+        conn.sendall(bytes([byte]))
+        time.sleep(1.0)
+
+
+@pytest.mark.parametrize("respond", [_drip, _drip_head], ids=["body", "status_line"])
+def test_a_slow_drip_fails_at_the_deadline(cli, respond):
+    server = RawServer(respond)
     try:
         _exit_2(cli("health", "--prometheus", server.url, *RANGE, "--prometheus-deadline", "2s"), server.url,
                 "no whole answer to /api/v1/label/__name__/values within 2 s (--prometheus-deadline)")
     finally:
         server.close()
+    assert server.paths == ["/api/v1/label/__name__/values"]  # given up, not retried past the deadline
 
 
 def test_http_500_then_success_is_retried(cli):

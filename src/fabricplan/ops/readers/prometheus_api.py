@@ -12,8 +12,8 @@ connection error, a garbled answer, HTTP 429 or a 5xx is retried :data:`RETRIES`
 exponential backoff (:data:`BACKOFF_S` x 2^(n-1), the first retry at once), never past the
 request's deadline. Each request has a connect timeout, a read timeout (the longest silence) and
 an overall deadline (``health.prometheus_*`` in ``ops_defaults``; the deadline also
-``--prometheus-deadline``): a server that drips a byte now and then fails at the deadline (plus at
-most one read timeout), not never. The body is read up to :data:`MAX_BODY_BYTES`, uncompressed
+``--prometheus-deadline``), held by a waiting thread: a server that drips a byte now and then
+(status line, headers or body) fails at the deadline, not never. The body is read up to :data:`MAX_BODY_BYTES`, uncompressed
 (``Accept-Encoding: identity``: no decompression bomb), parsed by the bounded JSON reader of
 :mod:`fabricplan.io` (nesting depth, duplicate keys, huge numbers), and its shape checked: every
 malformed answer (``metric`` not an object, a vector without ``value``, a short pair, a value that
@@ -27,6 +27,7 @@ healthy when nothing was read.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -113,19 +114,11 @@ class PrometheusClient:
                              location="--prometheus")
         if not printable(url) == url:
             raise InputError(f"the URL holds control characters: '{printable(url, 60)}'", location="--prometheus")
-        import requests
-        from requests.adapters import HTTPAdapter
-
         self.url = url.rstrip("/")
         self.timeouts = timeouts
         self.retries = retries
         self.backoff_s = backoff_s
-        self._session = requests.Session()
-        self._session.max_redirects = 5
-        self._session.headers.update({"Accept": "application/json", "Accept-Encoding": "identity"})
-        self._adapter = HTTPAdapter()
-        for scheme in ("http://", "https://"):
-            self._session.mount(scheme, self._adapter)
+        self._session, self._adapter = _new_session()
 
     def get(self, path: str, params: dict[str, Any]) -> Any:
         """The ``data`` of a successful API answer to ``GET path?params`` (module docstring)."""
@@ -158,6 +151,33 @@ class PrometheusClient:
         return data["data"]
 
     def _fetch(self, path: str, params: dict[str, Any], deadline: float) -> tuple[int, bytes]:
+        """(HTTP status, body) of one request (:meth:`_fetch_now`) within the deadline, which a
+        waiting thread holds exactly: a server dripping its status line, headers or body a byte at
+        a time never resets it. A request past it is abandoned (its session closed, its daemon
+        thread ends at the server's next byte or read timeout) and the next one opens a new session."""
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["value"] = self._fetch_now(path, params, deadline)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="fabricplan-prometheus", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            stale = self._session
+            self._session, self._adapter = _new_session()
+            stale.close()
+            raise InputError(f"no whole answer to {path} within {self.timeouts.deadline_s:g} s "
+                             "(--prometheus-deadline)", location=self.url)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def _fetch_now(self, path: str, params: dict[str, Any], deadline: float) -> tuple[int, bytes]:
         """(HTTP status, body) of one request, retried and bounded (module docstring); every failure
         one InputError naming the URL."""
         import requests
@@ -214,6 +234,21 @@ class PrometheusClient:
     def query(self, promql: str, at_s: float) -> list[dict[str, Any]]:
         """The series of an instant query (``{"metric": labels, "value": [t, "v"]}``, shape-checked)."""
         return _series(self.get("/api/v1/query", {"query": promql, "time": at_s}), "vector", promql, self.url)
+
+
+def _new_session() -> tuple[Any, Any]:
+    """A ``requests`` session (and its adapter, whose ``max_retries`` each request sets) asking for
+    JSON, uncompressed, following at most 5 redirects."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    session = requests.Session()
+    session.max_redirects = 5
+    session.headers.update({"Accept": "application/json", "Accept-Encoding": "identity"})
+    adapter = HTTPAdapter()
+    for scheme in ("http://", "https://"):
+        session.mount(scheme, adapter)
+    return session, adapter
 
 
 def _too_large(path: str) -> str:

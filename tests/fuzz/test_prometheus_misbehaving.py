@@ -212,3 +212,27 @@ def test_a_capture_with_esc_in_a_host_name_prints_it_escaped(cli, tmp_path):
     result = cli("health", "--prom-text", path, "--fail-on", "warning")
     _clean(result)
     assert result.code == 1 and "n\\x1b[31m\\x00:eth0" in result.out
+
+
+def test_the_deadline_default_comes_from_the_catalog(cli, tmp_path):
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("ops_defaults:\n  health:\n    prometheus_request_deadline_s: "
+                       '{value: 2, source: "test overlay", date: "2026-12-02", spread: {exact: true, reason: "test"}}\n')
+    server = RawServer(_drip)
+    try:
+        _exit_2(cli("health", "--prometheus", server.url, *RANGE, "--catalog", overlay), server.url,
+                "within 2 s (--prometheus-deadline)")
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--rtt", "x.csv", "--prometheus-deadline", "5s"), "--prometheus-deadline: --prometheus-deadline bounds requests"),
+    (("--prometheus", "http://127.0.0.1:9", "--prometheus-deadline", "soon"), "--prometheus-deadline: deadline 'soon'"),
+    (("--prometheus", "http://127.0.0.1:9", "--prometheus-deadline", "0s"), "--prometheus-deadline"),
+    (("--prometheus", "http://127.0.0.1:9/\x1b[2J"), "the URL holds control characters"),
+])
+def test_bad_deadline_and_url_flags(cli, args, needle):
+    result = cli("health", *args)
+    _clean(result)
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and needle in result.err, result.err

@@ -236,3 +236,40 @@ def test_bad_deadline_and_url_flags(cli, args, needle):
     result = cli("health", *args)
     _clean(result)
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and needle in result.err, result.err
+
+
+@pytest.mark.parametrize("framing", ["content_length", "chunked"])
+def test_an_answer_above_the_body_limit_is_refused(monkeypatch, framing):
+    from fabricplan.errors import InputError
+    from fabricplan.ops.readers import prometheus_api
+
+    monkeypatch.setattr(prometheus_api, "MAX_BODY_BYTES", 4096)
+    body = json.dumps({"status": "success", "data": ["node_x" * 10] * 200}).encode()  # ~14 kB
+
+    def respond(path, _count, conn):
+        if framing == "content_length":
+            conn.sendall(http_answer(body))
+        else:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + b"".join(f"{len(body[i:i + 1000]):x}\r\n".encode() + body[i:i + 1000] + b"\r\n"
+                                    for i in range(0, len(body), 1000)) + b"0\r\n\r\n")
+
+    server = RawServer(respond)
+    client = prometheus_api.PrometheusClient(server.url, prometheus_api.Timeouts(5.0, 30.0, 60.0))
+    try:
+        with pytest.raises(InputError, match="larger than 4KiB: narrow the range") as caught:
+            client.metric_names(1000.0, 1090.0)
+    finally:
+        server.close()
+    assert caught.value.location == server.url
+
+
+def test_retry_after_an_hour_still_ends_at_the_deadline(cli):
+    server = RawServer(lambda path, _count, conn: conn.sendall(
+        http_answer(b"slow down", status="429 Too Many Requests", content_type="text/plain",
+                    headers="Retry-After: 3600\r\n")))
+    try:
+        _exit_2(cli("health", "--prometheus", server.url, *RANGE, "--prometheus-deadline", "2s"), server.url,
+                "within 2 s (--prometheus-deadline)")
+    finally:
+        server.close()

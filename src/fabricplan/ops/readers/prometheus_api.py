@@ -252,8 +252,9 @@ def _new_session() -> tuple[Any, Any]:
 
 
 def _too_large(path: str) -> str:
-    return (f"answer to {path} is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB: narrow the range or raise "
-            "--step")
+    from fabricplan.units import format_bytes
+
+    return f"answer to {path} is larger than {format_bytes(MAX_BODY_BYTES)}: narrow the range or raise --step"
 
 
 def _reason(exc: BaseException) -> str:

@@ -469,7 +469,7 @@ def health(*, ethtool: Paths = (), hw_counters: Paths = (), perfquery: Paths = (
            fabric: str | None = None, load: float | None = None,
            baseline_window: tuple[float | str, float | str] | str | None = None, jobs: str | Path | None = None,
            config: str | Path | None = None, catalog: Catalog | Sequence[str | Path] | None = None,
-           now_s: float | None = None) -> HealthResult:
+           now_s: float | None = None, prometheus_deadline: float | str | None = None) -> HealthResult:
     """Read telemetry and evaluate the health checks over it, as ``fabricplan health`` does (one
     evaluation; ``result.findings``, ``result.measurements``, ``result.unavailable``).
 
@@ -478,7 +478,9 @@ def health(*, ethtool: Paths = (), hw_counters: Paths = (), perfquery: Paths = (
     stats``, ``rdma statistic``) and a live ``prometheus`` URL read between ``start`` and ``end``
     (default: the 15 minutes before ``now_s``) at ``step``; without it, ``start``/``end`` clip the
     files' readings. Times are epoch seconds or text (``now-15m``, ISO 8601), relative ones counted
-    from ``now_s`` (default: the time of the call); ``step`` is seconds or text (``15s``).
+    from ``now_s`` (default: the time of the call); ``step`` is seconds or text (``15s``);
+    ``prometheus_deadline`` (seconds or text) bounds each request to the server, retries included
+    (default: ``ops_defaults`` ``health.prometheus_request_deadline_s``).
 
     RTT baseline, one at most: ``expected_rtt_us``, the design of ``spec`` (its ``fabric``; each
     port and pair judged against what the design gives at its load, or at ``load``, 0..1:
@@ -503,4 +505,4 @@ def health(*, ethtool: Paths = (), hw_counters: Paths = (), perfquery: Paths = (
     load_model = expected_under_load(spec, fabric, cat, load=load) if spec is not None else None
     return check_health(files, checks, cat, prometheus=prometheus, start=start, end=end, step=step, now_s=now_s,
                         expected_rtt_us=expected_rtt_us, baseline_window=baseline_window, jobs=job_hosts,
-                        load_model=load_model)
+                        load_model=load_model, prometheus_deadline=prometheus_deadline)

@@ -46,3 +46,21 @@ def did_you_mean(word: str, known, n: int = 3) -> str:
         return ""
     options = found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
     return f"did you mean {options}?"
+
+
+def printable(text: object, limit: int | None = None) -> str:
+    """Untrusted text (a server's error body, a host name from a capture) made safe for one line of
+    a terminal: every control or format character (Unicode category ``C*``: NUL, ESC and the rest
+    of C0 and C1, DEL, newlines, bidirectional overrides) and every line or paragraph separator is
+    shown as its Python escape (``\\x1b``, ``\\n``, ``\\u202e``), so nothing reaches the terminal
+    raw, no escape sequence is run and no second line (a forged ``error:``) can start. ``limit``
+    clips the result to that many characters (``...`` marks the cut)."""
+    import unicodedata
+
+    shown = str(text)
+    if not shown.isprintable() and any(unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" for c in shown):
+        shown = "".join(c.encode("unicode_escape").decode("ascii")
+                        if unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" else c for c in shown)
+    if limit is not None and len(shown) > limit:
+        shown = shown[: max(0, limit - 3)] + "..."
+    return shown

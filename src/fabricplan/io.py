@@ -665,7 +665,8 @@ def _sync_folder(folder: Path) -> None:
 
 
 @contextmanager
-def atomic_output(path: str | Path, *, what: str = "file", text: bool = False) -> Iterator[IO[Any]]:
+def atomic_output(path: str | Path, *, what: str = "file", text: bool = False,
+                  mode: int | None = None) -> Iterator[IO[Any]]:
     """Write the file at `path` all at once or not at all: ``with atomic_output(p) as handle: ...``.
 
     The body writes to ``handle`` (binary; ``text=True``: UTF-8 text, newlines as written), which is
@@ -680,11 +681,14 @@ def atomic_output(path: str | Path, *, what: str = "file", text: bool = False) -
     `path` is refused (one line, nothing written) when it is a symbolic link (the link is neither
     followed nor replaced: give the real path), a directory, a FIFO, a socket or a device, or when
     its folder does not exist. `what` names the output in messages ("HTML report", "sweep part").
+    `mode` sets the new file's permission bits whatever the umask and the file it replaces (the
+    cache's entries: 0600).
     """
     path = Path(path)
     where = str(path)
     folder = path.parent if str(path.parent) else Path(".")
-    mode = _target_mode(path, what)
+    kept = _target_mode(path, what)
+    mode = kept if mode is None else mode
     temporary: Path | None = None
     try:
         fd, temporary = _create_temporary(folder, path.name)
@@ -713,13 +717,13 @@ def atomic_output(path: str | Path, *, what: str = "file", text: bool = False) -
                 pass
 
 
-def write_text_atomic(path: str | Path, text: str, *, what: str = "file") -> None:
+def write_text_atomic(path: str | Path, text: str, *, what: str = "file", mode: int | None = None) -> None:
     """Write `text` (UTF-8) to `path` through :func:`atomic_output`: whole or not at all."""
-    with atomic_output(path, what=what, text=True) as handle:
+    with atomic_output(path, what=what, text=True, mode=mode) as handle:
         handle.write(text)
 
 
-def write_bytes_atomic(path: str | Path, data: bytes, *, what: str = "file") -> None:
+def write_bytes_atomic(path: str | Path, data: bytes, *, what: str = "file", mode: int | None = None) -> None:
     """Write `data` to `path` through :func:`atomic_output`: whole or not at all."""
-    with atomic_output(path, what=what) as handle:
+    with atomic_output(path, what=what, mode=mode) as handle:
         handle.write(data)

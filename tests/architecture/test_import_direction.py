@@ -25,6 +25,8 @@ FORBIDDEN = {
               "measure", "sweep", "api", "cli", "fleet"},
     "io": {"catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
            "measure", "sweep", "api", "cli", "fleet"},
+    "cache": {"catalog", "topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops",
+              "measure", "sweep", "api", "cli", "fleet"},
     "catalog": {"topology", "spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure",
                 "sweep", "api", "cli", "fleet"},
     "topology": {"spec", "design", "cost", "perf", "sim", "plan", "decide", "report", "ops", "measure", "sweep",

@@ -33,14 +33,15 @@ def _one_line_exit_2(result, *needles: str) -> None:
 
 
 EXPOSITION_CASES = {
-    "unclosed_brace": ('node_infiniband_link_downed_total{device="mlx5_0",port="1" 3\n', ":2: unclosed '{'"),
-    "bad_label": ('node_infiniband_link_downed_total{device=mlx5_0} 3\n', ":2: malformed labels"),
-    "value_not_number": ('node_infiniband_link_downed_total{device="d",port="1"} three\n', "must be a number"),
+    "unclosed_brace": ('node_infiniband_link_downed_total{device="mlx5_0",port="1" 3\n', ":2: not Prometheus exposition"),
+    "bad_label": ('node_infiniband_link_downed_total{device=mlx5_0} 3\n', ":2: not Prometheus exposition text"),
+    "value_not_number": ('node_infiniband_link_downed_total{device="d",port="1"} three\n', "to float: 'three'"),
     "bad_timestamp": ('node_infiniband_link_downed_total{device="d",port="1"} 3 12.5\n', "integer milliseconds"),
     "extra_fields": ('node_infiniband_link_downed_total{device="d",port="1"} 3 1 2\n', "expected 'name{labels}"),
     "negative_counter": ('node_infiniband_link_downed_total{device="d",port="1"} -3\n', "finite and >= 0"),
     "nan_counter": ('node_infiniband_link_downed_total{device="d",port="1"} NaN\n', "finite and >= 0"),
-    "bad_name": ('9node 3\n', "expected a metric name"),
+    "bad_name": ('9node 3\n', "invalid metric name"),
+    "stray_quote": ('node_infiniband_link_downed_total{device="d\n', ":2: not Prometheus exposition text"),
     "bad_time_header": ("# time=yesterday\n", "epoch seconds or ISO 8601"),
 }
 
@@ -139,7 +140,7 @@ class _Fake:
     (200, b"<html>not prometheus</html>", "is not JSON"),
     (503, b"Service Unavailable", "HTTP 503"),
     (200, json.dumps({"status": "success", "data": []}).encode(), "a time range with no data"),
-    (200, json.dumps({"status": "success", "data": {"x": 1}}).encode(), "not a list"),
+    (200, json.dumps({"status": "success", "data": {"x": 1}}).encode(), "must be a list of metric names"),
 ])
 def test_prometheus_answers_an_error_or_nothing(cli, status, body, needle):
     fake = _Fake(status, body)

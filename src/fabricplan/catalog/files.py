@@ -4,10 +4,13 @@ Parsing the bundled YAML is the largest single cost of loading the catalog (~15-
 ~0.45 s command: libyaml's parser, PyYAML's Python constructor), so the parsed form of each file
 is kept in a per-user cache, keyed by a hash of the file's text, the loader, PyYAML's and Python's
 versions: an edited file, another PyYAML or another Python never reads a stale entry. The cache
-lives in ``$FABRICPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabricplan``, else
-``~/.cache/fabricplan``; ``FABRICPLAN_CACHE_DIR=off`` turns it off. It is written atomically and
-only ever read back as a speed-up: an unreadable, corrupt or unwritable cache falls back to parsing
-the YAML. Only the package's own data files are cached, never user input.
+is :mod:`fabricplan.cache` (``$FABRICPLAN_CACHE_DIR``, else the platform's user cache folder;
+``FABRICPLAN_CACHE_DIR=off`` turns it off; its size bounded). Entries are pickles, which run code
+when loaded, so one is read only from a folder and a file of the current user that nobody else can
+write (``cache.read_bytes``; otherwise one warning line and the YAML is parsed again). It is
+written atomically and only ever read back as a speed-up: an unreadable, corrupt, refused or
+unwritable cache falls back to parsing the YAML. Only the package's own data files are cached,
+never user input.
 
 The bundled entries and documents are also cached *validated* (:func:`load_validated`): the
 catalog's pydantic models are built lazily (``defer_build``), and a command that reads only the
@@ -19,7 +22,6 @@ version, so a changed model never reads an entry validated by the old one.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import sys
 from functools import cache
@@ -29,20 +31,11 @@ from typing import Any
 
 import yaml
 
-from fabricplan.errors import InputError
-from fabricplan.io import YAML_SAFE_LOADER, write_bytes_atomic
+from fabricplan import cache as disk_cache
+from fabricplan.cache import CACHE_ENV, cache_dir  # noqa: F401 - CACHE_ENV: read here by the tests
+from fabricplan.io import YAML_SAFE_LOADER
 
 DATA_PACKAGE = "fabricplan.catalog"
-CACHE_ENV = "FABRICPLAN_CACHE_DIR"
-
-
-def cache_dir() -> Path | None:
-    """Where parsed bundled data files are cached (None: caching is off)."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return None if configured.lower() == "off" else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "fabricplan"
 
 
 def cache_file(name: str, text: str) -> Path | None:
@@ -56,22 +49,18 @@ def cache_file(name: str, text: str) -> Path | None:
 
 
 def _read_cached(path: Path | None) -> Any:
-    if path is None:
+    """The value of a trusted cache entry (:func:`fabricplan.cache.read_bytes`), None otherwise."""
+    data = disk_cache.read_bytes(path)
+    if data is None:
         return None
     try:
-        return pickle.loads(path.read_bytes())
+        return pickle.loads(data)  # noqa: S301 - only the current user's own entry (module docstring)
     except Exception:  # noqa: BLE001 - any unreadable entry only costs the speed-up
         return None
 
 
 def _write_cached(path: Path | None, data: Any) -> None:
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), what="cache entry")
-    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
-        pass
+    disk_cache.write_bytes(path, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 #: The modules whose code decides what a validated catalog object is (the validated cache's key).

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from fabricplan.errors import FabricplanError
+from fabricplan.errors import FabricplanError, printable
 
 _app = typer.Typer(
     name="fabricplan",
@@ -197,7 +197,9 @@ def run(argv: list[str] | None = None) -> int:
 
     Usage errors (unknown option, a value of the wrong type, a missing argument) and errors in the
     user's input (`FabricplanError`) become one `error: ...` line on stderr and exit 2, with no
-    traceback. A bare command group prints its help on stdout and exits 2.
+    traceback; control characters in the message (a server's error body, a host name from a
+    capture) are shown escaped (`errors.printable`). A bare command group prints its help on
+    stdout and exits 2.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -207,10 +209,10 @@ def run(argv: list[str] | None = None) -> int:
         if message:  # empty for "no arguments": the help is already on stdout
             context = getattr(exc, "ctx", None)
             hint = f" (see '{context.command_path} --help')" if context is not None else ""
-            print(f"error: {message}{hint}", file=sys.stderr)
+            print(f"error: {printable(message)}{hint}", file=sys.stderr)
         return exc.exit_code
     except FabricplanError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(exc)}", file=sys.stderr)  # one line, whatever text the error quotes
         return 2
     return result if isinstance(result, int) else 0
 

@@ -47,6 +47,7 @@ def health_command(
     start: Optional[str] = typer.Option(None, "--start", help="Range start: epoch s, ISO 8601, or now-15m (Prometheus default: now-15m)."),
     end: Optional[str] = typer.Option(None, "--end", help="Range end: epoch s, ISO 8601, or now (Prometheus default: now)."),
     step: str = typer.Option("15s", "--step", help="Prometheus query resolution, e.g. 15s."),
+    prometheus_deadline: Optional[str] = typer.Option(None, "--prometheus-deadline", help="Give up on one Prometheus request (retries included) after this long, e.g. 30s (default: ops_defaults health.prometheus_request_deadline_s, 120 s)."),
     expected_rtt_us: Optional[float] = typer.Option(None, "--expected-rtt-us", help="Expected RTT [us] the p99.9 is compared with."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="Cluster spec: the expected RTT, pauses and CNPs are what its design gives at the observed load (--load or byte counters)."),
     fabric: Optional[str] = typer.Option(None, "--fabric", help="With --spec: which of its fabrics runs (if it lists several)."),
@@ -88,6 +89,10 @@ def health_command(
     check_expectations(expected_rtt_us, spec, baseline_window, fabric, load)
     stated_load = parse_load(load) if load is not None else None
     parse_duration_s(step, "--step", noun="query step")  # a bad step is one line before any read
+    if prometheus_deadline is not None:
+        if prometheus is None:
+            raise InputError("--prometheus-deadline bounds requests to --prometheus", location="--prometheus-deadline")
+        parse_duration_s(prometheus_deadline, "--prometheus-deadline", noun="deadline")
     from fabricplan.io import check_output_path
 
     for output, what in ((html, "HTML report"), (save_telemetry, "telemetry file")):
@@ -104,7 +109,8 @@ def health_command(
     def run_once(now_s: float) -> HealthResult:
         return health(**sources, prometheus=prometheus, start=start, end=end, step=step,
                       expected_rtt_us=expected_rtt_us, spec=spec, fabric=fabric, load=stated_load,
-                      baseline_window=window, jobs=jobs, config=config, catalog=cat, now_s=now_s)
+                      baseline_window=window, jobs=jobs, config=config, catalog=cat, now_s=now_s,
+                      prometheus_deadline=prometheus_deadline)
 
     if interval_s is not None:
         _watch(run_once, interval_s, iterations, json_out, cat)

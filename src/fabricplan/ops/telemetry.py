@@ -4,7 +4,9 @@ Every telemetry reader (``ops/readers/telemetry.py``, ``prom_text.py``, ``promet
 fills :class:`Series`; the health checks (``ops/health``) read only these. Counter names are
 canonical: the mlx5/sysfs names (``ethtool -S``, ``hw_counters``, ``counters/``) with the priority
 moved to a label (``rx_prio3_pause`` -> counter ``rx_pause``, priority 3). Exporter and perfquery
-names are mapped onto them by the readers (reference/ops_formats.md section 4).
+names are mapped onto them by the readers (reference/ops_formats.md section 4). Host, device and
+port names come from captures and servers, so a :class:`Series` keeps them printable
+(``errors.printable``: an ESC or NUL in a host name is shown as ``\x1b``, never sent raw to a terminal).
 
 Counter arithmetic (pure functions on numpy arrays):
 
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fabricplan.errors import InputError
+from fabricplan.errors import InputError, printable
 
 COUNTER = "counter"  # monotone counter (may reset or saturate)
 SAMPLE = "sample"  # one measurement per time (RTT samples)
@@ -58,6 +60,14 @@ class Series:
     saturated_from_s: float | None = None
     # increases() of this series, computed once (not copied by dataclasses.replace)
     _increases: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # names read from untrusted text: control characters escaped once, here (the fast path:
+        # str.isprintable is true for every ordinary name)
+        for name in ("host", "device", "port"):
+            text = getattr(self, name)
+            if not text.isprintable():
+                setattr(self, name, printable(text))
 
     @property
     def entity(self) -> str:

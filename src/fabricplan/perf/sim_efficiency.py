@@ -20,8 +20,8 @@ only capacity). A case the simulator would not finish quickly (more than
 ``Efficiency.model`` (``"analytic (sim fallback)"``) and in :func:`usage`.
 
 Results are cached by a hash of the scenario (every input above, the catalog numbers read and
-:data:`MODEL_VERSION`): in memory, and as small JSON files in ``<user cache dir>/sim/`` (the
-bundled-data cache's folder, :func:`fabricplan.catalog.files.cache_dir`;
+:data:`MODEL_VERSION`): in memory, and as small JSON files in ``<user cache dir>/sim/``
+(:mod:`fabricplan.cache`: trusted entries only, the folder's size bounded;
 ``FABRICPLAN_CACHE_DIR=off`` turns the disk cache off). A cache entry is only a speed-up:
 unreadable entries are recomputed.
 """
@@ -72,35 +72,29 @@ def clear_memory_cache() -> None:
 
 
 def _cache_path(key: str) -> Path | None:
-    from fabricplan.catalog.files import cache_dir
+    from fabricplan.cache import cache_dir
 
     folder = cache_dir()
     return None if folder is None else folder / "sim" / f"{key}.json"
 
 
 def _read(key: str) -> dict | None:
-    path = _cache_path(key)
-    if path is None:
+    from fabricplan.cache import read_bytes
+
+    raw = read_bytes(_cache_path(key))
+    if raw is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw)
         return data if isinstance(data, dict) and {"value", "oversubscription"} <= set(data) else None
-    except (OSError, ValueError):
+    except ValueError:
         return None
 
 
 def _write(key: str, data: dict) -> None:
-    path = _cache_path(key)
-    if path is None:
-        return
-    from fabricplan.errors import InputError
-    from fabricplan.io import write_text_atomic
+    from fabricplan.cache import write_bytes
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(data), what="simulation cache entry")
-    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
-        pass
+    write_bytes(_cache_path(key), json.dumps(data).encode("utf-8"))
 
 
 def scenario(case: TrafficCase) -> dict:

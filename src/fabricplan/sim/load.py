@@ -24,8 +24,8 @@ credits + CC, lossy TCP):
   second per receiving host.
 
 Results are kept per (link rate, tiers, hops, mechanism, load bucket and every catalog number the
-run reads): in the process, and on disk in fabricplan's cache folder (``catalog.files.cache_dir``:
-``$FABRICPLAN_CACHE_DIR``, else ``$XDG_CACHE_HOME/fabricplan``, ``off`` turns it off), keyed also by
+run reads): in the process, and on disk in fabricplan's cache folder (:mod:`fabricplan.cache`:
+``$FABRICPLAN_CACHE_DIR``, else the user cache folder, ``off`` turns it off; size bounded), keyed also by
 the text of this module and of the fluid model, so a changed model never reads an old entry. A
 health run needs at most ``1 / sim_load_bucket_step`` runs (0.3-2 s each at 400 Gb/s) the first time
 a design is judged at those loads, none after.
@@ -171,7 +171,7 @@ def _cache_path(key: tuple):
     import hashlib
     from pathlib import Path
 
-    from fabricplan.catalog.files import cache_dir
+    from fabricplan.cache import cache_dir
 
     folder = cache_dir()
     if folder is None:
@@ -189,10 +189,13 @@ def _cache_path(key: tuple):
 def _read(path) -> LoadPoint | None:
     import json
 
-    if path is None:
+    from fabricplan.cache import read_bytes
+
+    data = read_bytes(path)
+    if data is None:
         return None
     try:
-        return LoadPoint(**json.loads(path.read_text(encoding="utf-8")))
+        return LoadPoint(**json.loads(data))
     except Exception:  # noqa: BLE001 - an unreadable or stale entry only costs the speed-up
         return None
 
@@ -202,15 +205,9 @@ def _write(path, point: LoadPoint) -> None:
     import json
     from dataclasses import asdict
 
-    from fabricplan.io import write_text_atomic
+    from fabricplan.cache import write_bytes
 
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(asdict(point)), what="load-model cache entry")
-    except (OSError, InputError):  # a read-only home or a full disk only costs the speed-up
-        pass
+    write_bytes(path, json.dumps(asdict(point)).encode("utf-8"))
 
 
 def _traffic(load: float, hosts: int, flow_time_us: float, duration_us: float, rng) -> tuple:

@@ -131,10 +131,11 @@ def health_inputs(config: str | Path | None, jobs: str | Path | None,
 
 def read_telemetry(files: TelemetryFiles, *, prometheus: str | None = None, start: float | str | None = None,
                    end: float | str | None = None, step_s: float = 15.0, now_s: float | None = None,
-                   catalog: Any) -> Telemetry:
+                   catalog: Any, prometheus_deadline_s: float | None = None) -> Telemetry:
     """Every file in ``files`` (in order), then a live Prometheus between ``start`` and ``end``
-    (default: the 15 minutes before ``now_s``) at ``step_s``; without one, the files' readings
-    between ``start`` and ``end`` (either may be None)."""
+    (default: the 15 minutes before ``now_s``) at ``step_s``, each request within
+    ``prometheus_deadline_s`` (default: the catalog's); without one, the files' readings between
+    ``start`` and ``end`` (either may be None)."""
     from fabricplan.ops.readers.telemetry import read_input
 
     now_s = time.time() if now_s is None else now_s
@@ -147,7 +148,8 @@ def read_telemetry(files: TelemetryFiles, *, prometheus: str | None = None, star
 
         lo_s = epoch_s(start if _given(start) else DEFAULT_START, "--start", now_s)
         hi_s = epoch_s(end if _given(end) else DEFAULT_END, "--end", now_s)
-        read.extend(read_prometheus(prometheus, lo_s, hi_s, step_s, catalog=catalog))
+        read.extend(read_prometheus(prometheus, lo_s, hi_s, step_s, catalog=catalog,
+                                    deadline_s=prometheus_deadline_s))
     elif start is not None or end is not None:
         read = clip(read, epoch_s(start, "--start", now_s) if _given(start) else None,
                     epoch_s(end, "--end", now_s) if _given(end) else None)
@@ -163,17 +165,21 @@ def check_health(files: TelemetryFiles, config: LintConfig, catalog: Any, *, pro
                  start: float | str | None = None, end: float | str | None = None, step: float | str = 15.0,
                  now_s: float | None = None, expected_rtt_us: float | None = None,
                  baseline_window: tuple[float | str, float | str] | str | None = None,
-                 jobs: dict[str, list[str]] | None = None, load_model: Any = None) -> HealthResult:
+                 jobs: dict[str, list[str]] | None = None, load_model: Any = None,
+                 prometheus_deadline: float | str | None = None) -> HealthResult:
     """Read the telemetry (:func:`read_telemetry`) and evaluate every enabled check over it
     (:func:`~fabricplan.ops.health.engine.evaluate`). With ``load_model`` (the design's behaviour
-    under load), RTT pairs whose load is unknown are judged against its unloaded RTT."""
+    under load), RTT pairs whose load is unknown are judged against its unloaded RTT.
+    ``prometheus_deadline`` (seconds or ``10s``): each Prometheus request's deadline."""
     now_s = time.time() if now_s is None else now_s
     expected_rtt_source = None
     if load_model is not None:
         expected_rtt_us, expected_rtt_source = load_model.unloaded_rtt_us, load_model.unloaded_source
     window = baseline_window_s(baseline_window, now_s)
     step_s = seconds(step, "--step")
+    deadline_s = (seconds(prometheus_deadline, "--prometheus-deadline") if prometheus_deadline is not None
+                  else None)
     read = read_telemetry(files, prometheus=prometheus, start=start, end=end, step_s=step_s, now_s=now_s,
-                          catalog=catalog)
+                          catalog=catalog, prometheus_deadline_s=deadline_s)
     return evaluate(read, config, catalog=catalog, expected_rtt_us=expected_rtt_us, expected_rtt_source=expected_rtt_source,
                     baseline_window=window, jobs=jobs, load_model=load_model)

@@ -14,7 +14,9 @@ the host, else the file's stem. Metric names (reference/ops_formats.md section 4
 * ``infiniband_{hca,switch}_port_<name>{guid,port}``: mapped to the sysfs name; host is the
   ``name``/``switch`` label or the GUID.
 
-Other metrics are skipped. node_exporter reads the 32-bit sysfs ``counters/`` files, so its
+The text is parsed by the official client library (``prometheus_client.parser``, imported when a
+file is read); what it leaves lax is checked as the format states (one value, an integer millisecond
+timestamp), and its refusals name the file and line. Other metrics are skipped. node_exporter reads the 32-bit sysfs ``counters/`` files, so its
 InfiniBand port counters carry the IBA field widths (a counter at ``2^w - 1`` is saturated).
 """
 
@@ -25,13 +27,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fabricplan.errors import InputError
+from fabricplan.errors import InputError, printable
 from fabricplan.ops import defaults
 from fabricplan.ops.readers._common import canonical_ethtool, check_u64, parse_time, read_text
 from fabricplan.ops.telemetry import SeriesBuilder, Telemetry
 
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+_MILLISECONDS = re.compile(r"-?\d{1,16}")
 _HEADER = re.compile(r"^#\s*(?:fabricplan\s+)?((?:[A-Za-z_]+=\S+\s*)+)$")
 _PAIR = re.compile(r"([A-Za-z_]+)=(\S+)")
 
@@ -121,100 +122,89 @@ def map_metric(name: str, labels: dict[str, str], host: str, catalog: Any
     return None
 
 
-def parse_labels(text: str, where: str) -> dict[str, str]:
-    """``a="x",b="y"`` (the part between the braces) -> dict, with the format's escapes."""
-    labels: dict[str, str] = {}
-    pos = 0
-    body = text.strip()
-    while pos < len(body):
-        m = _LABEL.match(body, pos)
-        if not m:
-            raise InputError(f'malformed labels near {body[pos:pos + 30]!r}: expected name="value"', location=where)
-        value = m.group(2).replace("\\\\", "\x00").replace('\\"', '"').replace("\\n", "\n").replace("\x00", "\\")
-        labels[m.group(1)] = value
-        pos = m.end()
-    return labels
+def _tail_fields(line: str, labelled: bool) -> list[str]:
+    """The fields after the name and labels of a sample line the library accepted (``value`` and
+    perhaps ``timestamp``): after the last ``}`` (a valid value or timestamp holds none), else after
+    the name."""
+    return line[line.rfind("}") + 1:].split() if labelled else line.split()[1:]
 
 
-def parse_sample(line: str, where: str) -> tuple[str, dict[str, str], float, float | None]:
-    """One exposition line -> (name, labels, value, timestamp in s or None)."""
-    m = _NAME.match(line)
-    if not m:
-        raise InputError(f"expected a metric name, got {line[:40]!r}", location=where)
-    name = m.group(0)
-    rest = line[m.end():]
-    labels: dict[str, str] = {}
-    if rest.startswith("{"):
-        close = _closing_brace(rest)
-        if close < 0:
-            raise InputError("unclosed '{' in the labels", location=where)
-        labels = parse_labels(rest[1:close], where)
-        rest = rest[close + 1:]
-    parts = rest.split()
-    if len(parts) not in (1, 2):
-        raise InputError(f"expected 'name{{labels}} value [timestamp_ms]', got {line[:60]!r}", location=where)
+def _check_fields(line: str, stamp: float | None, where: str) -> float | None:
+    """What the library leaves lax, as the format states it: one value and at most one timestamp,
+    the timestamp integer milliseconds (``-?\\d{1,16}``); the timestamp in seconds."""
+    fields = _tail_fields(line, "{" in line)
+    if len(fields) not in (1, 2):
+        raise InputError(f"expected 'name{{labels}} value [timestamp_ms]', got '{printable(line, 60)}'",
+                         location=where)
+    if len(fields) == 2:
+        if not _MILLISECONDS.fullmatch(fields[1]):
+            raise InputError(f"timestamp must be integer milliseconds, got '{printable(fields[1], 30)}'",
+                             location=where)
+        return int(fields[1]) / 1000.0
+    return stamp
+
+
+def _samples(text: str, path: Path | str, state: dict[str, Any]):
+    """Every sample of exposition ``text`` as parsed by the official client library
+    (``prometheus_client.parser.text_fd_to_metric_families``), with ``state`` (``line``: the line
+    number, ``time`` / ``host``: the last ``# time=... host=...`` header) set for each sample as it
+    is yielded. The library gets the sample lines alone: with no ``# TYPE`` line it yields each
+    sample at once, as an untyped singleton, so its ``_total`` renaming of counters never applies
+    and the line of every sample (and of the one it refuses) is known. Its ``ValueError`` becomes
+    one InputError naming ``path:line``."""
+    from prometheus_client.parser import text_fd_to_metric_families
+
+    def lines():
+        for number, line in enumerate(text.splitlines(), 1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            state["line"] = number
+            if stripped.startswith("#"):
+                head = _HEADER.match(stripped)
+                if head:
+                    pairs = dict(_PAIR.findall(head.group(1)))
+                    if "time" in pairs:
+                        state["time"] = parse_time(pairs["time"], f"{path}:{number}")
+                    state["host"] = pairs.get("host", state["host"])
+                continue
+            state["text"] = stripped
+            yield stripped
+
     try:
-        value = float(parts[0])
-    except ValueError:
-        raise InputError(f"value of {name} must be a number, got {parts[0][:30]!r}", location=where) from None
-    stamp = None
-    if len(parts) == 2:
-        if not re.fullmatch(r"-?\d{1,16}", parts[1]):
-            raise InputError(f"timestamp must be integer milliseconds, got {parts[1][:30]!r}", location=where)
-        stamp = int(parts[1]) / 1000.0
-    return name, labels, value, stamp
-
-
-def _closing_brace(text: str) -> int:
-    quoted = escaped = False
-    for i, char in enumerate(text):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif char == "}" and not quoted:
-            return i
-    return -1
+        for family in text_fd_to_metric_families(lines()):
+            yield from family.samples
+    except (ValueError, IndexError) as exc:  # the library's refusal of a line (IndexError: a stray quote)
+        reason = printable(str(exc), 80) or f"cannot read '{printable(state.get('text', ''), 60)}'"
+        raise InputError(f"not Prometheus exposition text ('name{{labels}} value [timestamp_ms]'): {reason}",
+                         location=f"{path}:{state['line']}") from None
 
 
 def read_exposition(path: Path | str, catalog: Any) -> Telemetry:
     """Scrapes of exposition text (see the module docstring) into the telemetry model (IBA counter
-    widths from ``catalog``)."""
+    widths from ``catalog``), parsed by the official client library (:func:`_samples`)."""
     text = read_text(path)
     builder = SeriesBuilder()
-    host = Path(path).stem
-    scrape_time: float | None = None
+    state: dict[str, Any] = {"line": 0, "time": None, "host": Path(path).stem}
     used = 0
     seen = 0
-    for number, line in enumerate(text.splitlines(), 1):
-        where = f"{path}:{number}"
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            head = _HEADER.match(stripped)
-            if head:
-                pairs = dict(_PAIR.findall(head.group(1)))
-                if "time" in pairs:
-                    scrape_time = parse_time(pairs["time"], where)
-                host = pairs.get("host", host)
-            continue
-        name, labels, value, stamp = parse_sample(stripped, where)
+    for sample in _samples(text, path, state):
+        where = f"{path}:{state['line']}"
+        name, labels, value = sample.name, dict(sample.labels), sample.value
+        stamp = _check_fields(state["text"], sample.timestamp, where)
         seen += 1
-        mapped = map_metric(name, labels, host, catalog)
+        mapped = map_metric(name, labels, state["host"], catalog)
         if mapped is None:
             continue
         if not math.isfinite(value) or value < 0:
             raise InputError(f"counter {name} must be finite and >= 0, got {value}", location=where)
         check_u64(value, where, f"counter {name}")
-        t = stamp if stamp is not None else scrape_time
+        t = stamp if stamp is not None else state["time"]
         if t is None:
             raise InputError(f"sample of {name} has no time: add a timestamp or a '# time=...' line before the scrape",
                              location=where)
         counter, owner, device, port, prio, width = mapped
-        builder.add(counter, owner, device, port, prio, t, value, str(path), where=where, width_bits=width)
+        builder.add(counter, owner, device, port, prio, t, float(value), str(path), where=where, width_bits=width)
         used += 1
     if seen == 0:
         raise InputError("no samples: expected Prometheus exposition text ('name{labels} value')", location=str(path))

@@ -7,99 +7,351 @@ per-second rates at each step; they are integrated back into a counter-like seri
 model as from files. Counter hygiene comes from PromQL too: ``resets(METRIC[range])`` and, for
 counters with a saturating field width, ``max_over_time`` (then the raw series, to find when).
 
+The HTTP client is ``requests`` with urllib3's ``Retry`` (imported when a server is read): a
+connection error, a garbled answer, HTTP 429 or a 5xx is retried :data:`RETRIES` times with
+exponential backoff (:data:`BACKOFF_S` x 2^(n-1), the first retry at once), never past the
+request's deadline. Each request has a connect timeout, a read timeout (the longest silence) and
+an overall deadline (``health.prometheus_*`` in ``ops_defaults``; the deadline also
+``--prometheus-deadline``), held by a waiting thread: a server that drips a byte now and then
+(status line, headers or body) fails at the deadline, not never. The body is read up to :data:`MAX_BODY_BYTES`, uncompressed
+(``Accept-Encoding: identity``: no decompression bomb), parsed by the bounded JSON reader of
+:mod:`fabricplan.io` (nesting depth, duplicate keys, huge numbers), and its shape checked: every
+malformed answer (``metric`` not an object, a vector without ``value``, a short pair, a value that
+is not a number) is one InputError naming the URL, the query and the series.
+
 Errors (server down, an HTTP or PromQL error, a range with no data) are InputErrors naming the
-URL; nothing is reported as healthy when nothing was read.
+URL, with the server's own text shown printable (``errors.printable``); nothing is reported as
+healthy when nothing was read.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fabricplan.errors import InputError
+from fabricplan.errors import InputError, printable
 from fabricplan.ops import defaults
 from fabricplan.ops.readers.prom_text import map_metric
 from fabricplan.ops.telemetry import Series, Telemetry, entity_name, saturation_value
 
 #: Prometheus refuses range queries of more than 11,000 points per series (its API docs).
 MAX_POINTS = 11_000
-#: Program limit: seconds to wait for one HTTP answer.
-TIMEOUT_S = 30.0
+#: Program limit: the largest answer read (a range query over 11,000 steps of a few hundred ports
+#: is tens of MB); larger: narrow the range or raise --step.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+#: Program settings: retries of a failed request (connection error, garbled answer, HTTP 429 or
+#: 5xx) and the backoff factor [s] (urllib3 ``Retry``: sleeps 0, 2 x, 4 x ... this, within the deadline).
+RETRIES = 3
+BACKOFF_S = 0.5
+#: HTTP statuses retried (Prometheus answers 503 while starting, 429/502/504 behind a proxy).
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+#: Bytes read at a time: a read returns what has arrived, so the deadline is checked as bytes drip in.
+READ_CHUNK_BYTES = 64 * 1024
 _PREFIXES = ("node_infiniband_", "node_ethtool_", "infiniband_hca_port_", "infiniband_switch_port_")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds a request may take: to connect, between two bytes of the answer, in all."""
+
+    connect_s: float
+    read_s: float
+    deadline_s: float
+
+    @classmethod
+    def of(cls, catalog: Any, deadline_s: float | None = None) -> Timeouts:
+        """The ``health.prometheus_*`` defaults of ``catalog``; ``deadline_s`` (the flag) replaces the deadline."""
+        read = {name: defaults.number(f"health.prometheus_{name}", catalog, lo=0.001, hi=86400.0)
+                for name in ("connect_timeout_s", "read_timeout_s", "request_deadline_s")}
+        if deadline_s is not None and not (math.isfinite(deadline_s) and 0 < deadline_s <= 86400.0):
+            raise InputError(f"must be above 0 s and at most a day, got {deadline_s:g} s", location="--prometheus-deadline")
+        return cls(read["connect_timeout_s"], read["read_timeout_s"],
+                   read["request_deadline_s"] if deadline_s is None else deadline_s)
+
+
+def _retry_class():
+    """urllib3's ``Retry`` that gives up once the request's deadline has passed and never sleeps
+    past it (a server's ``Retry-After`` included)."""
+    from urllib3.util.retry import Retry
+
+    class DeadlineRetry(Retry):
+        deadline = math.inf  # time.monotonic() by which the request must be done
+
+        def new(self, **kw: Any) -> DeadlineRetry:
+            retry = super().new(**kw)
+            retry.deadline = self.deadline
+            return retry
+
+        def _left_s(self) -> float:
+            return max(0.0, self.deadline - time.monotonic())
+
+        def is_exhausted(self) -> bool:
+            return super().is_exhausted() or self._left_s() <= 0
+
+        def get_backoff_time(self) -> float:
+            return min(super().get_backoff_time(), self._left_s())
+
+        def get_retry_after(self, response: Any) -> float | None:
+            after = super().get_retry_after(response)
+            return None if after is None else min(after, self._left_s())
+
+    return DeadlineRetry
 
 
 class PrometheusClient:
     """The few HTTP API calls health needs (``/api/v1/label/__name__/values``, ``query``, ``query_range``)."""
 
-    def __init__(self, url: str, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(self, url: str, timeouts: Timeouts, retries: int = RETRIES, backoff_s: float = BACKOFF_S) -> None:
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise InputError(f"expected an http(s) URL such as http://prometheus:9090, got {url[:60]!r}",
+            raise InputError(f"expected an http(s) URL such as http://prometheus:9090, got '{printable(url, 60)}'",
                              location="--prometheus")
+        if not printable(url) == url:
+            raise InputError(f"the URL holds control characters: '{printable(url, 60)}'", location="--prometheus")
         self.url = url.rstrip("/")
-        self.timeout_s = timeout_s
+        self.timeouts = timeouts
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self._session, self._adapter = _new_session()
 
     def get(self, path: str, params: dict[str, Any]) -> Any:
-        query = urllib.parse.urlencode(params, doseq=True)
-        address = f"{self.url}{path}?{query}"
+        """The ``data`` of a successful API answer to ``GET path?params`` (module docstring)."""
+        deadline = time.monotonic() + self.timeouts.deadline_s
+        retry = _retry_class()(total=self.retries, connect=self.retries, read=self.retries, status=self.retries,
+                               other=0, redirect=5, status_forcelist=RETRY_STATUSES, backoff_factor=self.backoff_s,
+                               allowed_methods=frozenset({"GET"}), raise_on_status=False)
+        retry.deadline = deadline
+        self._adapter.max_retries = retry
+        status, body = self._fetch(path, params, deadline)
+        where = f"{self.url}{path}"
+        if status != 200:
+            raise InputError(f"Prometheus answered HTTP {status}: {_error_text(body)} (asked {path})", location=self.url)
         try:
-            with urllib.request.urlopen(address, timeout=self.timeout_s) as response:  # noqa: S310 - user's URL
-                body = response.read(64 * 1024 * 1024 + 1)
-        except urllib.error.HTTPError as exc:
-            body = exc.read(64 * 1024)
-            raise InputError(f"Prometheus answered HTTP {exc.code}: {_error_text(body)}", location=self.url) from None
-        except urllib.error.URLError as exc:
-            raise InputError(f"cannot reach Prometheus: {exc.reason}", location=self.url) from None
-        except (OSError, ValueError) as exc:  # timeouts, resets, bad URLs
-            raise InputError(f"cannot reach Prometheus: {exc}", location=self.url) from None
-        if len(body) > 64 * 1024 * 1024:
-            raise InputError("answer larger than 64 MiB: narrow the range or raise --step", location=self.url)
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"answer to {path} is not UTF-8 JSON (is this a Prometheus server?)",
+                             location=self.url) from None
+        from fabricplan.io import parse_text
+
         try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise InputError(f"answer to {path} is not JSON (is this a Prometheus server?)", location=self.url) from None
+            data = parse_text(text, where, as_json=True)
+        except InputError as exc:
+            hint = "" if text.lstrip().startswith(("{", "[")) else " (is this a Prometheus server?)"
+            raise InputError(f"answer to {path} is not JSON{hint}: {exc.message}", location=exc.location) from None
         if not isinstance(data, dict) or data.get("status") != "success":
-            raise InputError(f"Prometheus error: {_error_text(body)}", location=self.url)
-        return data.get("data")
+            raise InputError(f"Prometheus error: {_error_text(body, data)}", location=self.url)
+        if "data" not in data:
+            raise InputError(f"answer to {path} has no 'data'", location=self.url)
+        return data["data"]
+
+    def _fetch(self, path: str, params: dict[str, Any], deadline: float) -> tuple[int, bytes]:
+        """(HTTP status, body) of one request (:meth:`_fetch_now`) within the deadline, which a
+        waiting thread holds exactly: a server dripping its status line, headers or body a byte at
+        a time never resets it. A request past it is abandoned (its session closed, its daemon
+        thread ends at the server's next byte or read timeout) and the next one opens a new session."""
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["value"] = self._fetch_now(path, params, deadline)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="fabricplan-prometheus", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            stale = self._session
+            self._session, self._adapter = _new_session()
+            stale.close()
+            raise InputError(f"no whole answer to {path} within {self.timeouts.deadline_s:g} s "
+                             "(--prometheus-deadline)", location=self.url)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def _fetch_now(self, path: str, params: dict[str, Any], deadline: float) -> tuple[int, bytes]:
+        """(HTTP status, body) of one request, retried and bounded (module docstring); every failure
+        one InputError naming the URL."""
+        import requests
+        import urllib3.exceptions
+
+        t = self.timeouts
+        timeout = (min(t.connect_s, t.deadline_s), min(t.read_s, t.deadline_s))
+        try:
+            response = self._session.get(f"{self.url}{path}", params=params, timeout=timeout, stream=True)
+        except requests.exceptions.ConnectTimeout:
+            raise InputError(f"cannot reach Prometheus: no connection within {timeout[0]:g} s", location=self.url) from None
+        except requests.exceptions.ReadTimeout:
+            raise InputError(f"Prometheus did not answer {path} within {timeout[1]:g} s", location=self.url) from None
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+            raise InputError(f"cannot reach Prometheus: {_reason(exc)}", location=self.url) from None
+        with response:
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > MAX_BODY_BYTES:
+                raise InputError(_too_large(path), location=self.url)
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                while True:
+                    if time.monotonic() > deadline:
+                        raise InputError(f"no whole answer to {path} within {t.deadline_s:g} s "
+                                         "(--prometheus-deadline)", location=self.url)
+                    chunk = response.raw.read1(READ_CHUNK_BYTES)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise InputError(_too_large(path), location=self.url)
+            except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
+                raise InputError(f"Prometheus stopped answering {path} (silent for {timeout[1]:g} s)",
+                                 location=self.url) from None
+            except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, OSError, ValueError) as exc:
+                raise InputError(f"broken answer to {path}: {_reason(exc)}", location=self.url) from None
+            return response.status_code, b"".join(chunks)
 
     def metric_names(self, start_s: float, end_s: float) -> list[str]:
         match = '{__name__=~"' + "|".join(p + ".+" for p in _PREFIXES) + '"}'
-        names = self.get("/api/v1/label/__name__/values", {"match[]": match, "start": start_s, "end": end_s})
-        if not isinstance(names, list):
-            raise InputError("label values answer is not a list", location=self.url)
-        return [str(n) for n in names]
+        path = "/api/v1/label/__name__/values"
+        names = self.get(path, {"match[]": match, "start": start_s, "end": end_s})
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise InputError(f"answer to {path}: 'data' must be a list of metric names", location=self.url)
+        return names
 
     def query_range(self, promql: str, start_s: float, end_s: float, step_s: float) -> list[dict[str, Any]]:
+        """The series of a range query (``{"metric": labels, "values": [[t, "v"], ...]}``, shape-checked)."""
         data = self.get("/api/v1/query_range", {"query": promql, "start": start_s, "end": end_s, "step": step_s})
-        return _result(data, "matrix", self.url)
+        return _series(data, "matrix", promql, self.url)
 
     def query(self, promql: str, at_s: float) -> list[dict[str, Any]]:
-        return _result(self.get("/api/v1/query", {"query": promql, "time": at_s}), "vector", self.url)
+        """The series of an instant query (``{"metric": labels, "value": [t, "v"]}``, shape-checked)."""
+        return _series(self.get("/api/v1/query", {"query": promql, "time": at_s}), "vector", promql, self.url)
 
 
-def _result(data: Any, kind: str, url: str) -> list[dict[str, Any]]:
-    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
-        raise InputError(f"expected a {kind} result", location=url)
-    return data["result"]
+def _new_session() -> tuple[Any, Any]:
+    """A ``requests`` session (and its adapter, whose ``max_retries`` each request sets) asking for
+    JSON, uncompressed, following at most 5 redirects."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    session = requests.Session()
+    session.max_redirects = 5
+    session.headers.update({"Accept": "application/json", "Accept-Encoding": "identity"})
+    adapter = HTTPAdapter()
+    for scheme in ("http://", "https://"):
+        session.mount(scheme, adapter)
+    return session, adapter
 
 
-def _error_text(body: bytes) -> str:
+def _too_large(path: str) -> str:
+    from fabricplan.units import format_bytes
+
+    return f"answer to {path} is larger than {format_bytes(MAX_BODY_BYTES)}: narrow the range or raise --step"
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a requests/urllib3 failure, on one printable line."""
+    import http.client
+
+    for _ in range(8):
+        inner = getattr(exc, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = next((a for a in exc.args if isinstance(a, BaseException)), None)
+        if inner is None:
+            break
+        exc = inner
+    if isinstance(exc, http.client.BadStatusLine):
+        return f"not an HTTP answer (status line '{printable(str(exc.args[0] if exc.args else ''), 60)}')"
+    if isinstance(exc, http.client.IncompleteRead):
+        return "the answer ended before its announced length (truncated)"
+    text = str(exc)
+    # urllib3's NewConnectionError reads "<HTTPConnection object at 0x..>: Failed to establish ...: [Errno 111] ..."
+    if ": " in text and text.startswith("<"):
+        text = text.split(": ", 1)[1]
+    text = text.split("Failed to establish a new connection: ", 1)[-1]
+    return printable(text or type(exc).__name__, 160)
+
+
+def _series(data: Any, kind: str, promql: str, url: str) -> list[dict[str, Any]]:
+    """The series of a ``matrix`` (``values``) or ``vector`` (``value``) result, each checked to be
+    ``{"metric": {label: "text"}, "values": [[time, "number"], ...]}`` (or one ``"value"`` pair);
+    one InputError naming the query and the series for each malformed case."""
+    if not isinstance(data, dict) or data.get("resultType") != kind:
+        got = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        raise InputError(f"{promql}: expected a {kind} result, got '{printable(got, 30)}'", location=url)
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise InputError(f"{promql}: 'result' must be a list, got {type(result).__name__}", location=url)
+    field = "values" if kind == "matrix" else "value"
+    for index, item in enumerate(result):
+        where = f"{promql}: series {index + 1}"
+        if not isinstance(item, dict):
+            raise InputError(f"{where} must be an object, got {type(item).__name__}", location=url)
+        labels = item.get("metric")
+        if not isinstance(labels, dict):
+            shown = "none" if labels is None else f"a {type(labels).__name__}"
+            raise InputError(f"{where}: 'metric' must be an object of labels, got {shown}", location=url)
+        if not all(isinstance(v, str) for v in labels.values()):
+            raise InputError(f"{where}: every label value in 'metric' must be a string", location=url)
+        if field not in item:
+            raise InputError(f"{where} has no '{field}'", location=url)
+        if kind == "matrix":
+            if not isinstance(item[field], list):
+                raise InputError(f"{where}: 'values' must be a list, got {type(item[field]).__name__}", location=url)
+            for pair in item[field]:
+                _point(pair, where, url)
+        else:
+            _point(item[field], where, url)
+    return result
+
+
+def _point(pair: Any, where: str, url: str) -> tuple[float, float]:
+    """``[time, "value"]`` -> (time, value); Prometheus writes values as strings ("NaN", "+Inf" included)."""
+    if not isinstance(pair, list) or len(pair) != 2:
+        shown = f"{len(pair)} items" if isinstance(pair, list) else f"a {type(pair).__name__}"
+        raise InputError(f"{where}: each value must be [time, \"number\"], got {shown}", location=url)
+    stamp, value = pair
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
+        raise InputError(f"{where}: time must be a number, got {printable(repr(stamp), 30)}", location=url)
+    if not isinstance(value, str):
+        raise InputError(f"{where}: value must be a string such as \"1.5\", got {printable(repr(value), 30)}",
+                         location=url)
     try:
-        data = json.loads(body)
-        return f"{data.get('errorType', 'error')}: {str(data.get('error', ''))[:200]}"
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        return body[:120].decode("utf-8", "replace").strip() or "(empty answer)"
+        number = float(value) if len(value) <= 64 else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise InputError(f"{where}: value '{printable(value, 30)}' is not a number", location=url)
+    return float(stamp), number
+
+
+def _error_text(body: bytes, data: Any = None) -> str:
+    """A server's error on one printable line: ``errorType: error`` of a JSON answer, else its first bytes."""
+    if data is None:
+        try:
+            import json
+
+            data = json.loads(body[:64 * 1024])
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            data = None
+    if isinstance(data, dict) and ("error" in data or "errorType" in data):
+        return printable(f"{data.get('errorType', 'error')}: {data.get('error', '')}", 200)
+    text = body[:120].decode("utf-8", "replace").strip()
+    return printable(text, 120) or "(empty answer)"
 
 
 def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catalog: Any,
-                    client: PrometheusClient | None = None) -> Telemetry:
-    """Rates of every mapped metric between ``start_s`` and ``end_s`` at ``step_s`` (see module doc)."""
+                    client: PrometheusClient | None = None, deadline_s: float | None = None) -> Telemetry:
+    """Rates of every mapped metric between ``start_s`` and ``end_s`` at ``step_s`` (see module doc);
+    ``deadline_s``: each request's deadline (default ``health.prometheus_request_deadline_s``)."""
     if not (math.isfinite(start_s) and math.isfinite(end_s)) or end_s <= start_s:
         raise InputError("--end must be after --start", location="--end")
     if not math.isfinite(step_s) or step_s <= 0:
@@ -107,7 +359,7 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
     if (end_s - start_s) / step_s > MAX_POINTS:
         raise InputError(f"{(end_s - start_s) / step_s:,.0f} steps: Prometheus answers at most {MAX_POINTS:,} points "
                          "per series; raise --step or narrow the range", location="--step")
-    client = client or PrometheusClient(url)
+    client = client or PrometheusClient(url, Timeouts.of(catalog, deadline_s))
     steps = defaults.number("health.rate_window_steps", catalog, lo=1, hi=1000)
     window_s = max(step_s * steps, 1.0)
     window = f"{int(math.ceil(window_s))}s"
@@ -142,7 +394,7 @@ def read_prometheus(url: str, start_s: float, end_s: float, step_s: float, catal
             rate = np.array([_float(v[1]) for v in values])
             counter, host, device, port, prio, width = mapped
             where = f"{url} rate({name}[{window}])"
-            entity = entity_name(host, device, port)
+            entity = printable(entity_name(host, device, port))
             if not np.isfinite(t).all() or (np.diff(t) <= 0).any():
                 set_aside.append(f"{where} on {entity}: timestamps run backwards (or repeat), so no interval is "
                                  "known; the series is not judged")

@@ -295,67 +295,92 @@ def _kv_capacity_sequences(s: _Serving, context: float) -> float:
     return max(room, 0.0) / (context * kv_bytes_per_token(s.dims, s.job.tp, s.kv_bytes)) * s.job.ep
 
 
-def serving_time(job, network, *, catalog, efficiency_model=None, compute_efficiency_multiplier: float = 1.0):
-    """A serving job on a design's network -> a :class:`fabricplan.perf.step.StepResult` whose
-    step is one decode iteration, with the job's :class:`ServingMetrics` in ``serving`` (module
-    docstring). ``compute_efficiency_multiplier`` divides kernel times (the decision's efficiency lever)."""
-    from fabricplan.perf.latency import perf_parameter
-    from fabricplan.perf.memory import MemoryEstimate
-    from fabricplan.perf.step import StepCollective, StepResult
+@dataclass(frozen=True)
+class _Pools:
+    """The job's prefill and its replicas' time: one request's prefill (kernels and all), where it
+    runs, the weight updates' pause and the decode batch's cap."""
 
-    s = _lay_out(job, network, catalog, efficiency_model)
-    speed = compute_efficiency_multiplier
-    lay = s.layout
-    context = job.prompt_tokens + job.output_tokens / 2.0
-    max_batch = float(job.max_batch_sequences or perf_parameter("serving_max_batch_sequences", catalog))
+    prefill_compute_s: float
+    prefill_s: float
+    prefill_replicas: int
+    sync_s: float
+    pause: float
+    running: float
+    cap: float
+    context: float
+
+
+def _pools(s: _Serving, speed: float) -> _Pools:
+    """Prefill, weight updates and the batch cap of the laid-out job (module docstring)."""
+    from fabricplan.perf.latency import perf_parameter
+
+    job, lay = s.job, s.layout
+    max_batch = float(job.max_batch_sequences or perf_parameter("serving_max_batch_sequences", s.catalog))
     kv_room = _kv_capacity_sequences(s, job.prompt_tokens + job.output_tokens)
     if kv_room < 1.0:
         raise InputError(f"does not fit: a replica of {lay.replica_gpus} GPUs cannot hold the weights and one "
                          "sequence's KV cache of its context; raise tp or ep", location=f"jobs[{job.name}]")
-    cap = min(max_batch, kv_room)
-
-    # prefill of one request, and where it runs
     prefill_compute = _prefill_compute_s(s) / speed
-    prefill_comm = _collectives(s, job.prompt_tokens / job.ep)
-    prefill_s = prefill_compute + sum(prefill_comm.values())
-    prefill_replicas = lay.prefill_replicas if job.disaggregated else lay.decode_replicas
-
-    # weight updates pause every replica
+    prefill_s = prefill_compute + sum(_collectives(s, job.prompt_tokens / job.ep).values())
     sync_s = weight_sync_s(s)
     pause = min(sync_s / job.weight_update_interval_s, 1.0) if job.weight_update_interval_s else 0.0
-    running = max(1.0 - pause, 0.0)
-    if running <= 0.0:
+    if pause >= 1.0:
         raise InputError(f"weight updates every {job.weight_update_interval_s:g} s take {sync_s:.3g} s each: the "
                          "replicas would never serve", location=f"jobs[{job.name}].weight_update_interval_s")
+    return _Pools(prefill_compute_s=prefill_compute, prefill_s=prefill_s,
+                  prefill_replicas=lay.prefill_replicas if job.disaggregated else lay.decode_replicas,
+                  sync_s=sync_s, pause=pause, running=1.0 - pause, cap=min(max_batch, kv_room),
+                  context=job.prompt_tokens + job.output_tokens / 2.0)
 
+
+@dataclass(frozen=True)
+class _Operating:
+    """The job at the rate it is admitted: prefill utilisation, decode batch, TPOT, the decode
+    iteration's kernels and communication, and whether the offered rate was more than it takes."""
+
+    admitted_per_s: float
+    rho: float
+    batch: float
+    tpot_s: float
+    decode_compute_s: float
+    decode_comm_s: dict
+    overloaded: bool
+
+    @property
+    def iteration_s(self) -> float:
+        return self.decode_compute_s + sum(self.decode_comm_s.values())
+
+
+def _operate(s: _Serving, p: _Pools, speed: float) -> _Operating:
+    """Little's law for the batch at each rate, the colocated prefill's interference, and beyond what
+    the replicas take the largest rate they keep up with (module docstring)."""
+    job, lay = s.job, s.layout
     iterations: dict[float, tuple[float, dict[str, float]]] = {}
 
     def iteration(batch: float) -> tuple[float, dict[str, float]]:
         if batch not in iterations:
-            iterations[batch] = (_decode_compute_s(s, batch, context) / speed, _collectives(s, batch / job.ep))
+            iterations[batch] = (_decode_compute_s(s, batch, p.context) / speed, _collectives(s, batch / job.ep))
         return iterations[batch]
 
-    def operating_point(rate: float) -> tuple[float, float, float, float]:
+    def point(rate: float) -> tuple[float, float, float, float]:
         """(prefill utilisation, decode batch, TPOT, decode capacity [tokens/s]) at ``rate`` requests/s."""
-        rho = rate * prefill_s / (prefill_replicas * running)
+        rho = rate * p.prefill_s / (p.prefill_replicas * p.running)
         interference = 1.0 if job.disaggregated else 1.0 / max(1.0 - min(rho, 1.0 - STABLE_MARGIN), STABLE_MARGIN)
 
         def iteration_s(batch: float) -> float:
             compute, comm = iteration(batch)
             return (compute + sum(comm.values())) * interference
 
-        per_replica = rate * job.output_tokens / lay.decode_replicas / running
-        batch = little_batch(per_replica, iteration_s, cap)
+        batch = little_batch(rate * job.output_tokens / lay.decode_replicas / p.running, iteration_s, p.cap)
         tpot = iteration_s(batch)
-        return rho, batch, tpot, batch / tpot * lay.decode_replicas * running
+        return rho, batch, tpot, batch / tpot * lay.decode_replicas * p.running
 
     def stable(rate: float) -> bool:
-        rho, _, _, capacity = operating_point(rate)
+        rho, _, _, capacity = point(rate)
         return rho < 1.0 - STABLE_MARGIN and capacity >= rate * job.output_tokens * (1.0 - 1e-6)
 
     # Beyond what the replicas can take, the scheduler admits the most it can keep up with (Mooncake's
     # early rejection, FAST '25 §7): the largest stable rate, by bisection; the rest is not served.
-    offered = job.request_rate_per_s * job.output_tokens
     admitted = job.request_rate_per_s
     overloaded = not stable(admitted)
     if overloaded:
@@ -364,66 +389,90 @@ def serving_time(job, network, *, catalog, efficiency_model=None, compute_effici
             middle = 0.5 * (low + high)
             low, high = (middle, high) if stable(middle) else (low, middle)
         admitted = low
-    rho, batch, tpot, capacity = operating_point(admitted)
-    decode_compute, decode_comm = iteration(batch)
-    t_iter = decode_compute + sum(decode_comm.values())
-    served = admitted * job.output_tokens
+    rho, batch, tpot, _ = point(admitted)
+    compute, comm = iteration(batch)
+    return _Operating(admitted_per_s=admitted, rho=rho, batch=batch, tpot_s=tpot, decode_compute_s=compute,
+                      decode_comm_s=comm, overloaded=overloaded)
 
+
+def _metrics(s: _Serving, p: _Pools, o: _Operating) -> ServingMetrics:
+    """TTFT (M/M/1 wait, prefill, KV transfer), the SLOs met, and the useful share of the job's
+    GPU-time (module docstring)."""
+    from fabricplan.perf.latency import perf_parameter
+
+    job, lay = s.job, s.layout
+    offered = job.request_rate_per_s * job.output_tokens
+    served = o.admitted_per_s * job.output_tokens
     kv_s = kv_transfer_s(s)
-    ttft_slo = (job.ttft_slo_ms or perf_parameter("serving_ttft_slo_ms", catalog)) / 1e3
-    tpot_slo = (job.tpot_slo_ms or perf_parameter("serving_tpot_slo_ms", catalog)) / 1e3
-    ttft = mm1_mean_wait_s(rho, prefill_s) + prefill_s + kv_s
-    ttft_ok = 0.0 if rho >= 1.0 else 1.0 - mm1_wait_exceeds(rho, prefill_s, ttft_slo - prefill_s - kv_s)
-    if ttft_slo < prefill_s + kv_s:
-        ttft_ok = 0.0
-    tpot_met = tpot <= tpot_slo
+    ttft_slo = (job.ttft_slo_ms or perf_parameter("serving_ttft_slo_ms", s.catalog)) / 1e3
+    tpot_slo = (job.tpot_slo_ms or perf_parameter("serving_tpot_slo_ms", s.catalog)) / 1e3
+    slack = ttft_slo - p.prefill_s - kv_s
+    ttft_ok = 0.0 if o.rho >= 1.0 or slack < 0 or served <= 0 else 1.0 - mm1_wait_exceeds(o.rho, p.prefill_s, slack)
+    tpot_met = o.tpot_s <= tpot_slo
     attainment = ttft_ok * (1.0 if tpot_met else 0.0) * (served / offered if offered else 0.0)
-    if served <= 0.0:
-        attainment = ttft_ok = 0.0
-
-    # useful shares: a replica's time less its exposed communication and its pauses (module docstring)
-    decode_useful = decode_compute / t_iter * running
-    prefill_useful = prefill_compute / prefill_s * running
+    # useful shares: a replica's time less its exposed communication and its pauses
+    decode_useful = o.decode_compute_s / o.iteration_s * p.running
+    prefill_useful = p.prefill_compute_s / p.prefill_s * p.running
     if job.disaggregated:
         prefill_gpus = lay.prefill_replicas * lay.replica_gpus
         useful = (prefill_gpus * prefill_useful + (lay.gpus - prefill_gpus) * decode_useful) / lay.gpus
     else:  # colocated: prefill takes rho of the replicas' time, decode the rest
-        share = min(rho, 1.0)
+        share = min(o.rho, 1.0)
         useful = share * prefill_useful + (1.0 - share) * decode_useful
-    useful *= attainment
-
-    exposed = {kind: value for kind, value in decode_comm.items() if value > 0}
-    if kv_s:
-        exposed["kv"] = 0.0  # the transfer delays the first token, not the decode iterations
-    weights_bytes = weight_bytes_per_gpu(s.dims, job.tp, job.ep, s.weight_bytes)
-    kv_cache = batch / job.ep * context * kv_bytes_per_token(s.dims, job.tp, s.kv_bytes)
-    memory = MemoryEstimate(breakdown_bytes={"weights": weights_bytes, "kv_cache": kv_cache},
-                            capacity_bytes=_capacity_bytes(network.gpu))
-    flops = 2.0 * s.dims.active_parameters() * served
-    metrics = ServingMetrics(
+    kv_request = request_kv_bytes(s.dims, job.prompt_tokens, job.tp, s.kv_bytes)
+    return ServingMetrics(
         offered_tokens_per_s=offered, served_tokens_per_s=served, tokens_per_s_per_gpu=served / lay.gpus,
-        decode_batch=batch, decode_iteration_s=t_iter, tpot_s=tpot, prefill_s=prefill_s, ttft_s=ttft,
-        kv_bytes_per_request=request_kv_bytes(s.dims, job.prompt_tokens, job.tp, s.kv_bytes), kv_transfer_s=kv_s,
-        kv_fabric_gbytes_per_s=(job.request_rate_per_s * request_kv_bytes(s.dims, job.prompt_tokens, job.tp,
-                                                                           s.kv_bytes) / 1e9
-                                if job.disaggregated else 0.0),
-        weight_sync_s=sync_s, weight_pause_share=pause, prefill_utilisation=rho, ttft_attainment=ttft_ok,
-        tpot_met=tpot_met, slo_attainment=attainment, useful_share=useful, ttft_slo_s=ttft_slo,
-        tpot_slo_s=tpot_slo, overloaded=overloaded)
+        decode_batch=o.batch, decode_iteration_s=o.iteration_s, tpot_s=o.tpot_s, prefill_s=p.prefill_s,
+        ttft_s=mm1_mean_wait_s(o.rho, p.prefill_s) + p.prefill_s + kv_s, kv_bytes_per_request=kv_request,
+        kv_transfer_s=kv_s, kv_fabric_gbytes_per_s=job.request_rate_per_s * kv_request / 1e9 if job.disaggregated
+        else 0.0, weight_sync_s=p.sync_s, weight_pause_share=p.pause, prefill_utilisation=o.rho,
+        ttft_attainment=ttft_ok, tpot_met=tpot_met, slo_attainment=attainment, useful_share=useful * attainment,
+        ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, overloaded=o.overloaded)
+
+
+def serving_time(job, network, *, catalog, efficiency_model=None, compute_efficiency_multiplier: float = 1.0):
+    """A serving job on a design's network -> a :class:`fabricplan.perf.step.StepResult` whose
+    step is one decode iteration, with the job's :class:`ServingMetrics` in ``serving`` (module
+    docstring). ``compute_efficiency_multiplier`` divides kernel times (the decision's efficiency lever).
+
+    The model runs in named steps: :func:`_lay_out` (replicas on the network), :func:`_pools`
+    (prefill, weight updates, the batch cap), :func:`_operate` (the admitted rate, batch and TPOT),
+    :func:`_metrics` (TTFT, SLOs, useful share) and :func:`_result` (the StepResult)."""
+    s = _lay_out(job, network, catalog, efficiency_model)
+    pools = _pools(s, compute_efficiency_multiplier)
+    operating = _operate(s, pools, compute_efficiency_multiplier)
+    return _result(s, pools, operating, _metrics(s, pools, operating))
+
+
+def _result(s: _Serving, p: _Pools, o: _Operating, metrics: ServingMetrics):
+    """The StepResult of a serving job: its step a decode iteration, compute over step its useful share."""
+    from fabricplan.perf.memory import MemoryEstimate
+    from fabricplan.perf.step import StepCollective, StepResult
+
+    job, lay, network = s.job, s.layout, s.network
+    exposed = {kind: value for kind, value in o.decode_comm_s.items() if value > 0}
+    if metrics.kv_transfer_s:
+        exposed["kv"] = 0.0  # the transfer delays the first token, not the decode iterations
+    kv_cache = o.batch / job.ep * p.context * kv_bytes_per_token(s.dims, job.tp, s.kv_bytes)
+    memory = MemoryEstimate(breakdown_bytes={"weights": weight_bytes_per_gpu(s.dims, job.tp, job.ep, s.weight_bytes),
+                                             "kv_cache": kv_cache}, capacity_bytes=_capacity_bytes(network.gpu))
+    served = metrics.served_tokens_per_s
+    flops = 2.0 * s.dims.active_parameters() * served
     distinct = list({(c.operation, c.size_bytes, c.n_gpus, c.gpus_per_node, c.span_nodes): c
                      for c in s.log if isinstance(c, StepCollective)}.values())
     notes = [f"serving: {lay.prefill_replicas} prefill + {lay.decode_replicas} decode replicas of {lay.replica_gpus} "
              f"GPUs" if job.disaggregated else f"serving: {lay.decode_replicas} colocated replicas of "
              f"{lay.replica_gpus} GPUs"]
-    if overloaded:
+    if o.overloaded:
         notes.append("overloaded: the replicas cannot keep up with the request rate")
     return StepResult(
         job=job.name, fabric=network.profile.id, model=s.dims.name, gpus=lay.gpus, tp=job.tp, pp=1,
-        dp=lay.prefill_replicas + lay.decode_replicas, cp=1, ep=job.ep, micro_batches=1, step_time_s=tpot,
-        compute_s=tpot * useful, bubble_s=0.0, exposed_comm_s=exposed, total_comm_s=dict(decode_comm),
-        model_flops_per_step=flops * tpot, hardware_flops_per_step=flops * tpot,
-        mfu=flops / (lay.gpus * s.peak * 1e12), hfu=flops / (lay.gpus * s.peak * 1e12),
-        tokens_per_step=int(round(batch * lay.decode_replicas)), tokens_per_s=served, gpu_hours_for_budget=None,
-        token_budget=None, notes=notes, memory_per_gpu_bytes=memory.total_bytes,
-        memory_breakdown_bytes=dict(memory.breakdown_bytes), memory_capacity_bytes=memory.capacity_bytes,
-        memory_fits=memory.fits, collectives=distinct, serving=metrics)
+        dp=lay.prefill_replicas + lay.decode_replicas, cp=1, ep=job.ep, micro_batches=1, step_time_s=o.tpot_s,
+        compute_s=o.tpot_s * metrics.useful_share, bubble_s=0.0, exposed_comm_s=exposed,
+        total_comm_s=dict(o.decode_comm_s), model_flops_per_step=flops * o.tpot_s,
+        hardware_flops_per_step=flops * o.tpot_s, mfu=flops / (lay.gpus * s.peak * 1e12),
+        hfu=flops / (lay.gpus * s.peak * 1e12), tokens_per_step=int(round(o.batch * lay.decode_replicas)),
+        tokens_per_s=served, gpu_hours_for_budget=None, token_budget=None, notes=notes,
+        memory_per_gpu_bytes=memory.total_bytes, memory_breakdown_bytes=dict(memory.breakdown_bytes),
+        memory_capacity_bytes=memory.capacity_bytes, memory_fits=memory.fits, collectives=distinct,
+        serving=metrics)

@@ -81,6 +81,12 @@ class JobSpec(BaseModel):
         default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")
     tp_overlap: bool = Field(
         default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
+    tp_overlap_config: Literal["tuned", "te_default"] = Field(
+        default="tuned",
+        description="Userbuffers configuration of tp_overlap, for the SMs its communication kernels hold beside "
+                    "the GEMMs: tuned (a per-model file, as NeMo's and Megatron-Bridge's H100 configurations) or "
+                    "te_default (Transformer Engine's defaults: 16 SMs per bulk and pipelined communicator; "
+                    "Megatron-LM's --tp-comm-overlap without --tp-comm-overlap-cfg)")
     pipeline_scatter_gather: bool = Field(
         default=True,
         description="Pipeline sends split over the tensor-parallel ranks (Megatron-LM's scatter/gather "

@@ -356,11 +356,12 @@ def _training_runs_section(catalog=None) -> tuple[list[str], int]:
             ("Megatron-LM README H100 strong-scaling rows at micro-batch 2", "mlm2407", {"micro_batch_sequences": 2}),
             ("Megatron-LM README H100 strong-scaling rows with TP communication not overlapped (the README runs "
              "--tp-comm-overlap)", "mlm2407", {"tp_overlap": False}),
-            ("Megatron-LM README H100 strong-scaling rows with a tuned userbuffers file (NeMo's SM counts) instead "
+            ("Megatron-LM README H100 strong-scaling rows with the tuned files' median SMs instead "
              "of Transformer Engine's defaults (`tp_overlap_config` tuned; the README gives no "
              "--tp-comm-overlap-cfg)", "mlm2407", {"tp_overlap_config": "tuned"}),
-            ("NeMo H100 rows at the ends of the tuned userbuffers SM ranges (`tp_overlap_bulk_sm_count` 3.5 / "
-             "12.5 with `tp_overlap_ffn_down_sm_fraction` 0 / 0.182)", "nemo24",
+            ("Megatron-Bridge rows (no userbuffers file read: the tuned medians) at the ends of the tuned SM "
+             "ranges (`tp_overlap_bulk_sm_count` 3.5 / 12.5 with `tp_overlap_ffn_down_sm_fraction` 0 / 0.182)",
+             "mb2511",
              {"catalogs": [_with(tp_overlap_bulk_sm_count=b, tp_overlap_ffn_down_sm_fraction=f)
                            for b, f in ((3.5, 0.0), (12.5, 0.182))]})):
         catalogs = overrides.pop("catalogs", [None])
@@ -484,13 +485,15 @@ def _issue27_round3_note(rows) -> str:
         "median 16 of 132 SMs), (2) the four bulk backward collectives' SMs as contention over their share of "
         "the hidden TP time (`userbuffers_bulk_sm_share`: 4 of a layer's 8 collectives × "
         "`tp_overlap_bulk_sm_count` / SMs, median 7.5 SMs over the files), and (3) which configuration the job "
-        "ran (`tp_overlap_config`). Megatron-LM passes an empty configuration when --tp-comm-overlap comes "
+        "ran (`tp_overlap_config`; `tp_overlap_sms` where the job's own file is known). Megatron-LM passes an empty configuration when --tp-comm-overlap comes "
         "without --tp-comm-overlap-cfg (megatron/training/initialize.py L196-210 @core_v0.8.0), so Transformer "
         "Engine's defaults apply: num_sm 16 and set_sm_margin 0 for all six bulk and pipelined communicators "
         "(v1.6-1.8, `te_userbuffers_default_sm_count`). The README names no configuration file, so the "
-        f"`mlm2407` rows run `te_default`: now {mlm}; the 2,304-GPU row is inside its 10 %. The NeMo rows, "
-        f"which run tuned files, move 1-1.5 points slower (mean {nemo_mean:.1%}, worst {nemo_worst:.1%}; "
-        "was 2.2 % / 4.8 %), as do the Megatron-Bridge rows (sensitivity above for both). Over the gated rows: "
+        f"`mlm2407` rows run `te_default`: now {mlm}; the 2,304-GPU row is inside its 10 %. The NeMo rows "
+        "take the SMs of the file their launcher configuration names (NVIDIA/NeMo-Framework-Launcher @fee1762f: "
+        "GPT-3 175B 24 / 0 / 3.5 SMs for the projection, FFN-down and bulk; Llama 3 70B 24 / 16 / 8.5; "
+        f"Llama 3.1 405B 24 / 8 / 7.5): mean {nemo_mean:.1%}, worst {nemo_worst:.1%} (was 2.2 % / 4.8 %). "
+        "The Megatron-Bridge rows take the medians (sensitivity above). Over the gated rows: "
         f"mean {gated_mean:.1%}, worst {gated_worst:.1%}. What is left: the 96-GPU row, compute-bound (DP 2, "
         "576 micro-batches per step), whose shortfall is per micro-batch. The README's weak-scaling table run "
         "as one micro-batch per step is 12-19 % fast on its 1.7B, 7.1B and 16B rows, at TP 1 too, where no "

@@ -625,6 +625,19 @@ def test_userbuffers_sms_by_configuration():
     assert userbuffers_bulk_sm_share(16, 132, 8) == pytest.approx(0.5 * 16 / 132)
     assert userbuffers_bulk_sm_share(7.5, 132, 12) == pytest.approx(7.5 / 132 / 3)
     assert userbuffers_bulk_sm_share(16, 0, 8) == 0.0
+    # A job's own file (NeMo's GPT-3 175B TP 4: FC2 by ring exchange, bulk 4 / 4 / 2 / 4) overrides
+    # field by field; a field left out keeps the configuration's value.
+    from fabricplan.perf.step import _bulk_sm_count
+    from fabricplan.spec.job import UserbuffersSms
+
+    own = UserbuffersSms(ffn_down=0, bulk=3.5)
+    assert userbuffers_sm_fractions("tuned", 132, CATALOG, own) == pytest.approx(
+        {"attention_output": 0.182, "ffn_down": 0.0})
+    assert _bulk_sm_count("tuned", CATALOG, own) == 3.5
+    assert _bulk_sm_count("te_default", CATALOG) == 16
+    assert _bulk_sm_count("tuned", CATALOG, UserbuffersSms(ffn_down=8)) == 7.5
+    with pytest.raises(ValueError):
+        UserbuffersSms(bulk=-1)
 
 
 def test_te_default_userbuffers_slow_a_tp8_step_and_only_with_userbuffers():

@@ -389,7 +389,7 @@ def _compute(s: _Setup, compute_efficiency_multiplier: float) -> _Compute:
             s.job, s.dims, gpu.compute, peak=s.peak, tp=s.tp, dp=s.dp, cp=s.cp, ep=s.ep, catalog=s.catalog,
             gpu_peaks=gpu.peak_dense_tflops, stage_layers=s.stage_layers,
             tp_overlap_sm_fractions=userbuffers_sm_fractions(s.job.tp_overlap_config, gpu_sm_count(gpu, s.catalog),
-                                                             s.catalog))
+                                                             s.catalog, s.job.tp_overlap_sms))
         return _Compute(micro_batch_s=compute_mb / speed, backward_s=backward_mb / speed,
                         attention_layer_s=attention_layer_s / speed, gemm_s=gemm_mb / speed,
                         optimizer_s=optimizer_s / speed,
@@ -454,7 +454,7 @@ def _communication(s: _Setup, compute: _Compute) -> _Communication:
     # already gives up (tp_overlap_pipeline_sm_fraction): only their HBM traffic is new contention.
     userbuffers = bool(s.job.tp_overlap and s.job.sequence_parallel and s.tp > 1)
     # ... except the bulk collectives' kernels, which run on SMs of their own beside the backward GEMMs.
-    bulk = (userbuffers_bulk_sm_share(_bulk_sm_count(s.job.tp_overlap_config, s.catalog),
+    bulk = (userbuffers_bulk_sm_share(_bulk_sm_count(s.job.tp_overlap_config, s.catalog, s.job.tp_overlap_sms),
                                       gpu_sm_count(s.network.gpu, s.catalog),
                                       2 * (4 + (2 if s.job.recompute == "full" else 0)))
             if userbuffers else 0.0)
@@ -809,21 +809,31 @@ def overlap_contention_s(hidden_s: dict[str, float], shares: dict[str, float], c
     return sum(min(max(hidden, 0.0), compute_s) * shares.get(kind, 0.0) for kind, hidden in hidden_s.items())
 
 
-def userbuffers_sm_fractions(config: str, sm_count: int, catalog) -> dict[str, float]:
+def userbuffers_sm_fractions(config: str, sm_count: int, catalog, sms=None) -> dict[str, float]:
     """Share of the SMs the pipelined reduce-scatter after each forward GEMM holds beside it, by
     userbuffers configuration (``JobSpec.tp_overlap_config``): ``tuned``, the attention projection's
     ``tp_overlap_pipeline_sm_fraction`` and FFN-down's ``tp_overlap_ffn_down_sm_fraction`` (NeMo's H100
     files); ``te_default``, Transformer Engine's ``te_userbuffers_default_sm_count / SMs`` for both
-    (initialize_ub's defaults, which Megatron-LM uses without --tp-comm-overlap-cfg)."""
+    (initialize_ub's defaults, which Megatron-LM uses without --tp-comm-overlap-cfg). ``sms``
+    (``JobSpec.tp_overlap_sms``): the job's own file's ``num_sm``, ``count / SMs``, where given."""
     if config == "te_default":
         share = perf_parameter("te_userbuffers_default_sm_count", catalog) / sm_count
-        return {"attention_output": share, "ffn_down": share}
-    return {"attention_output": perf_parameter("tp_overlap_pipeline_sm_fraction", catalog),
-            "ffn_down": perf_parameter("tp_overlap_ffn_down_sm_fraction", catalog)}
+        out = {"attention_output": share, "ffn_down": share}
+    else:
+        out = {"attention_output": perf_parameter("tp_overlap_pipeline_sm_fraction", catalog),
+               "ffn_down": perf_parameter("tp_overlap_ffn_down_sm_fraction", catalog)}
+    for name in out:
+        count = getattr(sms, name, None)
+        if count is not None:
+            out[name] = count / sm_count
+    return out
 
 
-def _bulk_sm_count(config: str, catalog) -> float:
-    """SMs of one bulk userbuffers collective for ``config`` (see :func:`userbuffers_sm_fractions`)."""
+def _bulk_sm_count(config: str, catalog, sms=None) -> float:
+    """SMs of one bulk userbuffers collective for ``config`` or the job's own file (``sms``; see
+    :func:`userbuffers_sm_fractions`)."""
+    if getattr(sms, "bulk", None) is not None:
+        return sms.bulk
     name = "te_userbuffers_default_sm_count" if config == "te_default" else "tp_overlap_bulk_sm_count"
     return perf_parameter(name, catalog)
 

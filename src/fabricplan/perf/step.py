@@ -455,8 +455,7 @@ def _communication(s: _Setup, compute: _Compute) -> _Communication:
     userbuffers = bool(s.job.tp_overlap and s.job.sequence_parallel and s.tp > 1)
     # ... except the bulk collectives' kernels, which run on SMs of their own beside the backward GEMMs.
     bulk = (userbuffers_bulk_sm_share(_bulk_sm_count(s.job.tp_overlap_config, s.catalog, s.job.tp_overlap_sms),
-                                      gpu_sm_count(s.network.gpu, s.catalog),
-                                      2 * (4 + (2 if s.job.recompute == "full" else 0)))
+                                      gpu_sm_count(s.network.gpu, s.catalog), 2 * _tp_rounds_per_layer(s.job))
             if userbuffers else 0.0)
 
     def logged(kind: str, run):
@@ -475,12 +474,19 @@ def _communication(s: _Setup, compute: _Compute) -> _Communication:
                                       + (bulk if kind == "tp" else 0.0) for kind, log in ran.items()})
 
 
+def _tp_rounds_per_layer(job) -> int:
+    """Tensor-parallel rounds per layer and micro-batch: 4 (2 forward, 2 backward), +2 with full
+    recomputation; each is one all-reduce, or an all-gather and a reduce-scatter with sequence
+    parallelism."""
+    return 4 + (2 if job.recompute == "full" else 0)
+
+
 def _tensor_parallel(s: _Setup, compute: _Compute) -> _Traffic:
     """Tensor parallel, inside one node / scale-up domain: per layer 4 all-reduces (+2 with full
     recomputation), or all-gather + reduce-scatter with sequence parallelism; exposed as userbuffers
     overlap leaves it, or by ``tp_overlap_efficiency``."""
     job, tp, activation = s.job, s.tp, s.activation_bytes
-    tp_per_layer = 4 + (2 if job.recompute == "full" else 0)
+    tp_per_layer = _tp_rounds_per_layer(job)
     if job.sequence_parallel:
         one = (s.collective_s("all_gather", activation, tp, tp)
                + s.collective_s("reduce_scatter", activation, tp, tp))

@@ -454,7 +454,8 @@ _JOB_FIELDS = ("model", "tp", "pp", "cp", "virtual_pipeline_stages", "global_bat
                "micro_batch_sequences", "seq_len_tokens", "precision", "recompute", "sequence_parallel",
                "zero_stage", "dp_overlap", "tp_overlap", "attention_kernel", "gradient_dtype",
                "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-               "activation_offload_layers", "pipeline_scatter_gather")
+               "activation_offload_layers", "pipeline_scatter_gather", "tp_overlap_config",
+               "tp_overlap_sms")
 
 
 @dataclass(frozen=True)

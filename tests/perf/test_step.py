@@ -535,6 +535,7 @@ def test_overlap_contention_share_is_channels_over_sms_plus_hbm_traffic():
 def test_contention_slows_the_steps_that_overlap_and_only_those():
     no_contention = CATALOG.with_values({
         "perf_defaults.parameters.nccl_hbm_bytes_per_bus_byte.value": 0.0,
+        "perf_defaults.parameters.tp_overlap_bulk_sm_count.value": 0.0,
         "perf_defaults.parameters.gpu_sm_count.value": {80: 10 ** 9, 90: 10 ** 9, 100: 10 ** 9}})
     overlapped = job(pp=1, tp=8, dp_overlap=True, tp_overlap=True, global_batch_sequences=128)
     with_it = step_time(overlapped, H100, "roce-v2", catalog=CATALOG)
@@ -608,3 +609,52 @@ def test_scatter_gather_gain_within_the_papers_measurement():
                              pipeline_scatter_gather=False)
         gain = without.step_time_s / with_sg.step_time_s - 1
         assert 0.01 < gain <= 0.11, (batch, gain)
+
+
+def test_userbuffers_sms_by_configuration():
+    from fabricplan.perf.step import userbuffers_bulk_sm_share, userbuffers_sm_fractions
+
+    # Transformer Engine's initialize_ub defaults (v1.6-1.8): 16 SMs for each pipelined and bulk
+    # communicator; NeMo's H100 files: the projection's 24 SMs, FFN-down's median 16 of 132.
+    assert userbuffers_sm_fractions("te_default", 132, CATALOG) == pytest.approx(
+        {"attention_output": 16 / 132, "ffn_down": 16 / 132})
+    assert userbuffers_sm_fractions("te_default", 148, CATALOG)["ffn_down"] == pytest.approx(16 / 148)
+    assert userbuffers_sm_fractions("tuned", 132, CATALOG) == pytest.approx(
+        {"attention_output": 0.182, "ffn_down": 0.121})
+    # The 4 bulk collectives of a layer's 8 (12 with full recomputation) hold their SMs.
+    assert userbuffers_bulk_sm_share(16, 132, 8) == pytest.approx(0.5 * 16 / 132)
+    assert userbuffers_bulk_sm_share(7.5, 132, 12) == pytest.approx(7.5 / 132 / 3)
+    assert userbuffers_bulk_sm_share(16, 0, 8) == 0.0
+    # A job's own file (NeMo's GPT-3 175B TP 4: FC2 by ring exchange, bulk 4 / 4 / 2 / 4) overrides
+    # field by field; a field left out keeps the configuration's value.
+    from fabricplan.perf.step import _bulk_sm_count
+    from fabricplan.spec.job import UserbuffersSms
+
+    own = UserbuffersSms(ffn_down=0, bulk=3.5)
+    assert userbuffers_sm_fractions("tuned", 132, CATALOG, own) == pytest.approx(
+        {"attention_output": 0.182, "ffn_down": 0.0})
+    assert _bulk_sm_count("tuned", CATALOG, own) == 3.5
+    assert _bulk_sm_count("te_default", CATALOG) == 16
+    assert _bulk_sm_count("tuned", CATALOG, UserbuffersSms(ffn_down=8)) == 7.5
+    with pytest.raises(ValueError):
+        UserbuffersSms(bulk=-1)
+
+
+def test_te_default_userbuffers_slow_a_tp8_step_and_only_with_userbuffers():
+    tuned = job(pp=1, tp=8, tp_overlap=True, global_batch_sequences=128)
+    default = job(pp=1, tp=8, tp_overlap=True, global_batch_sequences=128, tp_overlap_config="te_default")
+    a = step_time(tuned, H100, "roce-v2", catalog=CATALOG)
+    b = step_time(default, H100, "roce-v2", catalog=CATALOG)
+    assert b.step_time_s > a.step_time_s
+    # The bulk collectives' SMs: 16 instead of the files' median 7.5, over half the hidden TP time.
+    hidden_tp = b.total_comm_s["tp"] - b.exposed_comm_s["tp"]
+    assert hidden_tp > 0
+    assert b.contention_s - a.contention_s == pytest.approx(hidden_tp * 0.5 * (16 - 7.5) / 132, rel=0.02)
+    # The projection GEMM gives up 16 SMs instead of 24 and FFN-down 16 as the median: less compute.
+    assert b.compute_s < a.compute_s
+    # No userbuffers (no TP overlap, or no sequence parallelism): the configuration changes nothing.
+    for kw in ({"tp_overlap": False}, {"tp_overlap": True, "sequence_parallel": False}):
+        plain = step_time(job(pp=1, tp=8, global_batch_sequences=128, **kw), H100, "roce-v2", catalog=CATALOG)
+        same = step_time(job(pp=1, tp=8, global_batch_sequences=128, tp_overlap_config="te_default", **kw),
+                         H100, "roce-v2", catalog=CATALOG)
+        assert same.step_time_s == plain.step_time_s

@@ -182,7 +182,11 @@ def test_gemm_shapes_off_the_curve_are_shown_not_gated():
 #: rows (Megatron-Core r0.8, BF16), where the model is fast per micro-batch without a sourced mechanism
 #: (issue 27's second round). Any other gated row leaving its tolerance fails the tests; these rows'
 #: errors are not pinned (a mechanism that moves them into tolerance should take them off this list).
-KNOWN_TRAINING_MISSES = ("mlm2407_gpt3_175b_96", "mlm2407_gpt3_175b_2304")
+#: Third round: with Transformer Engine's default userbuffers SMs (tp_overlap_config te_default) the
+#: 2,304-GPU row is inside its 10 % (-9.5 %) and off this list; the 96-GPU row is still past it (-13.4 %).
+KNOWN_TRAINING_MISSES = ("mlm2407_gpt3_175b_96",)
+#: Gated rows inside their tolerance but past issue 27's 8 % aim (every other row is held to it).
+PAST_THE_AIM = ("mlm2407_gpt3_175b_2304",)
 
 
 def _without_known_misses(rows):
@@ -196,7 +200,10 @@ def test_training_error_summary_is_mean_and_worst():
     assert (bounds["mean"][0], bounds["worst"][0]) == (0.04, 0.10)
     assert bounds["mean"][1] and bounds["worst"][1]
     mean, worst = training_error_summary(rows, gated_only=True)
-    assert 0 < mean <= bounds["mean"][0] and worst <= 0.08  # issue 27's 8 % without the known misses
+    assert 0 < mean <= bounds["mean"][0] and worst <= bounds["worst"][0]
+    past_aim = {row.quantity.split(":")[0] for row in rows
+                if row_tolerance(row) is not None and abs(step_time_error(row) or 0.0) > 0.08}
+    assert past_aim == set(PAST_THE_AIM)  # issue 27's 8 % for every other row
     assert mean <= worst
     assert training_failures(rows) == []
     failures = training_failures(everything)
@@ -226,10 +233,10 @@ def test_training_runs_are_all_checked_and_each_within_its_tolerance():
                                                           "mlm2407": 0.10}
     # The Megatron-LM README's strong-scaling points read from its figure are shown, not gated, too.
     shown = {row.quantity.split(":")[0]: row.step_error for row in rows if row.tolerance is None}
-    assert shown == pytest.approx({"mb2511_llama3_70b_h100_64": 0.162, "mb2511_llama3_8b_b200_8": 0.315,
-                                   "mlm2407_gpt3_175b_144": -0.155, "mlm2407_gpt3_175b_288": -0.150,
-                                   "mlm2407_gpt3_175b_576": -0.140, "mlm2407_gpt3_175b_1152": -0.128,
-                                   "mlm2407_gpt3_175b_3072": -0.098}, abs=0.01)
+    assert shown == pytest.approx({"mb2511_llama3_70b_h100_64": 0.174, "mb2511_llama3_8b_b200_8": 0.315,
+                                   "mlm2407_gpt3_175b_144": -0.136, "mlm2407_gpt3_175b_288": -0.132,
+                                   "mlm2407_gpt3_175b_576": -0.122, "mlm2407_gpt3_175b_1152": -0.110,
+                                   "mlm2407_gpt3_175b_3072": -0.081}, abs=0.01)
     assert all("cuDNN" in row.reason for row in rows if row.tolerance is None and row.case == "mb2511")
     assert all("read from the figure" in row.reason for row in rows if row.tolerance is None and row.case == "mlm2407")
     misses = {row.quantity.split(":")[0] for row in gated if abs(row.step_error) > row.tolerance}

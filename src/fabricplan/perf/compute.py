@@ -315,14 +315,18 @@ def _parameter_reader(catalog):
 
 def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micro_batch: int,
                   seq_tokens: int, tp: int, cp: int, ep: int, recompute: str, sequence_parallel: bool,
-                  attention_kernel: str = "flash", catalog, tp_overlap: bool = False) -> LayerCompute:
+                  attention_kernel: str = "flash", catalog, tp_overlap: bool = False,
+                  tp_overlap_sm_fractions: dict[str, float] | None = None) -> LayerCompute:
     """One transformer layer's compute for one micro-batch on one GPU (module docstring).
 
     ``tp_overlap`` (Transformer Engine userbuffers, tp > 1): the GEMMs overlapped with a ring
     exchange or pipelined collective run chunked (``overlapped_gemm_time_s``): the four forward
     GEMMs and the data-gradient GEMMs of the attention projection and FFN down (ring all-gather);
-    the forward attention projection also without ``tp_overlap_pipeline_sm_fraction`` of the SMs.
-    The other backward GEMMs overlap their collectives in bulk, unchunked.
+    the forward GEMMs followed by a pipelined reduce-scatter also without the share of the SMs its
+    communication kernels hold, ``tp_overlap_sm_fractions`` (forward GEMM name -> share; default:
+    the attention projection's ``tp_overlap_pipeline_sm_fraction``). The other backward GEMMs
+    overlap their collectives in bulk, unchunked (the SMs of those go to the step model's
+    contention, ``step.userbuffers_bulk_sm_share``).
 
     Parts: ``gemm``, ``attention`` (the core; unfused: scaled to the head dimension and with its
     dropout), ``memory_bound`` (norms, residual adds, activation), ``fp8_cast`` (FP8 only), and
@@ -335,13 +339,15 @@ def layer_compute(dims, gpu_compute, *, peak_tflops: float, precision: str, micr
     shapes = layer_gemm_shapes(dims, tokens, tp, ep)
     kw = dict(peak_tflops=peak_tflops, points=points, hbm_tbytes_per_s=hbm, element_bytes=element)
     chunks = tp if tp_overlap and tp > 1 else 1
-    sm_fraction = p("tp_overlap_pipeline_sm_fraction") if chunks > 1 else 0.0
+    if tp_overlap_sm_fractions is None:
+        tp_overlap_sm_fractions = {"attention_output": p("tp_overlap_pipeline_sm_fraction")}
+    sm_fractions = tp_overlap_sm_fractions if chunks > 1 else {}
     gemm = gemm_bwd = 0.0
     for name, m, n, k, count in shapes:
         plain = gemm_time_s(m, n, k, **kw)
         if chunks > 1 and name in _TP_OVERLAPPED_GEMMS:
             forward = overlapped_gemm_time_s(m, n, k, chunks=chunks,
-                                             sm_fraction=sm_fraction if name == "attention_output" else 0.0, **kw)
+                                             sm_fraction=sm_fractions.get(name, 0.0), **kw)
             dgrad = overlapped_gemm_time_s(m, n, k, chunks=chunks, **kw) if name in _TP_RING_DGRAD_GEMMS else plain
         else:
             forward = dgrad = plain

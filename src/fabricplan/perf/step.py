@@ -392,7 +392,9 @@ def _compute(s: _Setup, compute_efficiency_multiplier: float) -> _Compute:
     if getattr(gpu, "compute", None) is not None and not getattr(gpu, "achievable_fraction_of_peak", None):
         compute_mb, backward_mb, attention_layer_s, optimizer_s, gemm_mb = _per_operation_compute(
             s.job, s.dims, gpu.compute, peak=s.peak, tp=s.tp, dp=s.dp, cp=s.cp, ep=s.ep, catalog=s.catalog,
-            gpu_peaks=gpu.peak_dense_tflops, stage_layers=s.stage_layers)
+            gpu_peaks=gpu.peak_dense_tflops, stage_layers=s.stage_layers,
+            tp_overlap_sm_fractions=userbuffers_sm_fractions(s.job.tp_overlap_config, gpu_sm_count(gpu, s.catalog),
+                                                             s.catalog, s.job.tp_overlap_sms))
         return _Compute(micro_batch_s=compute_mb / speed, backward_s=backward_mb / speed,
                         attention_layer_s=attention_layer_s / speed, gemm_s=gemm_mb / speed,
                         optimizer_s=optimizer_s / speed,
@@ -456,6 +458,10 @@ def _communication(s: _Setup, compute: _Compute) -> _Communication:
     # Transformer Engine's userbuffers move TP data with copy engines (ring exchange) or SMs the GEMM
     # already gives up (tp_overlap_pipeline_sm_fraction): only their HBM traffic is new contention.
     userbuffers = bool(s.job.tp_overlap and s.job.sequence_parallel and s.tp > 1)
+    # ... except the bulk collectives' kernels, which run on SMs of their own beside the backward GEMMs.
+    bulk = (userbuffers_bulk_sm_share(_bulk_sm_count(s.job.tp_overlap_config, s.catalog, s.job.tp_overlap_sms),
+                                      gpu_sm_count(s.network.gpu, s.catalog), 2 * _tp_rounds_per_layer(s.job))
+            if userbuffers else 0.0)
 
     def logged(kind: str, run):
         start = len(s.log)
@@ -470,7 +476,14 @@ def _communication(s: _Setup, compute: _Compute) -> _Communication:
     dp_step, dp_mb = logged("dp", lambda: _data_parallel(s))
     return _Communication(tp=tp, pp=pp, ep=ep, cp=cp, dp_step_s=dp_step, dp_micro_batch_s=dp_mb,
                           contention={kind: _contention_share(s, log, count_sms=not (kind == "tp" and userbuffers))
-                                      for kind, log in ran.items()})
+                                      + (bulk if kind == "tp" else 0.0) for kind, log in ran.items()})
+
+
+def _tp_rounds_per_layer(job) -> int:
+    """Tensor-parallel rounds per layer and micro-batch: 4 (2 forward, 2 backward), +2 with full
+    recomputation; each is one all-reduce, or an all-gather and a reduce-scatter with sequence
+    parallelism."""
+    return 4 + (2 if job.recompute == "full" else 0)
 
 
 def _tensor_parallel(s: _Setup, compute: _Compute) -> _Traffic:
@@ -478,7 +491,7 @@ def _tensor_parallel(s: _Setup, compute: _Compute) -> _Traffic:
     recomputation), or all-gather + reduce-scatter with sequence parallelism; exposed as userbuffers
     overlap leaves it, or by ``tp_overlap_efficiency``."""
     job, tp, activation = s.job, s.tp, s.activation_bytes
-    tp_per_layer = 4 + (2 if job.recompute == "full" else 0)
+    tp_per_layer = _tp_rounds_per_layer(job)
     if job.sequence_parallel:
         one = (s.collective_s("all_gather", activation, tp, tp)
                + s.collective_s("reduce_scatter", activation, tp, tp))
@@ -807,6 +820,51 @@ def overlap_contention_s(hidden_s: dict[str, float], shares: dict[str, float], c
     return sum(min(max(hidden, 0.0), compute_s) * shares.get(kind, 0.0) for kind, hidden in hidden_s.items())
 
 
+def userbuffers_sm_fractions(config: str, sm_count: int, catalog, sms=None) -> dict[str, float]:
+    """Share of the SMs the pipelined reduce-scatter after each forward GEMM holds beside it, by
+    userbuffers configuration (``JobSpec.tp_overlap_config``): ``tuned``, the attention projection's
+    ``tp_overlap_pipeline_sm_fraction`` and FFN-down's ``tp_overlap_ffn_down_sm_fraction`` (NeMo's H100
+    files); ``te_default``, Transformer Engine's ``te_userbuffers_default_sm_count / SMs`` for both
+    (initialize_ub's defaults, which Megatron-LM uses without --tp-comm-overlap-cfg). ``sms``
+    (``JobSpec.tp_overlap_sms``): the job's own file's ``num_sm``, ``count / SMs``, where given."""
+    if config == "te_default":
+        share = perf_parameter("te_userbuffers_default_sm_count", catalog) / sm_count
+        out = {"attention_output": share, "ffn_down": share}
+    else:
+        out = {"attention_output": perf_parameter("tp_overlap_pipeline_sm_fraction", catalog),
+               "ffn_down": perf_parameter("tp_overlap_ffn_down_sm_fraction", catalog)}
+    for name in out:
+        count = getattr(sms, name, None)
+        if count is not None:
+            out[name] = count / sm_count
+    return out
+
+
+def _bulk_sm_count(config: str, catalog, sms=None) -> float:
+    """SMs of one bulk userbuffers collective for ``config`` or the job's own file (``sms``; see
+    :func:`userbuffers_sm_fractions`)."""
+    if getattr(sms, "bulk", None) is not None:
+        return sms.bulk
+    name = "te_userbuffers_default_sm_count" if config == "te_default" else "tp_overlap_bulk_sm_count"
+    return perf_parameter(name, catalog)
+
+
+def userbuffers_bulk_sm_share(bulk_sm_count: float, sm_count: int, collectives_per_layer: int) -> float:
+    """Share of compute speed the bulk userbuffers collectives take, averaged over the time all of a
+    layer's TP collectives are hidden: ``4 / collectives_per_layer x bulk_sm_count / SMs``.
+
+    Of a layer's TP collectives (sequence parallelism: 4 all-gathers and 4 reduce-scatters, 12 with
+    full recomputation), the 4 backward ones of QKV and FFN-up (qkv_dgrad, qkv_wgrad, fc1_dgrad,
+    fc1_wgrad) run as bulk overlaps with ``set_sm_margin`` 0: their kernels hold ``bulk_sm_count``
+    SMs beside a GEMM launched on all of them (TransformerEngine initialize_ub; NeMo's H100 files).
+    All of them move one activation-sized tensor, so they take equal shares of the hidden time. The
+    ring exchanges use copy engines and the pipelined reduce-scatters' SMs are in the GEMM's time
+    (:func:`userbuffers_sm_fractions`), so only their HBM traffic adds to this."""
+    if sm_count <= 0 or collectives_per_layer <= 0:
+        return 0.0
+    return min(4.0 / collectives_per_layer, 1.0) * bulk_sm_count / sm_count
+
+
 def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhidden_share: float) -> float:
     """Exposed tensor-parallel communication with Transformer Engine's userbuffers overlap [s]:
     ``total x u / n + max(0, total x (1 - u / n) - gemm)``.
@@ -826,7 +884,7 @@ def userbuffers_tp_exposed_s(total_s: float, gemm_s: float, *, chunks: int, unhi
 
 
 def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, dp, cp, ep, catalog, stage_layers,
-                           gpu_peaks=None):
+                           gpu_peaks=None, tp_overlap_sm_fractions=None):
     """(compute per micro-batch, its backward without recomputation, attention fwd+bwd of one
     layer, optimizer step) [s] of the slowest pipeline stage, from ``perf/compute.py``.
 
@@ -841,7 +899,8 @@ def _per_operation_compute(job, dims, gpu_compute, *, peak, tp, dp, cp, ep, cata
                   seq_tokens=job.seq_len_tokens, tp=tp, cp=cp, catalog=catalog)
     layer = layer_compute(dims, gpu_compute, ep=ep, recompute=job.recompute,
                           sequence_parallel=job.sequence_parallel, attention_kernel=job.attention_kernel,
-                          tp_overlap=job.tp_overlap and job.sequence_parallel, **common)
+                          tp_overlap=job.tp_overlap and job.sequence_parallel,
+                          tp_overlap_sm_fractions=tp_overlap_sm_fractions, **common)
     output_peak = (gpu_peaks or {}).get(output_layer_precision(job.precision)) or peak
     logits = logits_compute(dims, gpu_compute, output_peak_tflops=output_peak, **common)
     per_layer, out = layer.total, logits.total

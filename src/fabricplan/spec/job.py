@@ -20,6 +20,23 @@ class ModelDims(TransformerShape):
     name: str = "custom"
 
 
+class UserbuffersSms(BaseModel):
+    """SMs of a userbuffers configuration file's communicators (``num_sm``), where the job's file is
+    known; a field left out keeps ``tp_overlap_config``'s value."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    attention_output: float | None = Field(
+        default=None, ge=0, le=1024, description="proj_fprop's num_sm when it is a pipelined reduce-scatter "
+                                                 "with set_sm_margin (0 for a ring exchange)")
+    ffn_down: float | None = Field(
+        default=None, ge=0, le=1024, description="fc2_fprop's num_sm when it is a pipelined reduce-scatter "
+                                                 "with set_sm_margin (0 for a ring exchange)")
+    bulk: float | None = Field(
+        default=None, ge=0, le=1024, description="The mean num_sm of the four bulk collectives (qkv_dgrad, "
+                                                 "qkv_wgrad, fc1_dgrad, fc1_wgrad)")
+
+
 class JobSpec(BaseModel):
     """One training job of the workload mix."""
 
@@ -83,6 +100,15 @@ class JobSpec(BaseModel):
         default=True, description="Overlap bucketed data-parallel gradient communication with the backward pass")
     tp_overlap: bool = Field(
         default=False, description="Overlap tensor-parallel collectives with GEMMs (Transformer Engine userbuffers)")
+    tp_overlap_config: Literal["tuned", "te_default"] = Field(
+        default="tuned",
+        description="Userbuffers configuration of tp_overlap, for the SMs its communication kernels hold beside "
+                    "the GEMMs: tuned (a per-model file, as NeMo's and Megatron-Bridge's H100 configurations) or "
+                    "te_default (Transformer Engine's defaults: 16 SMs per bulk and pipelined communicator; "
+                    "Megatron-LM's --tp-comm-overlap without --tp-comm-overlap-cfg)")
+    tp_overlap_sms: UserbuffersSms | None = Field(
+        default=None, description="The SMs of the job's own userbuffers file, where known (overrides "
+                                  "tp_overlap_config's values field by field)")
     pipeline_scatter_gather: bool = Field(
         default=True,
         description="Pipeline sends split over the tensor-parallel ranks (Megatron-LM's scatter/gather "

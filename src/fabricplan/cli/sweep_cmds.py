@@ -79,8 +79,18 @@ def run(
         emit_json(record, catalog=sweep.context.catalog)
     elif bar.show:
         stderr.print(f"computed {summary.points_computed:,} points ({summary.points_failed:,} with an input error) "
-                     f"in {summary.seconds:.1f} s ({summary.points_per_s:,.0f} points/s); results: {summary.out}",
+                     f"in {summary.seconds:.1f} s ({points_rate(summary.points_per_s)}); results: {summary.out}",
                      soft_wrap=True)
+
+
+def points_rate(per_s: float) -> str:
+    """Points per second as a person reads it: whole from 10 a second, else with its figures (a slow
+    sweep's 0.09 points/s is not "0"), or seconds per point below one a minute."""
+    if per_s >= 10:
+        return f"{per_s:,.0f} points/s"
+    if per_s >= 1 / 60:
+        return f"{per_s:.2g} points/s"
+    return f"{1 / per_s:,.0f} s per point" if per_s > 0 else "0 points/s"
 
 
 def _waiting(folder: str) -> None:
@@ -143,7 +153,7 @@ class _Progress:
             self.bar.advance(self.task_id, points)
             task = self.bar.tasks[0]
             speed = task.finished_speed or task.speed
-            self.bar.update(self.task_id, rate=f"{speed:,.0f} points/s" if speed else "")
+            self.bar.update(self.task_id, rate=points_rate(speed) if speed else "")
 
     @staticmethod
     def on_stopping(running: int) -> None:

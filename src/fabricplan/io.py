@@ -104,17 +104,56 @@ def read_stdin_text() -> str:
 def read_document(path: str | Path) -> Any:
     """Parse a YAML or JSON file (JSON is chosen by the `.json` suffix; YAML otherwise). ``-`` reads
     standard input (:func:`read_stdin_text`): JSON when it starts with ``{``, YAML otherwise."""
+    return read_document_text(path)[0]
+
+
+def read_document_text(path: str | Path) -> tuple[Any, str]:
+    """:func:`read_document` and the text it parsed (for :func:`document_position`)."""
     if str(path) == STDIN:
         text = read_stdin_text()
         if not text.strip():
             raise InputError("standard input is empty; expected a YAML or JSON mapping", location=STDIN_NAME)
-        return parse_text(text, STDIN_NAME, as_json=text.lstrip().startswith("{"))
+        return parse_text(text, STDIN_NAME, as_json=text.lstrip().startswith("{")), text
     path = Path(path)
     where = str(path)
     text = read_text_bounded(path, where)
     if not text.strip():
         raise InputError("file is empty; expected a YAML or JSON mapping", location=where)
-    return parse_text(text, where, as_json=path.suffix.lower() == ".json")
+    return parse_text(text, where, as_json=path.suffix.lower() == ".json"), text
+
+
+def document_position(text: str, path: tuple[Any, ...]) -> tuple[int, int] | None:
+    """1-based (line, column) in a YAML or JSON ``text`` (already parsed once without error) of the
+    field at ``path`` (mapping keys and list indices, as a validation error's ``loc``): its key, or
+    the list item; of the nearest enclosing value when the rest of ``path`` is not in the text (a
+    missing field: the mapping that lacks it).
+    Composed again by the bounded composer (nodes only, nothing constructed); None if that fails."""
+    loader = None
+    try:
+        loader = _StrictLoader(text)
+        loader.where = "document"
+        node = _compose_bounded(loader, "document")
+    except (yaml.YAMLError, InputError):
+        return None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if node is None:
+        return None
+    mark = node.start_mark
+    for index, part in enumerate(path):
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None)
+            if pair is None:
+                break
+            mark = pair[0].start_mark if index == len(path) - 1 else pair[1].start_mark  # the field itself
+            node = pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            mark = node.start_mark
+        else:
+            break
+    return mark.line + 1, mark.column + 1
 
 
 def read_text_bounded(path: Path, where: str, *, expected: str = "a spec or catalog file is expected to be a few KB"
@@ -538,12 +577,9 @@ def _fields_at(model: Any, loc: tuple[Any, ...]) -> list[str]:
     return sorted(names)
 
 
-def format_validation_error(exc: ValidationError, max_errors: int = 3, model: Any = None,
-                            schema_command: str = "fabricplan schema") -> str:
-    """One line per pydantic error, joined with '; ': field path, what was expected, what was given.
-    An unknown field under ``model`` (the pydantic model validated) names the closest known fields."""
-    from fabricplan.errors import did_you_mean
-
+def _shown_errors(exc: ValidationError) -> tuple[list[dict], list[tuple[Any, ...]], list[int]]:
+    """A validation error's errors, their paths without union tags, and the indices of those worth
+    showing, first shown first."""
     errors = exc.errors()
     paths = [tuple(p for p in e["loc"] if not _is_union_tag(p)) for e in errors]
     # A union such as `gpu: str | GpuInline` reports the failed `str` branch too; when another
@@ -554,6 +590,22 @@ def format_validation_error(exc: ValidationError, max_errors: int = 3, model: An
     # a misspelt field also makes the field it meant "missing": the unknown one, which says what it
     # was probably meant to be, comes first
     keep.sort(key=lambda i: errors[i]["type"] != "extra_forbidden")
+    return errors, paths, keep
+
+
+def first_error_path(exc: ValidationError) -> tuple[Any, ...]:
+    """The path (``loc`` without union tags) of the error :func:`format_validation_error` shows first."""
+    _, paths, keep = _shown_errors(exc)
+    return paths[keep[0]] if keep else ()
+
+
+def format_validation_error(exc: ValidationError, max_errors: int = 3, model: Any = None,
+                            schema_command: str = "fabricplan schema") -> str:
+    """One line per pydantic error, joined with '; ': field path, what was expected, what was given.
+    An unknown field under ``model`` (the pydantic model validated) names the closest known fields."""
+    from fabricplan.errors import did_you_mean
+
+    errors, paths, keep = _shown_errors(exc)
     parts = []
     for i in keep[:max_errors]:
         error, loc = errors[i], paths[i]

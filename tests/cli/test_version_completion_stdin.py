@@ -64,7 +64,7 @@ def test_dash_in_a_spec_option_and_json_on_stdin(cli, monkeypatch):
 def test_errors_in_a_piped_spec_name_stdin(cli, monkeypatch):
     _stdin(monkeypatch, "name: x\ncluster: {gpu: h100-sxm, gpus: many}\n")
     result = cli("step", "-")
-    assert result.code == 2 and result.err.startswith("error: stdin: cluster.gpus:"), result.err
+    assert result.code == 2 and result.err.startswith("error: stdin:2:26: cluster.gpus:"), result.err
     assert "Traceback" not in result.err
     _stdin(monkeypatch, "")
     result = cli("compare", "-", "-q")

@@ -72,7 +72,7 @@ def _step(cli, name):
 @pytest.mark.parametrize("name,fits", [
     ("llama70b-1024-h100.yaml", [True]),
     ("moe-alltoall-2048-h100.yaml", [True]),
-    ("single-node-8-inference.yaml", [True]),
+    ("single-node-8-inference.yaml", [True, True]),  # the serving job, then the fine-tune
     # Over the estimate at their own recompute setting, but they fit with full recomputation,
     # so they run, with a note (see the report of issue 10).
     ("llama405b-16k-h100.yaml", [False]),

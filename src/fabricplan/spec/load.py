@@ -11,13 +11,14 @@ from pydantic import ValidationError
 
 from fabricplan.catalog import Catalog, require_catalog
 from fabricplan.errors import InputError
-from fabricplan.io import STDIN, STDIN_NAME, format_validation_error, read_document
+from fabricplan.io import STDIN, STDIN_NAME, format_validation_error, read_document_text
 from fabricplan.spec.job import job_layout
 from fabricplan.spec.models import ClusterSpec, FabricChoice
 
 
-def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
-    """Validate an already-parsed document into a ClusterSpec (one-line error naming the field)."""
+def parse_spec(document: Any, where: str = "spec", text: str | None = None) -> ClusterSpec:
+    """Validate an already-parsed document into a ClusterSpec (one-line error naming the field; with
+    the ``text`` it was parsed from, the location is ``where:line:column`` of the first error's value)."""
     if not isinstance(document, Mapping):
         kind = type(document).__name__
         raise InputError(f"expected a mapping with a 'cluster' section at the top level, got {kind}",
@@ -25,7 +26,13 @@ def parse_spec(document: Any, where: str = "spec") -> ClusterSpec:
     try:
         return ClusterSpec.model_validate(document)
     except ValidationError as exc:
-        raise InputError(format_validation_error(exc, model=ClusterSpec), location=where) from None
+        location = where
+        if text is not None:
+            from fabricplan.io import document_position, first_error_path
+
+            position = document_position(text, first_error_path(exc))
+            location = f"{where}:{position[0]}:{position[1]}" if position else where
+        raise InputError(format_validation_error(exc, model=ClusterSpec), location=location) from None
 
 
 #: Which kind of optic each hardware override of a fabric takes (the catalog's OPTIC_SLOTS).
@@ -219,7 +226,8 @@ def read_spec(path: str | Path) -> ClusterSpec:
     """Read a cluster spec file and validate it against the schema only (no catalog: ids and
     hardware fit are not checked). Every error names the file and field."""
     where = STDIN_NAME if str(path) == STDIN else str(path)  # "-": the spec piped in on standard input
-    spec = parse_spec(read_document(path), where=where)
+    document, text = read_document_text(path)
+    spec = parse_spec(document, where=where, text=text)
     spec._source = where
     return spec
 

@@ -406,3 +406,8 @@ def close_call_note(report: CompareReport) -> str | None:
     return (f"Close call: {pair} are within the close-call band on "
             f"{metric_label(report.deciding_metric)}; ranked by the numbers all the same: the flips and "
             f"the sensitivity table say what would change it.")
+
+
+def cited_sources(report: CompareReport) -> list:
+    """The sources the rules cite, with their titles as the catalog holds them (original and English)."""
+    return list(getattr(report, "sources", None) or [])

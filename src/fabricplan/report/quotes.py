@@ -55,6 +55,23 @@ _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
 _QUOTE = re.compile(rf"[{_CJK}](?:[{_CJK}A-Za-z0-9 '…\-]*[{_CJK}A-Za-z0-9])?")
 
 
+def cjk_runs(text: str) -> list[tuple[str, bool]]:
+    """`text` split into its runs of Chinese text (as `_QUOTE` finds them) and the text between
+    them, in order: (run, is Chinese). The HTML pages mark the Chinese runs with their language."""
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for match in _QUOTE.finditer(text):
+        if not has_cjk(match.group(0)):
+            continue
+        if match.start() > at:
+            out.append((text[at:match.start()], False))
+        out.append((match.group(0), True))
+        at = match.end()
+    if at < len(text) or not out:
+        out.append((text[at:], False))
+    return out
+
+
 def has_cjk(text: str) -> bool:
     return re.search(f"[{_CJK}]", text) is not None
 

@@ -18,7 +18,7 @@ from fabricplan.errors import InputError
 # The catalog section names for the `catalog list` help text; importing the catalog (its pydantic
 # models) only to print help would cost ~0.2 s. A test checks this equals `catalog.ALL_SECTIONS`.
 HELP_SECTION_NAMES = ("switches", "nics", "optics", "gpus", "servers", "fabrics", "parameters", "models",
-                      "perf_defaults", "nccl_tuner", "ops_defaults")
+                      "sources", "perf_defaults", "nccl_tuner", "ops_defaults")
 
 CatalogOption = Annotated[
     Optional[list[Path]],

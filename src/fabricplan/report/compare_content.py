@@ -408,6 +408,16 @@ def close_call_note(report: CompareReport) -> str | None:
             f"the sensitivity table say what would change it.")
 
 
+SOURCES_TITLE = "Sources the rules cite"
+
+
+def source_lines(report: CompareReport) -> list[tuple[str, str]]:
+    """("[S1] ", "<title as published> (<English translation>), <publisher>, <date>, <url>") per source the
+    rules cite: the terminal and Markdown print the translation after the original title."""
+    return [(f"[{s.id}] ", ", ".join(part for part in (s.display(), s.publisher, s.date, s.url) if part))
+            for s in report.sources]
+
+
 def cited_sources(report: CompareReport) -> list:
     """The sources the rules cite, with their titles as the catalog holds them (original and English)."""
-    return list(getattr(report, "sources", None) or [])
+    return list(report.sources)

@@ -93,6 +93,9 @@ def rules_table(report: CompareReport, verbose: bool = False) -> RenderableType:
             items.append(("    source: ", Text(with_english(rule.citation), style="dim")))
     if items:
         parts.append(Lines(items))
+    if verbose and report.sources:
+        parts.append(Text(f"{content.SOURCES_TITLE}:", style="bold"))
+        parts.append(Lines([(f"  {mark}", text) for mark, text in content.source_lines(report)], style="dim"))
     if not verbose:
         parts.append(Text("Citations and every rule's finding: --verbose, --markdown or --html.", style="dim"))
     return Group(*parts)

@@ -114,6 +114,7 @@ def compare_context(report: CompareReport) -> dict[str, Any]:
         "rules": {"headers": content.RULE_HEADERS, "rows": content.rule_rows(report),
                   "row_classes": ["" if rule.fired else "not-fired" for rule in report.rules]},
         "sources": content.cited_sources(report),
+        "sources_title": content.SOURCES_TITLE,
         "notes": list(report.notes),
     }
 

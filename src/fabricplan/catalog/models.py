@@ -541,6 +541,13 @@ def has_cjk(text: str) -> bool:
     return re.search(f"[{CJK_CHARACTERS}]", text) is not None
 
 
+class Quote(Strict):
+    """A passage quoted in the original language, with fabricplan's English translation."""
+
+    text: str = Field(min_length=1, description="The passage as the citation quotes it")
+    text_en: str = Field(min_length=1, description="Its English translation")
+
+
 class Source(Entry):
     """A publication the catalog or the decision rules cite (``sources.yaml``): its title in the
     original language and, for a title not in English, the English translation readers see beside it.
@@ -554,6 +561,8 @@ class Source(Entry):
                           description="The title's language (BCP 47, e.g. zh, en)")
     publisher: str = Field(min_length=1, description="Who published it (blog, vendor, journal)")
     url: str | None = None
+    quotes: list[Quote] = Field(default_factory=list, description="Passages the rules and decision.yaml quote "
+                                                                  "in the original, each with its translation")
 
     @model_validator(mode="after")
     def _translated(self) -> Source:

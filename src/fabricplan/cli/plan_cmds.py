@@ -143,7 +143,7 @@ def catalog_show(
                 return
             rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
                     for key, value in entry.model_dump(mode="json").items()]
-            stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows))
+            stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows, cat))
             return
     path = _document_path(cat, entry_id) if entry_id not in DOCUMENTS else None
     if path is None and "." in entry_id:
@@ -164,7 +164,7 @@ def catalog_show(
         else:
             rows += [["value", json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)],
                      ["source", source], ["date", date]]
-        stdout.print(_field_table(f"{path} ({origin})", rows))
+        stdout.print(_field_table(f"{path} ({origin})", rows, cat))
         return
     from fabricplan.errors import did_you_mean
 
@@ -176,12 +176,14 @@ def catalog_show(
                      "perf_defaults.parameters.<name>)")
 
 
-def _field_table(title: str, rows: list[list[str]]):
-    """Field / value rows of one catalog entry; Chinese source quotes get their English rendering."""
+def _field_table(title: str, rows: list[list[str]], catalog):
+    """Field / value rows of one catalog entry; Chinese source quotes get their English rendering (the
+    catalog's sources hold the translations)."""
     from fabricplan.report.layout import FitTable
-    from fabricplan.report.quotes import with_english
+    from fabricplan.report.quotes import catalog_translations, with_english
 
-    return FitTable(("field", "value"), [[key, with_english(value)] for key, value in rows], title=title,
+    known = catalog_translations(catalog)
+    return FitTable(("field", "value"), [[key, with_english(value, known)] for key, value in rows], title=title,
                     show_header=False, column_styles=("bold", ""))
 
 

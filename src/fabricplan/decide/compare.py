@@ -109,7 +109,7 @@ def cited_sources(catalog: Catalog, rules: list) -> list[CitedSource]:
 
     known = catalog.section("sources")
     return [CitedSource(id=s.id, title=s.title, title_en=s.title_en, language=s.language, publisher=s.publisher,
-                        date=s.date, url=s.url)
+                        date=s.date, url=s.url, quotes={q.text: q.text_en for q in s.quotes})
             for s in (known[i] for i in cited_source_ids([rule.citation for rule in rules]) if i in known)]
 
 

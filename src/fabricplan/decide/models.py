@@ -52,6 +52,8 @@ class CitedSource(BaseModel):
     publisher: str
     date: str
     url: str | None = None
+    quotes: dict[str, str] = Field(default_factory=dict, description="Each passage its citations quote in the "
+                                                                     "original -> its English translation")
 
     def display(self) -> str:
         """The title with its translation after it, as the terminal and Markdown print it."""

@@ -12,7 +12,7 @@ from typing import Literal
 
 from fabricplan.decide.models import CompareReport, FabricOutcome, RuleResult
 from fabricplan.report.layout import plural
-from fabricplan.report.quotes import with_english
+from fabricplan.report.quotes import translations, with_english
 from fabricplan.report.tables import percent, usd
 
 Better = Literal["lower", "higher"]
@@ -227,7 +227,8 @@ RULE_HEADERS = ("rule", "fired", "effect", "message", "citation")
 
 def rule_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
     """Rule rows for Markdown and HTML: the full citation, each Chinese quote with its English rendering."""
-    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, with_english(rule.citation))
+    known = quote_translations(report)
+    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, with_english(rule.citation, known))
             for rule in report.rules]
 
 
@@ -409,6 +410,11 @@ def close_call_note(report: CompareReport) -> str | None:
 
 
 SOURCES_TITLE = "Sources the rules cite"
+
+
+def quote_translations(report: CompareReport) -> dict[str, str]:
+    """Quote -> English of the sources the report cites (the catalog's, carried by the report)."""
+    return translations(report.sources)
 
 
 def source_lines(report: CompareReport) -> list[tuple[str, str]]:

@@ -87,10 +87,11 @@ def rules_table(report: CompareReport, verbose: bool = False) -> RenderableType:
     if shown:
         parts.append(Text("What the rules found:" if verbose else "What the fired rules found:", style="bold"))
     items: list[tuple[str | Text, str | Text]] = []
+    known = content.quote_translations(report)
     for rule in shown:
         items.append((f"  {rule.id}: ", rule.message))
         if verbose:
-            items.append(("    source: ", Text(with_english(rule.citation), style="dim")))
+            items.append(("    source: ", Text(with_english(rule.citation, known), style="dim")))
     if items:
         parts.append(Lines(items))
     if verbose and report.sources:

@@ -80,3 +80,15 @@ def test_terminal_and_markdown_print_the_translation_after_the_original(report):
         shown = f"[{source.id}] {source.title} ({source.title_en})"
         assert " ".join(shown.split()) in terminal
         assert shown in markdown
+
+
+def test_catalog_show_prints_the_title_then_its_translation_and_each_quote_translated(cli):
+    source = CATALOG.get("sources", "S1")
+    result = cli("catalog", "show", "S1")
+    assert result.code == 0
+    text = " ".join(result.out.split())
+    assert source.title in text and " ".join(source.title_en.split()) in text
+    assert text.index(source.title) < text.index(source.title_en.split()[0] + " " + source.title_en.split()[1])
+    first = source.quotes[0]
+    assert " ".join(f"{first.text} [{first.text_en}]".split()) in text
+    assert text.count(f"[{first.text_en}]") == 1  # translated once, not again inside a JSON dump

@@ -141,8 +141,11 @@ def catalog_show(
                 emit_json({"section": name, "origin": cat.origins[name][entry_id],
                            "entry": entry.model_dump(mode="json")}, catalog=cat)
                 return
+            fields = entry.model_dump(mode="json")
+            quotes = fields.pop("quotes", None) or []  # a source's quotes: one row each, the translation after
             rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
-                    for key, value in entry.model_dump(mode="json").items()]
+                    for key, value in fields.items()]
+            rows += [["quote" if i == 0 else "", f"{q['text']} [{q['text_en']}]"] for i, q in enumerate(quotes)]
             stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows, cat))
             return
     path = _document_path(cat, entry_id) if entry_id not in DOCUMENTS else None
@@ -183,7 +186,8 @@ def _field_table(title: str, rows: list[list[str]], catalog):
     from fabricplan.report.quotes import catalog_translations, with_english
 
     known = catalog_translations(catalog)
-    return FitTable(("field", "value"), [[key, with_english(value, known)] for key, value in rows], title=title,
+    return FitTable(("field", "value"), [[key, value if key in ("quote", "") else with_english(value, known)]
+                                         for key, value in rows], title=title,
                     show_header=False, column_styles=("bold", ""))
 
 

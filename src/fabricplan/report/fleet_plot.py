@@ -120,7 +120,7 @@ def fleet_html(results: dict) -> str:
     """The page on the reports' base layout and stylesheet (`chart_page.html.j2`)."""
     from fabricplan.report.pages import figure_div, render
 
-    return render("chart_page.html.j2", title="fabricplan fleet", command="fleet", charts=True,
+    return render("chart_page.html.j2", title="Job mix on the shared fabric", command="fleet", charts=True,
                   summary=fleet_summary(results), chart=figure_div(fleet_figure(results), "chart-fleet"))
 
 

@@ -121,7 +121,7 @@ def health_context(result: HealthResult) -> dict:
         cells = [_show(row[metric], how) if metric in row else ("n/a" if f"{cid}:na" in row else "-")
                  for cid, metric, _h, how in TABLE_COLUMNS]
         ports.append({"entity": entity, "cells": cells, "worst": row["worst"]})
-    return {"title": "fabricplan health", "command": "health", "s": summary(result),
+    return {"title": "Fabric health", "command": "health", "s": summary(result),
             "healthy": not result.findings,
             "model_lines": model_lines(result) if result.model is not None else None,
             "groups": groups, "port_headers": [h for _c, _m, h, _w in TABLE_COLUMNS], "ports": ports,

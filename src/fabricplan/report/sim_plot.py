@@ -144,7 +144,7 @@ def simulate_html(result) -> str:
     fl = result.fluid
     summary = (f"{', '.join(j.name for j in result.jobs)}: congestion control {fl.config.cc}, "
                f"PFC {'on' if fl.config.uses_pfc else 'off'}")
-    return render("chart_page.html.j2", title="fabricplan simulate", command="simulate", charts=True,
+    return render("chart_page.html.j2", title="Congestion over time", command="simulate", charts=True,
                   summary=summary, chart=figure_div(simulate_figure(result), "chart-simulate"))
 
 

@@ -128,12 +128,11 @@ def test_published_hdr_log_on_an_ndr_design_blames_sharp_then_the_nic_speed():
 
 
 def test_the_html_shows_the_terminal_s_causes_a_consistent_legend_and_the_reports_stylesheet(design):
-    import html as htmllib
-
+    from markupsafe import escape
     from rich.console import Console
 
-    from fabricplan.report.html import CSS
     from fabricplan.report.measure_tables import cause_rows, check_figure, check_html, check_report
+    from fabricplan.report.pages import stylesheet
 
     catalog, system = design
     half = catalog.fabric("roce-v2").effective_bandwidth_gbytes_per_s / 2
@@ -147,10 +146,10 @@ def test_the_html_shows_the_terminal_s_causes_a_consistent_legend_and_the_report
     rows = cause_rows(result)
     assert len(rows) > 1 and all(row[1][:40] in terminal for row in rows)  # (long titles wrap)
     page = check_html(result)
-    assert f"<style>{CSS}</style>" in page
+    assert f"<style>{stylesheet()}</style>" in page
     for row in rows:  # every cause the terminal ranks, in the same order, not only the big ones
-        assert f"<td>{htmllib.escape(row[1])}</td>" in page
-    positions = [page.index(f"<td>{htmllib.escape(row[1])}</td>") for row in rows]
+        assert f"<td>{escape(row[1])}</td>" in page
+    positions = [page.index(f"<td>{escape(row[1])}</td>") for row in rows]
     assert positions == sorted(positions)
     figure = check_figure(result)
     by_group: dict[str, set] = {}

@@ -40,6 +40,7 @@ from fabricplan.catalog.models import (
     Parameter,
     Range,
     Server,
+    Source,
     Switch,
     plain,
 )
@@ -56,6 +57,7 @@ SECTIONS: dict[str, tuple[tuple[str, ...], type[Entry]]] = {
     "fabrics": (("fabrics.yaml",), FabricProfile),
     "parameters": (("parameters.yaml", "decision.yaml"), Parameter),
     "models": (("models.yaml",), ModelPreset),
+    "sources": (("sources.yaml",), Source),
 }
 
 # document section name -> (bundled file, model of the whole file)
@@ -69,7 +71,7 @@ ALL_SECTIONS: tuple[str, ...] = (*SECTIONS, *DOCUMENTS)
 
 SINGULAR = {"switches": "switch", "nics": "NIC", "optics": "optic or cable", "gpus": "GPU",
             "servers": "server", "fabrics": "fabric profile", "parameters": "parameter",
-            "models": "model preset"}
+            "models": "model preset", "sources": "source"}
 
 #: The origin recorded for values changed by :meth:`Catalog.with_values`.
 SET_BY_PATH = "set by path"

@@ -531,6 +531,53 @@ class Parameter(Entry):
     unit: str
 
 
+#: Chinese, Japanese and Korean characters and punctuation (CJK symbols, ideographs, fullwidth forms,
+#: Hangul): a title holding any of them needs an English translation beside it (`Source.title_en`).
+CJK_CHARACTERS = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+
+
+def has_cjk(text: str) -> bool:
+    """Whether `text` holds a Chinese, Japanese or Korean character."""
+    return re.search(f"[{CJK_CHARACTERS}]", text) is not None
+
+
+class Quote(Strict):
+    """A passage quoted in the original language, with fabricplan's English translation."""
+
+    text: str = Field(min_length=1, description="The passage as the citation quotes it")
+    text_en: str = Field(min_length=1, description="Its English translation")
+
+
+class Source(Entry):
+    """A publication the catalog or the decision rules cite (``sources.yaml``): its title in the
+    original language and, for a title not in English, the English translation readers see beside it.
+    ``name`` is the short English label citations use ("[S1] <name> (<date>)"); ``source`` says where
+    the bibliographic record was read."""
+
+    title: str = Field(min_length=1, description="The title as published, in its own language")
+    title_en: str | None = Field(default=None, description="English translation of the title (required "
+                                                            "when the title is not in English)")
+    language: str = Field(default="en", pattern=r"^[a-z]{2}(-[A-Za-z]+)?$",
+                          description="The title's language (BCP 47, e.g. zh, en)")
+    publisher: str = Field(min_length=1, description="Who published it (blog, vendor, journal)")
+    url: str | None = None
+    quotes: list[Quote] = Field(default_factory=list, description="Passages the rules and decision.yaml quote "
+                                                                  "in the original, each with its translation")
+
+    @model_validator(mode="after")
+    def _translated(self) -> Source:
+        if (has_cjk(self.title) or self.language != "en") and not (self.title_en or "").strip():
+            raise ValueError(f"title_en: source {self.id}'s title {self.title!r} is not in English; give its "
+                             "English translation in title_en")
+        if self.title_en is not None and has_cjk(self.title_en):
+            raise ValueError(f"title_en: source {self.id}'s translation holds CJK characters")
+        return self
+
+    def label(self) -> str:
+        """How a citation names it: "[S1] RoCE vs InfiniBand for ML training clusters (2026-04-12)"."""
+        return f"[{self.id}] {self.name or self.title_en or self.title} ({self.date})"
+
+
 class TransformerShape(BaseModel):
     """A transformer's dimensions as the FLOPs and step models read them (a preset or inline)."""
 

@@ -18,7 +18,7 @@ from fabricplan.errors import InputError
 # The catalog section names for the `catalog list` help text; importing the catalog (its pydantic
 # models) only to print help would cost ~0.2 s. A test checks this equals `catalog.ALL_SECTIONS`.
 HELP_SECTION_NAMES = ("switches", "nics", "optics", "gpus", "servers", "fabrics", "parameters", "models",
-                      "perf_defaults", "nccl_tuner", "ops_defaults")
+                      "sources", "perf_defaults", "nccl_tuner", "ops_defaults")
 
 CatalogOption = Annotated[
     Optional[list[Path]],
@@ -141,9 +141,12 @@ def catalog_show(
                 emit_json({"section": name, "origin": cat.origins[name][entry_id],
                            "entry": entry.model_dump(mode="json")}, catalog=cat)
                 return
+            fields = entry.model_dump(mode="json")
+            quotes = fields.pop("quotes", None) or []  # a source's quotes: one row each, the translation after
             rows = [[key, json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)]
-                    for key, value in entry.model_dump(mode="json").items()]
-            stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows))
+                    for key, value in fields.items()]
+            rows += [["quote" if i == 0 else "", f"{q['text']} [{q['text_en']}]"] for i, q in enumerate(quotes)]
+            stdout.print(_field_table(f"{name}: {entry_id} ({cat.origins[name][entry_id]})", rows, cat))
             return
     path = _document_path(cat, entry_id) if entry_id not in DOCUMENTS else None
     if path is None and "." in entry_id:
@@ -164,7 +167,7 @@ def catalog_show(
         else:
             rows += [["value", json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)],
                      ["source", source], ["date", date]]
-        stdout.print(_field_table(f"{path} ({origin})", rows))
+        stdout.print(_field_table(f"{path} ({origin})", rows, cat))
         return
     from fabricplan.errors import did_you_mean
 
@@ -176,12 +179,15 @@ def catalog_show(
                      "perf_defaults.parameters.<name>)")
 
 
-def _field_table(title: str, rows: list[list[str]]):
-    """Field / value rows of one catalog entry; Chinese source quotes get their English rendering."""
+def _field_table(title: str, rows: list[list[str]], catalog):
+    """Field / value rows of one catalog entry; Chinese source quotes get their English rendering (the
+    catalog's sources hold the translations)."""
     from fabricplan.report.layout import FitTable
-    from fabricplan.report.quotes import with_english
+    from fabricplan.report.quotes import catalog_translations, with_english
 
-    return FitTable(("field", "value"), [[key, with_english(value)] for key, value in rows], title=title,
+    known = catalog_translations(catalog)
+    return FitTable(("field", "value"), [[key, value if key in ("quote", "") else with_english(value, known)]
+                                         for key, value in rows], title=title,
                     show_header=False, column_styles=("bold", ""))
 
 

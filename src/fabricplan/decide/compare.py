@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabricplan.catalog import Catalog
 from fabricplan.decide.evaluate import evaluate
-from fabricplan.decide.models import CompareReport, OpenSearch
+from fabricplan.decide.models import CitedSource, CompareReport, OpenSearch
 from fabricplan.decide.whatif import (
     Progress,
     crossovers,
@@ -100,7 +100,17 @@ def _compare(spec: ClusterSpec, catalog: Catalog, progress: Progress | None, sea
         fabrics=ordered, rules=decision.rules, recommendation=recommendation,
         crossovers=crossing, scale_curve=curve, sensitivity=rows, notes=notes, tier_boundaries=boundaries,
         efficiency_model=plan.efficiency_model_name, uncertainty=decision.uncertainty, open_search=opened,
-        what_would_change=flips, options=uplifts)
+        what_would_change=flips, options=uplifts, sources=cited_sources(catalog, decision.rules))
+
+
+def cited_sources(catalog: Catalog, rules: list) -> list[CitedSource]:
+    """The catalog sources the rules' citations name ("[S1]"), in order of first mention."""
+    from fabricplan.decide.rules import cited_source_ids
+
+    known = catalog.section("sources")
+    return [CitedSource(id=s.id, title=s.title, title_en=s.title_en, language=s.language, publisher=s.publisher,
+                        date=s.date, url=s.url, quotes={q.text: q.text_en for q in s.quotes})
+            for s in (known[i] for i in cited_source_ids([rule.citation for rule in rules]) if i in known)]
 
 
 def open_search(spec: ClusterSpec, catalog: Catalog, plan: Plan, pinned: dict) -> OpenSearch | None:

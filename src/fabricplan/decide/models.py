@@ -41,6 +41,25 @@ class RuleResult(BaseModel):
                                                    "number it is about), or why it is not modelled")
 
 
+class CitedSource(BaseModel):
+    """A publication the rules cite, as the catalog's ``sources`` holds it: the title as published
+    and, for a title not in English, its English translation (shown beside it)."""
+
+    id: str
+    title: str
+    title_en: str | None = Field(default=None, description="English translation of a title not in English")
+    language: str = Field(default="en", description="The title's language (BCP 47)")
+    publisher: str
+    date: str
+    url: str | None = None
+    quotes: dict[str, str] = Field(default_factory=dict, description="Each passage its citations quote in the "
+                                                                     "original -> its English translation")
+
+    def display(self) -> str:
+        """The title with its translation after it, as the terminal and Markdown print it."""
+        return f"{self.title} ({self.title_en})" if self.title_en else self.title
+
+
 class RuleAdvice(BaseModel):
     """A fired rule beside the numbers: what it favours, whether the numbers agree, and where (if
     anywhere) its subject acts in the chain. It never changes the ranking."""
@@ -219,3 +238,6 @@ class CompareReport(BaseModel):
     what_would_change: WhatWouldChange | None = Field(
         default=None, description="The smallest single change of each assumption that flips the numbers' leader, "
                                   "with its regret (None with --quick)")
+    sources: list[CitedSource] = Field(
+        default_factory=list, description="The publications the rules' citations name ([S1], [S2]), with each "
+                                          "title's English translation")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.decide.models import FabricOutcome, Recommendation, RuleAdvice, RuleResult
-from fabricplan.decide.rules import S2, RuleContext
+from fabricplan.decide.rules import RuleContext
 
 
 def _metric(outcome: FabricOutcome) -> float:
@@ -97,7 +97,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
     bandwidth_only = premium > min_premium and gain < premium * gain_share
     checks = [RuleResult(
         id="CHECK001", title="Misjudgement 1: bandwidth-only thinking", kind="check", role="check",
-        citation=f"{S2}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
+        citation=f"{ctx.cite('S2')}, 误判一: 只看理论带宽，不看实际瓶颈", fired=bandwidth_only,
         thresholds={"min_tco_premium": min_premium, "min_gain_share_of_premium": gain_share},
         message=(f"{recommended} costs {100 * premium:.1f} % more to own than {cheapest} but raises GPU utilisation "
                  f"by only {100 * gain:.1f} %: make sure the choice is not about bandwidth alone"
@@ -112,7 +112,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
                           and recommended != numbers_leader)
     checks.append(RuleResult(
         id="CHECK002", title="Misjudgement 2: compatibility-only thinking", kind="check", role="check",
-        citation=f"{S2}, 误判二: 把'现网兼容'当成唯一优势", fired=compatibility_only,
+        citation=f"{ctx.cite('S2')}, 误判二: 把'现网兼容'当成唯一优势", fired=compatibility_only,
         message=(f"{recommended} was chosen over {numbers_leader}, which the numbers favour; make sure the "
                  "existing estate, not the workload, is not the only reason" if compatibility_only
                  else "the choice does not rest on Ethernet compatibility alone")))
@@ -125,7 +125,7 @@ def misjudgement_checks(ctx: RuleContext, recommended: str, eligible: list[str],
             o.family != "infiniband" and _metric(o) <= _metric(chosen) * (1 + band) for o in outcomes.values()))
     checks.append(RuleResult(
         id="CHECK003", title="Misjudgement 3: InfiniBand as the default answer", kind="check", role="check",
-        citation=f"{S2}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
+        citation=f"{ctx.cite('S2')}, 误判三: 把 InfiniBand 当成默认标准答案", fired=ib_default,
         thresholds={"close_call_band": band},
         message=("InfiniBand is recommended although an Ethernet fabric is within the close-call band on cost "
                  "per useful GPU-hour; confirm the scale and skills justify it" if ib_default

@@ -7,11 +7,13 @@ in the chain (``mechanism``). Advice never votes: the numbers rank (fabricplan.d
 Each rule is a function ``RuleContext -> RuleResult`` registered in ``RULES``. Its thresholds are
 catalog parameters (``catalog/data/decision.yaml``, each with the seed sentence it encodes), so a
 user overrides them with ``--catalog``. Seeds: [S1] the RoCE-vs-InfiniBand article (2026-04-12),
-[S2] the enterprise Ethernet/RoCE/InfiniBand guide; summarised in docs/reference/README.md.
+[S2] the enterprise Ethernet/RoCE/InfiniBand guide: entries of the catalog's ``sources`` (their
+titles as published with the English translation), summarised in docs/reference/README.md.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,6 +36,10 @@ class RuleContext:
 
     def threshold(self, name: str) -> float:
         return self.catalog.parameter(name).value.at("default")
+
+    def cite(self, source_id: str) -> str:
+        """How a citation names a catalog source (``sources.yaml``): "[S1] <name> (<date>)"."""
+        return self.catalog.get("sources", source_id).label()
 
     def fabrics(self, *, family: str | None = None, transport: str | None = None,
                 lossless: bool | None = None) -> list[str]:
@@ -64,8 +70,13 @@ class RuleContext:
 
 
 Rule = Callable[[RuleContext], RuleResult]
-S1 = "[S1] RoCE vs InfiniBand for ML training clusters (2026-04-12)"
-S2 = "[S2] Enterprise guide: Ethernet, RoCE or InfiniBand (2026)"
+#: A citation's source mark: "[S1]", the id of a `sources` entry of the catalog.
+CITED_SOURCE = re.compile(r"\[(S\d+)\]")
+
+
+def cited_source_ids(citations: list[str]) -> list[str]:
+    """The catalog source ids the citations name ("[S1]" -> "S1"), in order of first mention."""
+    return list(dict.fromkeys(m.group(1) for citation in citations for m in CITED_SOURCE.finditer(citation)))
 
 
 def single_node(ctx: RuleContext) -> RuleResult:
@@ -76,7 +87,7 @@ def single_node(ctx: RuleContext) -> RuleResult:
         id="SCALE001", title="Single node: Ethernet or RoCE", kind="scale",
         mechanism="in the numbers: the step-time model keeps a single node's collectives on NVLink, so the fabric "
                   "changes no step time there",
-        citation=f"{S1}, decision framework: 单节点8卡以下…优先选择RoCE; {S2}, scenario 1",
+        citation=f"{ctx.cite('S1')}, decision framework: 单节点8卡以下…优先选择RoCE; {ctx.cite('S2')}, scenario 1",
         thresholds={"max_gpus": limit}, fired=fired, favours=ctx.ethernet if fired else [],
         message=(f"{ctx.gpus} GPUs fit in one node: collectives stay on NVLink and the scale-out fabric "
                  "carries almost nothing" if fired else f"{ctx.gpus} GPUs span more than one node"))
@@ -89,7 +100,7 @@ def roce_tco_band(ctx: RuleContext) -> RuleResult:
     return RuleResult(
         id="SCALE002", title="Below ~100 GPUs RoCE has the TCO advantage", kind="scale",
         mechanism="in the numbers: the cost model prices every fabric's design at this size",
-        citation=f"{S1}, TCO: 对于百卡以下规模的训练集群，RoCE的TCO优势明显",
+        citation=f"{ctx.cite('S1')}, TCO: 对于百卡以下规模的训练集群，RoCE的TCO优势明显",
         thresholds={"below_gpus": limit}, fired=fired, favours=ctx.roce if fired else [],
         message=f"{ctx.gpus} GPUs is {'below' if fired else 'not below'} the ~{limit:g}-GPU band")
 
@@ -115,7 +126,7 @@ def infiniband_allreduce(ctx: RuleContext) -> RuleResult:
     return RuleResult(
         id="SCALE003", title="Above ~256 GPUs with frequent all-reduce: InfiniBand", kind="scale",
         mechanism="in the numbers: the step-time model times every all-reduce on each fabric's design",
-        citation=f"{S1}, decision framework: 超过256卡…建议采用InfiniBand，尤其当…频繁的all-reduce同步或使用SHARP",
+        citation=f"{ctx.cite('S1')}, decision framework: 超过256卡…建议采用InfiniBand，尤其当…频繁的all-reduce同步或使用SHARP",
         thresholds={"above_gpus": limit, "allreduce_share": heavy}, fired=fired,
         favours=ctx.infiniband if fired else [],
         message=(f"{ctx.gpus} GPUs ({'above' if ctx.gpus > limit else 'not above'} ~{limit:g}) and "
@@ -131,7 +142,7 @@ def infiniband_operations(ctx: RuleContext) -> RuleResult:
         id="SCALE004", title="Above ~500 GPUs InfiniBand's operations efficiency pays", kind="scale",
         mechanism="not modelled beyond staffing: no source quantifies the operations benefit; each fabric's "
                   "staffing (fabrics.yaml costs) and failure multipliers are what the numbers use",
-        citation=f"{S1}, TCO: 超过五百卡时，InfiniBand的运维效率和性能稳定性带来的隐性收益通常能够抵消硬件成本差距",
+        citation=f"{ctx.cite('S1')}, TCO: 超过五百卡时，InfiniBand的运维效率和性能稳定性带来的隐性收益通常能够抵消硬件成本差距",
         thresholds={"above_gpus": limit}, fired=fired, favours=ctx.infiniband if fired else [],
         message=(f"{ctx.gpus} GPUs is {'above' if ctx.gpus > limit else 'not above'} ~{limit:g}; the seed's "
                  "operations benefit is not quantified by any source, so fabricplan's opex does not include it"))
@@ -142,7 +153,7 @@ def latency_sla(ctx: RuleContext) -> RuleResult:
     sla = ctx.spec.constraints.latency_sla_us
     if sla is None:
         return RuleResult(id="SLA001", title="Latency SLA", kind="sla", fired=False, role="constraint",
-                          citation=f"{S1}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
+                          citation=f"{ctx.cite('S1')}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
                           message="no latency SLA given (constraints.latency_sla_us)")
     latencies = {f: o.small_message_latency_us for f, o in ctx.outcomes.items()}
     missing = [f for f, value in latencies.items() if value > sla]
@@ -150,7 +161,7 @@ def latency_sla(ctx: RuleContext) -> RuleResult:
     return RuleResult(
         id="SLA001", title="Latency SLA", kind="sla", thresholds={"latency_sla_us": sla}, role="constraint",
         mechanism="a constraint: fabrics whose modelled small-message latency misses the SLA are ruled out",
-        citation=f"{S1}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
+        citation=f"{ctx.cite('S1')}, business SLA: 延迟敏感的训练任务…InfiniBand的确定性延迟表现更可靠",
         fired=bool(missing), excludes=missing,
         favours=[],
         message=f"SLA {sla:g} us; modelled small-message latency across the fabric: {shown}")
@@ -168,8 +179,8 @@ def small_models(ctx: RuleContext) -> RuleResult:
     return RuleResult(
         id="WORK001", title="Mostly small and medium models: RoCE is sufficient", kind="workload",
         mechanism="in the numbers: the step-time model runs each job of the mix on each fabric",
-        citation=(f"{S1}, business SLA: 对于推理或中小模型训练，RoCE的性能已足够; "
-                  f"{S2}, step 1: 先确定未来 12 到 24 个月的主要任务类型"),
+        citation=(f"{ctx.cite('S1')}, business SLA: 对于推理或中小模型训练，RoCE的性能已足够; "
+                  f"{ctx.cite('S2')}, step 1: 先确定未来 12 到 24 个月的主要任务类型"),
         thresholds={"max_params_billion": limit, "min_share_of_mix": majority}, fired=fired,
         favours=ctx.roce if fired else [], disfavours=ctx.infiniband if fired else [],
         message=(f"{100 * share:.0f} % of the job mix's time is on models of at most {limit:g}B parameters"
@@ -196,7 +207,7 @@ def existing_estate(ctx: RuleContext) -> RuleResult:
                    "operations maturity" if owned else
                    "not modelled without an estate: give estate.switches (the owned switches) and the design search "
                    "prices their reuse; the team's skills are its operations maturity"),
-        citation=f"{S2}, step 3: 已在大规模以太网上积累深厚…RoCE 往往是更平衡的路线",
+        citation=f"{ctx.cite('S2')}, step 3: 已在大规模以太网上积累深厚…RoCE 往往是更平衡的路线",
         thresholds={"extreme_scale_gpus": limit}, fired=fired,
         favours=(ctx.roce or ctx.ethernet) if fired else [], message=message)
 
@@ -206,8 +217,8 @@ def operations_maturity(ctx: RuleContext) -> RuleResult:
     maturity = ctx.spec.operations.maturity
     lossless_ethernet = ctx.fabrics(family="ethernet", lossless=True)
     fired = maturity == "none"
-    citation = (f"{S1}, congestion control: 任何一端的配置不一致…RDMA直接断开连接…训练任务中断; "
-                f"{S2}, hidden condition 3 (运维成熟度) and FAQ: 团队也不打算做精细网络调优…传统以太网可能已经足够")
+    citation = (f"{ctx.cite('S1')}, congestion control: 任何一端的配置不一致…RDMA直接断开连接…训练任务中断; "
+                f"{ctx.cite('S2')}, hidden condition 3 (运维成熟度) and FAQ: 团队也不打算做精细网络调优…传统以太网可能已经足够")
     if fired:
         message = ("no lossless-Ethernet/RDMA operations skill: a PFC/ECN mismatch drops packets and RDMA "
                    "drops the connection, killing the job; plain Ethernet or InfiniBand's subnet manager "
@@ -237,7 +248,7 @@ def network_matters(ctx: RuleContext) -> RuleResult:
     return RuleResult(
         id="MIX001", title="The fabric barely changes the step time: cost decides", kind="workload",
         mechanism="in the numbers: cost per useful GPU-hour already weighs the small utilisation spread",
-        citation=f"{S2}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
+        citation=f"{ctx.cite('S2')}, hidden condition 1 (任务通信模式): 只有当任务本身高度依赖跨节点同步时，网络投入才更容易转化为训练提速",
         thresholds={"min_utilisation_spread": limit}, fired=fired,
         message=(f"GPU utilisation differs by {100 * spread:.2f} % between the best and worst fabric"
                  + ("; the ranking is by cost in effect" if fired else "")))
@@ -251,7 +262,7 @@ def scheduling(ctx: RuleContext) -> RuleResult:
         id="SCHED001", title="Topology-aware scheduling", kind="scheduling",
         mechanism="in the numbers: operations.topology_aware_scheduling sets the job placement the step-time "
                   "model runs (jobs straddling leaf groups without it)",
-        citation=f"{S2}, hidden condition 2 (平台调度能力): 调度器无法感知…节点拓扑…任务仍然可能被放到错误的位置",
+        citation=f"{ctx.cite('S2')}, hidden condition 2 (平台调度能力): 调度器无法感知…节点拓扑…任务仍然可能被放到错误的位置",
         thresholds={"min_gpus": limit}, fired=fired,
         favours=[f for f in ctx.outcomes if ctx.catalog.fabric(f).routing == "adaptive"] if fired else [],
         message=("no topology-aware scheduler at this size: jobs will straddle leaf groups and hash "

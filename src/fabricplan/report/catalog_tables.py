@@ -20,6 +20,7 @@ SECTION_TOPICS = {
     "fabrics": "fabric profiles: link rate, routing, congestion control, costs",
     "parameters": "economics, failure rates and decision thresholds",
     "models": "model presets (layers, hidden size, experts)",
+    "sources": "publications the rules cite: title, English translation",
     "perf_defaults": "the performance models' parameters",
     "nccl_tuner": "NCCL tuner constants per release",
     "ops_defaults": "lint, headroom and health thresholds",

@@ -12,7 +12,7 @@ from typing import Literal
 
 from fabricplan.decide.models import CompareReport, FabricOutcome, RuleResult
 from fabricplan.report.layout import plural
-from fabricplan.report.quotes import with_english
+from fabricplan.report.quotes import translations, with_english
 from fabricplan.report.tables import percent, usd
 
 Better = Literal["lower", "higher"]
@@ -268,7 +268,8 @@ RULE_HEADERS = ("rule", "fired", "effect", "message", "citation")
 
 def rule_rows(report: CompareReport) -> list[tuple[str, str, str, str, str]]:
     """Rule rows for Markdown and HTML: the full citation, each Chinese quote with its English rendering."""
-    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, with_english(rule.citation))
+    known = quote_translations(report)
+    return [(rule.id, "yes" if rule.fired else "no", rule_effect(rule), rule.message, with_english(rule.citation, known))
             for rule in report.rules]
 
 
@@ -447,3 +448,23 @@ def close_call_note(report: CompareReport) -> str | None:
     return (f"Close call: {pair} are within the close-call band on "
             f"{metric_label(report.deciding_metric)}; ranked by the numbers all the same: the flips and "
             f"the sensitivity table say what would change it.")
+
+
+SOURCES_TITLE = "Sources the rules cite"
+
+
+def quote_translations(report: CompareReport) -> dict[str, str]:
+    """Quote -> English of the sources the report cites (the catalog's, carried by the report)."""
+    return translations(report.sources)
+
+
+def source_lines(report: CompareReport) -> list[tuple[str, str]]:
+    """("[S1] ", "<title as published> (<English translation>), <publisher>, <date>, <url>") per source the
+    rules cite: the terminal and Markdown print the translation after the original title."""
+    return [(f"[{s.id}] ", ", ".join(part for part in (s.display(), s.publisher, s.date, s.url) if part))
+            for s in report.sources]
+
+
+def cited_sources(report: CompareReport) -> list:
+    """The sources the rules cite, with their titles as the catalog holds them (original and English)."""
+    return list(report.sources)

@@ -87,12 +87,16 @@ def rules_table(report: CompareReport, verbose: bool = False) -> RenderableType:
     if shown:
         parts.append(Text("What the rules found:" if verbose else "What the fired rules found:", style="bold"))
     items: list[tuple[str | Text, str | Text]] = []
+    known = content.quote_translations(report)
     for rule in shown:
         items.append((f"  {rule.id}: ", rule.message))
         if verbose:
-            items.append(("    source: ", Text(with_english(rule.citation), style="dim")))
+            items.append(("    source: ", Text(with_english(rule.citation, known), style="dim")))
     if items:
         parts.append(Lines(items))
+    if verbose and report.sources:
+        parts.append(Text(f"{content.SOURCES_TITLE}:", style="bold"))
+        parts.append(Lines([(f"  {mark}", text) for mark, text in content.source_lines(report)], style="dim"))
     if not verbose:
         parts.append(Text("Citations and every rule's finding: --verbose, --markdown or --html.", style="dim"))
     return Group(*parts)

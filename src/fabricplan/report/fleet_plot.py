@@ -107,14 +107,25 @@ def fleet_figure(results: dict):
     return fig
 
 
+def fleet_summary(results: dict) -> str:
+    """The page's one line: the fabrics, the policy and the horizon."""
+    first = next(iter(results.values()), None)
+    if first is None:
+        return "No fabric."
+    return (f"{', '.join(results)}: policy {first.policy}, {first.horizon_days:g} days, "
+            f"{len(first.samples)} sampled instants")
+
+
+def fleet_html(results: dict) -> str:
+    """The page on the reports' base layout and stylesheet (`chart_page.html.j2`)."""
+    from fabricplan.report.pages import figure_div, render
+
+    return render("chart_page.html.j2", title="Job mix on the shared fabric", command="fleet", charts=True,
+                  summary=fleet_summary(results), chart=figure_div(fleet_figure(results), "chart-fleet"))
+
+
 def write_fleet_html(results: dict, path: Path) -> None:
     """Write the page to ``path`` (whole or not at all)."""
-    import plotly.io as pio
-    from plotly.offline import get_plotlyjs
-
     from fabricplan.io import write_text_atomic
 
-    html = pio.to_html(fleet_figure(results), include_plotlyjs=False, full_html=False)
-    document = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fabricplan fleet</title>"
-                f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>{html}</body></html>")
-    write_text_atomic(path, document, what="fleet report")
+    write_text_atomic(path, fleet_html(results), what="fleet report")

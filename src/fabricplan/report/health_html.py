@@ -11,13 +11,12 @@ from datetime import UTC
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from fabricplan.ops.health.engine import HealthResult
 from fabricplan.ops.telemetry import SAMPLE, Series, increases
 from fabricplan.report.health_output import TABLE_COLUMNS, _show, model_lines, port_rows, summary
+from fabricplan.report.pages import figure_div, render
 
 #: Program limit: charts drawn (the worst findings first); the rest are listed without a chart.
 MAX_CHARTS = 40
@@ -26,11 +25,6 @@ CHART_HEIGHT_PX = 280
 LIMIT_COLOUR = "#c0392b"
 AXIS_TITLES = {"us": "RTT (µs)", "%": "paused (% of the time)", "/s": "rate (per s)"}
 US_PER_S_TO_PERCENT = 1e-4  # µs of a duration counter per s of wall time, as a share of the time in %
-_CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse}"
-        "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child"
-        "{text-align:left}.error{color:#b00}.warning{color:#a60}.info{color:#06a}.ok{color:#080}"
-        ".finding{margin:1em 0}.fix{color:#060}.caption{color:#5b6675;font-size:0.85rem}")
-
 
 def _esc(text: object) -> str:
     return htmllib.escape(str(text))
@@ -101,55 +95,40 @@ def finding_figure(item, index: dict[tuple[str, str], Series]) -> go.Figure | No
     return figure
 
 
-def health_html(result: HealthResult) -> str:
-    """The health report as one HTML document."""
-    s = summary(result)
+def health_context(result: HealthResult) -> dict:
+    """What `health.html.j2` shows: the summary, the model's lines, the findings by entity (worst
+    first, each with its chart or a note why it has none), the per-port table, what was not available."""
     index = _series_index(result)
-    parts = [f"<h1>fabricplan health</h1><p>{s['ports']} ports, {s['rtt_pairs']} RTT pairs, {_esc(s['start'])} .. "
-             f"{_esc(s['end'])}: <b>{s['error']} errors, {s['warning']} warnings, {s['info']} info</b>"
-             f"{'' if result.findings else ' - healthy on what was measured'}; "
-             f"{s['checks_not_available']} checks not available"
-             + (f"; {s['ports_not_measured']} more ports not measured (one reading per counter)"
-                if s["ports_not_measured"] else "") + ".</p>"]
-    if result.model is not None:
-        parts.append("<h2>Against the model</h2><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in model_lines(result))
-                     + "</ul>")
     charts = 0
-    parts.append("<h2>Findings, worst first</h2>")
+    groups = []
     for entity, items in result.ranked():
         jobs = result.jobs_by_entity.get(entity)
-        label = f"{entity} (job: {', '.join(jobs)})" if jobs else entity
-        parts.append(f"<h3>{_esc(label)}</h3>")
+        findings = []
         for item in items:
-            parts.append(f"<div class='finding'><span class='{item.severity}'>{item.severity.upper()}</span> "
-                         f"<b>{_esc(item.rule_id)}</b> {_esc(item.message)}<br><span class='fix'>do: "
-                         f"{_esc(item.fix)}</span>")
+            chart, no_chart = None, False
             if item.series and charts < MAX_CHARTS:
                 figure = finding_figure(item, index)
                 if figure is None:
-                    parts.append("<br><span class='caption'>no chart: its counters have no value to draw in the "
-                                 "window (a single reading, or no interval with a known rate)</span>")
+                    no_chart = True
                 else:
-                    parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False,
-                                             div_id=f"chart-{charts}", config={"displaylogo": False}))
+                    chart = figure_div(figure, f"chart-{charts}")
                     charts += 1
-            parts.append("</div>")
-    rows = port_rows(result)
-    parts.append("<h2>Per port</h2><table><tr><th>port</th>"
-                 + "".join(f"<th>{_esc(h)}</th>" for _c, _m, h, _w in TABLE_COLUMNS) + "<th>status</th></tr>")
-    for entity, row in rows.items():
-        cells = []
-        for cid, metric, _h, how in TABLE_COLUMNS:
-            cells.append(_show(row[metric], how) if metric in row else ("n/a" if f"{cid}:na" in row else "-"))
-        parts.append(f"<tr><td>{_esc(entity)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells)
-                     + f"<td class='{row['worst']}'>{_esc(row['worst'])}</td></tr>")
-    parts.append("</table>")
-    if result.unavailable:
-        parts.append("<h2>Not available</h2><ul>" + "".join(
-            f"<li>{_esc(n.check_id)} on {_esc(n.entity)}: {_esc(n.reason)}</li>" for n in result.unavailable[:500])
-            + "</ul>")
-    if result.notes:  # what was set aside and why (single readings, unusable rates), each naming its source
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_esc(note)}</li>" for note in result.notes[:500]) + "</ul>")
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fabricplan health</title>"
-            f"<style>{_CSS}</style><script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
-            + "".join(parts) + "</body></html>")
+            findings.append({"severity": item.severity, "rule_id": item.rule_id, "message": item.message,
+                             "fix": item.fix, "chart": chart, "no_chart": no_chart})
+        groups.append({"label": f"{entity} (job: {', '.join(jobs)})" if jobs else entity, "findings": findings})
+    ports = []
+    for entity, row in port_rows(result).items():
+        cells = [_show(row[metric], how) if metric in row else ("n/a" if f"{cid}:na" in row else "-")
+                 for cid, metric, _h, how in TABLE_COLUMNS]
+        ports.append({"entity": entity, "cells": cells, "worst": row["worst"]})
+    return {"title": "Fabric health", "command": "health", "s": summary(result),
+            "healthy": not result.findings,
+            "model_lines": model_lines(result) if result.model is not None else None,
+            "groups": groups, "port_headers": [h for _c, _m, h, _w in TABLE_COLUMNS], "ports": ports,
+            "unavailable": [f"{n.check_id} on {n.entity}: {n.reason}" for n in result.unavailable[:500]],
+            "notes": list(result.notes[:500])}  # what was set aside and why, each naming its source
+
+
+def health_html(result: HealthResult) -> str:
+    """The health report as one HTML document (the shared base layout and stylesheet)."""
+    return render("health.html.j2", charts=True, **health_context(result))

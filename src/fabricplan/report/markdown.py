@@ -77,6 +77,9 @@ def compare_markdown(report: CompareReport) -> str:
     if any(f.designs_considered for f in report.fabrics):
         lines += _section("Designs considered", content.DESIGN_HEADERS, content.design_rows(report))
     lines += _section("Decision rules", content.RULE_HEADERS, content.rule_rows(report))
+    if report.sources:
+        lines += [f"## {content.SOURCES_TITLE}", ""]
+        lines += [f"- {markdown_text(mark + text)}" for mark, text in content.source_lines(report)] + [""]
     if report.recommendation.advice:
         lines += _section(content.ADVICE_TITLE, content.ADVICE_HEADERS, content.advice_rows(report))
     if report.crossovers:

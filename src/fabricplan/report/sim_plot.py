@@ -137,14 +137,19 @@ def simulate_figure(result):
     return fig
 
 
-def write_plot(result, path: Path) -> None:
-    """Write the figure to ``path`` (whole or not at all); an InputError naming the path if it cannot be written."""
-    import plotly.io as pio
-    from plotly.offline import get_plotlyjs
+def simulate_html(result) -> str:
+    """The figure as a page on the reports' base layout and stylesheet (`chart_page.html.j2`)."""
+    from fabricplan.report.pages import figure_div, render
 
-    html = pio.to_html(simulate_figure(result), include_plotlyjs=False, full_html=False)
-    document = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fabricplan simulate</title>"
-                f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>{html}</body></html>")
+    fl = result.fluid
+    summary = (f"{', '.join(j.name for j in result.jobs)}: congestion control {fl.config.cc}, "
+               f"PFC {'on' if fl.config.uses_pfc else 'off'}")
+    return render("chart_page.html.j2", title="Congestion over time", command="simulate", charts=True,
+                  summary=summary, chart=figure_div(simulate_figure(result), "chart-simulate"))
+
+
+def write_plot(result, path: Path) -> None:
+    """Write the page to ``path`` (whole or not at all); an InputError naming the path if it cannot be written."""
     from fabricplan.io import write_text_atomic
 
-    write_text_atomic(path, document, what="plot")
+    write_text_atomic(path, simulate_html(result), what="plot")

@@ -65,16 +65,16 @@ REPORTS: tuple[Report, ...] = (
            setup=("sweep", "run", SWEEP_FILE, "--out", "{sweep}"), slow=True),
     Report("fleet-report", "fleet, the bundled job mix on RoCE",
            ("fleet", "examples/fleets/mix-16k-h100.yaml", "--fabric", "roce-v2", "--days", "2", "--samples", "2",
-            "--html", "{html}"), window=(1400, 1800)),
+            "--html", "{html}"), window=(1400, 880)),
     Report("health-report", "health, a PFC storm",
            ("health", "--ethtool", "tests/fixtures/health/ethtool_storm.txt", "--hw-counters",
             "tests/fixtures/health/hw_counters_node01.txt", "--html", "{html}"), window=(1400, 1800)),
     Report("check-measured-report", "check-measured, a cluster whose NICs trained at 200G",
            ("check-measured", "tests/fixtures/measure/all_reduce_200g_nics_roce.log", "--spec",
-            "tests/fixtures/measure/cluster_roce_2x8_h100.yaml", "--html", "{html}"), window=(1400, 1400)),
+            "tests/fixtures/measure/cluster_roce_2x8_h100.yaml", "--html", "{html}"), window=(1400, 1250)),
     Report("simulate-plot", "simulate --plot, a 64-to-1 incast with DCQCN and PFC",
            ("simulate", "incast", "--k", "16", "--senders", "64", "--flow-size", "1MB", "--cc", "dcqcn",
-            "--pfc", "on", "--plot", "{html}"), window=(1400, 1400)),
+            "--pfc", "on", "--plot", "{html}"), window=(1400, 900)),
 )
 
 

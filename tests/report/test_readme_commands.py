@@ -32,7 +32,7 @@ def test_every_figure_and_command_is_used_where_it_belongs():
 
 def test_an_unknown_figure_is_an_error_not_a_pass():
     with pytest.raises(KeyError, match="no-such-figure"):
-        MODULE.render("<!-- fig no-such-figure -->1.0 %<!-- /fig -->")
+        MODULE.render("<!-- fig no-such-figure -->1.0 %<!-- /fig -->", ROOT / "elsewhere.md")
 
 
 def test_excerpt_marks_what_it_left_out():

@@ -79,6 +79,15 @@ COMMANDS: dict[str, Command] = {
     "check-measured-200g": Command(("check-measured", *MEASURED), parts=((0, 2),), exit_codes=(0, 1)),
     "check-measured-200g-causes": Command(("check-measured", *MEASURED), parts=((0, 2), ("Likely causes", 7)),
                                           exit_codes=(0, 1), document=ROOT / "docs" / "calibration.md"),
+    "calibrate-hdr": Command(("calibrate", "tests/fixtures/measure/all_reduce_debug_2x8_a100_hdr.log", "--fabric",
+                              "infiniband-hdr"), parts=((0, 2), ("Residuals per row", 1)),
+                             document=ROOT / "docs" / "calibration.md"),
+    "lint-broken": Command(("lint", "--nic", "tests/fixtures/ops/good/nics/gpu01_eth2", "--nic",
+                            "tests/fixtures/ops/broken/nic_buffer_too_small/nics/gpu02_eth2.nic", "--nic",
+                            "tests/fixtures/ops/good/nics/gpu03_eth2.nic", "--switch",
+                            "tests/fixtures/ops/broken/pfc_mismatch/switches/leaf01/config_db.json", "--cabling",
+                            "tests/fixtures/ops/good/cabling.yaml"), exit_codes=(1,),
+                           document=ROOT / "docs" / "network-engineers.md"),
     "dcqcn-40g": Command(("dcqcn", "--flows", "10", "--delay-us", "85", "--link", "40G")),
     "simulate-incast": Command(("simulate", "incast", "--k", "16", "--senders", "64", "--flow-size", "1MB",
                                 "--cc", "dcqcn", "--pfc", "on"),
@@ -357,7 +366,15 @@ def _latency_table() -> str:
 
 LATENCY_CLAIMS = (("infiniband-ndr", "0.5–1 µs"), ("roce-v2", "1–3 µs"), ("ethernet-tcp", "–"))
 
+def _verdict_line(*args: str) -> str:
+    """The verdict ``check-measured ARGS`` prints first (its wrapped lines joined)."""
+    lines = run(("check-measured", *args), (0, 1)).splitlines()
+    return " ".join(line.strip() for line in lines[:lines.index(next(x for x in lines if x.startswith("all-reduce")))])
+
+
 FIGURES.update({
+    "slow-host-verdict": lambda: _verdict_line("tests/fixtures/measure/all_reduce_slow_host_roce.log", "--spec",
+                                               "tests/fixtures/measure/cluster_roce_2x8_h100.yaml"),
     "catalog-numbers": _catalog_numbers,
     "goodput-1024": lambda: _goodput("examples/llama70b-1024-h100.yaml"),
     "goodput-16k": lambda: _goodput("examples/llama405b-16k-h100.yaml"),

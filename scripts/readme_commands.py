@@ -366,6 +366,19 @@ def _latency_table() -> str:
 
 LATENCY_CLAIMS = (("infiniband-ndr", "0.5–1 µs"), ("roce-v2", "1–3 µs"), ("ethernet-tcp", "–"))
 
+
+def _latency_range(fabric: str) -> str:
+    """The one-way 8-byte latency of ``fabric`` from one leaf to across the core (the table's row)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from fabricplan.catalog import load_catalog
+    from fabricplan.perf.latency import point_to_point_latency
+
+    catalog = load_catalog()
+    profile = catalog.fabric(fabric)
+    ns = catalog.switch(profile.hardware.switch).port_to_port_latency_ns
+    low, high = (point_to_point_latency(profile, ns, hop, catalog=catalog).total_us for hop in ("same_leaf", "cross_core"))
+    return f"{low:.1f}–{high:.1f} µs"
+
 def _verdict_line(*args: str) -> str:
     """The verdict ``check-measured ARGS`` prints first (its wrapped lines joined)."""
     lines = run(("check-measured", *args), (0, 1)).splitlines()
@@ -376,6 +389,7 @@ FIGURES.update({
     "slow-host-verdict": lambda: _verdict_line("tests/fixtures/measure/all_reduce_slow_host_roce.log", "--spec",
                                                "tests/fixtures/measure/cluster_roce_2x8_h100.yaml"),
     "catalog-numbers": _catalog_numbers,
+    "ib-latency-range": lambda: _latency_range("infiniband-ndr"),
     "goodput-1024": lambda: _goodput("examples/llama70b-1024-h100.yaml"),
     "goodput-16k": lambda: _goodput("examples/llama405b-16k-h100.yaml"),
     "interruptions-16k": lambda: _interruptions("examples/llama405b-16k-h100.yaml"),

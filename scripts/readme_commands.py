@@ -13,7 +13,8 @@ and fails when a document has drifted):
   -->``, a Markdown table built from ``--json`` documents;
 * an inline figure in prose: ``<!-- fig NAME -->VALUE<!-- /fig -->`` (the comment is invisible
   on GitHub), where VALUE is a number, a fabric or a short sentence taken from a ``--json``
-  document of a command named in ``FIGURES``.
+  document of a command named in ``FIGURES`` (the catalog's counts and the latency table read the
+  bundled catalog through the package's own functions).
 
 A figure whose name the script does not know is an error, so no quoted run figure is left unchecked
 by a typo. Every ``--json`` document comes from the CLI (``python -m fabricplan.cli.app ... --json``),
@@ -163,6 +164,7 @@ def excerpt(lines: list[str], parts: tuple[tuple[int | str, int | str], ...]) ->
 
 
 def markers(name: str, kind: str = "command") -> tuple[str, str]:
+    """The BEGIN and END markers of a generated part (``kind``: command or table)."""
     return f"<!-- BEGIN {kind} {name} (scripts/readme_commands.py) -->", f"<!-- END {kind} {name} -->"
 
 
@@ -346,29 +348,13 @@ def _catalog_numbers() -> str:
             f"{kinds['confidence']:,} by stated confidence, the rest exact)")
 
 
-def _latency_table() -> str:
-    """One-way 8-byte latency per fabric and hop class, against the seed's claims (README)."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from fabricplan.catalog import load_catalog
-    from fabricplan.perf.latency import point_to_point_latency
-
-    catalog = load_catalog()
-    lines = ["| fabric | seed claim | same leaf | same pod (3 switches) | across core (5 switches) |",
-             "|---|---|---:|---:|---:|"]
-    for fabric, claim in LATENCY_CLAIMS:
-        profile = catalog.fabric(fabric)
-        switch = catalog.switch(profile.hardware.switch)
-        cells = [point_to_point_latency(profile, switch.port_to_port_latency_ns, hop, catalog=catalog).total_us
-                 for hop in ("same_leaf", "same_pod", "cross_core")]
-        lines.append(f"| {fabric} | {claim} | " + " | ".join(f"{c:.2f} µs" for c in cells) + " |")
-    return "\n".join(lines)
-
-
 LATENCY_CLAIMS = (("infiniband-ndr", "0.5–1 µs"), ("roce-v2", "1–3 µs"), ("ethernet-tcp", "–"))
+HOP_CLASSES = ("same_leaf", "same_pod", "cross_core")
 
 
-def _latency_range(fabric: str) -> str:
-    """The one-way 8-byte latency of ``fabric`` from one leaf to across the core (the table's row)."""
+@functools.cache
+def _latencies(fabric: str) -> tuple[float, ...]:
+    """One-way 8-byte latency of ``fabric`` on its default switch per hop class [us] (perf/latency.py)."""
     sys.path.insert(0, str(ROOT / "src"))
     from fabricplan.catalog import load_catalog
     from fabricplan.perf.latency import point_to_point_latency
@@ -376,8 +362,22 @@ def _latency_range(fabric: str) -> str:
     catalog = load_catalog()
     profile = catalog.fabric(fabric)
     ns = catalog.switch(profile.hardware.switch).port_to_port_latency_ns
-    low, high = (point_to_point_latency(profile, ns, hop, catalog=catalog).total_us for hop in ("same_leaf", "cross_core"))
-    return f"{low:.1f}–{high:.1f} µs"
+    return tuple(point_to_point_latency(profile, ns, hop, catalog=catalog).total_us for hop in HOP_CLASSES)
+
+
+def _latency_table() -> str:
+    """One-way 8-byte latency per fabric and hop class, against the seed's claims (README)."""
+    lines = ["| fabric | seed claim | same leaf | same pod (3 switches) | across core (5 switches) |",
+             "|---|---|---:|---:|---:|"]
+    for fabric, claim in LATENCY_CLAIMS:
+        lines.append(f"| {fabric} | {claim} | " + " | ".join(f"{c:.2f} µs" for c in _latencies(fabric)) + " |")
+    return "\n".join(lines)
+
+
+def _latency_range(fabric: str) -> str:
+    """The one-way 8-byte latency of ``fabric`` from one leaf to across the core (the table's row)."""
+    return f"{_latencies(fabric)[0]:.1f}–{_latencies(fabric)[-1]:.1f} µs"
+
 
 def _verdict_line(*args: str) -> str:
     """The verdict ``check-measured ARGS`` prints first (its wrapped lines joined)."""

@@ -29,8 +29,10 @@ def pinned(name: str, style: str = "rail_optimized") -> Path:
 def load_script(name: str):
     """The module ``scripts/<name>.py`` (scripts are not a package), loaded by path."""
     import importlib.util
+    import sys
 
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass in the script looks its module up by name
     spec.loader.exec_module(module)
     return module

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from fabricplan.errors import InputError
+from fabricplan.units import format_span
 
 #: Program limits (not physical defaults): the search range of the gain-crossover frequency, rad/s.
 _OMEGA_MIN = 1e-1
@@ -81,19 +82,11 @@ class DcqcnParams:
             low, high, unit, whole = PARAMETER_LIMITS[name]
             if not (math.isfinite(value) and low <= value <= high) or (whole and value != int(value)):
                 kind = "a whole number" if whole else "a number"
-                raise InputError(f"must be {kind} in {_span(low, high, unit)}, got {value:g}", location=where(name))
+                raise InputError(f"must be {kind} in {format_span(low, high, unit)}, got {value:g}", location=where(name))
         if self.kmax_kb <= self.kmin_kb:
             raise InputError(f"must be greater than Kmin ({self.kmin_kb:g} KB), got {self.kmax_kb:g}",
                              location=where("kmax_kb"))
         return self
-
-
-def _span(low: float, high: float, unit: str) -> str:
-    """``0.001..10,000,000 Mb/s``: a range as the error messages write it."""
-    def number(x: float) -> str:
-        return f"{x:,.0f}" if x == int(x) and abs(x) < 1e15 else f"{x:g}"
-
-    return f"{number(low)}..{number(high)}" + (f" {unit}" if unit else "")
 
 
 def _flag(field: str) -> str:
@@ -429,7 +422,7 @@ def analyse(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams |
     from fabricplan.sim.params import sim_parameter as perf_parameter
 
     if not (math.isfinite(delay_us) and 0 <= delay_us <= MAX_DELAY_US):
-        raise InputError(f"must be a control-loop delay in {_span(0, MAX_DELAY_US, 'us')}, got {delay_us:g}",
+        raise InputError(f"must be a control-loop delay in {format_span(0, MAX_DELAY_US, 'us')}, got {delay_us:g}",
                          location="--delay-us")
     defaults = dcqcn_params(catalog)
     params = (params or defaults).check()
@@ -452,5 +445,5 @@ def _check_case(link_gbps: float, flows: int) -> None:
     if not math.isfinite(link_gbps) or link_gbps <= 0:
         raise InputError(f"must be a link rate > 0 Gb/s, got {link_gbps:g}", location="--link")
     if int(flows) != flows or not 1 <= flows <= MAX_FLOWS:
-        raise InputError(f"must be a whole number of flows in {_span(1, MAX_FLOWS, '')}, got {flows}",
+        raise InputError(f"must be a whole number of flows in {format_span(1, MAX_FLOWS, '')}, got {flows}",
                          location="--flows")

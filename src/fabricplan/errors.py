@@ -46,3 +46,22 @@ def did_you_mean(word: str, known, n: int = 3) -> str:
         return ""
     options = found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
     return f"did you mean {options}?"
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control, format or line-separator character (Unicode categories Cc, Cf,
+    Zl, Zp: ESC, NUL, DEL, C1 controls, bidirectional overrides, U+2028) written as an escape (``\\x1b``, ``\\u202e``), so a
+    file, host or job name a user wrote can never move the cursor, recolour or rewrite a terminal,
+    nor split a one-line message (newlines and tabs are escaped too unless ``keep_newlines``)."""
+    import unicodedata
+
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if (keep_newlines and ch in "\n\t") or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)

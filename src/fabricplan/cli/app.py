@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from fabricplan.errors import FabricplanError
+from fabricplan.errors import FabricplanError, printable
 
 _app = typer.Typer(
     name="fabricplan",
@@ -207,10 +207,10 @@ def run(argv: list[str] | None = None) -> int:
         if message:  # empty for "no arguments": the help is already on stdout
             context = getattr(exc, "ctx", None)
             hint = f" (see '{context.command_path} --help')" if context is not None else ""
-            print(f"error: {message}{hint}", file=sys.stderr)
+            print(printable(f"error: {message}{hint}"), file=sys.stderr)
         return exc.exit_code
-    except FabricplanError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except FabricplanError as exc:  # one line whatever names it quotes (a file or host name with ESC)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0
 

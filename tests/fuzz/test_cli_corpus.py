@@ -36,6 +36,7 @@ BAD_FILES: dict[str, str | bytes] = {
                              "date: 2024-01}}}\n",
     "overlay-share.yaml": "perf_defaults: {parameters: {tp_overlap_efficiency: {value: 1e300, source: a test, "
                           "date: 2024-01}}}\n",
+    "overlay-gpu.yaml": "gpus: [{id: h100-sxm, hbm_gbytes: 1, source: a test, date: 2024-01}]\n",
     "lint-asic.yaml": "rules:\n  HDRM001:\n    asic: no-such-asic\n",
     "lint-asic-settings.yaml": "settings:\n  asic: no-such-asic\n",
     "sweep-draws.yaml": "name: s\nbase: {ex}/llama70b-1024-h100.yaml\naxes: {cluster.gpus: [512]}\n"
@@ -84,6 +85,8 @@ CORPUS: list[tuple[list[str], int, str | None]] = [
     (["compare", SPEC, "--efficiency-model", "nope"], 2, "--efficiency-model"),
     (["compare", SPEC, "--html", "{d}"], 2, "{d}"),
     (["compare", SINGLE, "--quick", "-q"], 0, None),
+    (["compare", SPEC, "--quick", "-q", "--catalog", "{d}/overlay-gpu.yaml"], 2,
+     "set by {d}/overlay-gpu.yaml: gpus[id=h100-sxm].hbm_gbytes"),
     # --- lint, headroom
     (["lint"], 2, "--nic"),
     (["lint", "--nic", "no{E}dir"], 2, "no\\x1bdir"),

@@ -48,19 +48,26 @@ def did_you_mean(word: str, known, n: int = 3) -> str:
     return f"did you mean {options}?"
 
 
-def printable(text: object, limit: int | None = None) -> str:
-    """Untrusted text (a server's error body, a host name from a capture) made safe for one line of
-    a terminal: every control or format character (Unicode category ``C*``: NUL, ESC and the rest
-    of C0 and C1, DEL, newlines, bidirectional overrides) and every line or paragraph separator is
-    shown as its Python escape (``\\x1b``, ``\\n``, ``\\u202e``), so nothing reaches the terminal
-    raw, no escape sequence is run and no second line (a forged ``error:``) can start. ``limit``
-    clips the result to that many characters (``...`` marks the cut)."""
+def printable(text: object, limit: int | None = None, *, keep_newlines: bool = False) -> str:
+    """Untrusted text (a server's error body, a host, file or job name) made safe for one line of a
+    terminal: every control, format or line-separator character (Unicode categories Cc, Cf, Zl, Zp:
+    NUL, ESC, DEL, C1 controls, bidirectional overrides, U+2028) written as an escape (``\\x1b``,
+    ``\\u202e``), so nothing moves the cursor, recolours the terminal or starts a second line (a
+    forged ``error:``); newlines and tabs too unless ``keep_newlines``. ``limit`` clips the result to
+    that many characters (``...`` marks the cut)."""
     import unicodedata
 
     shown = str(text)
-    if not shown.isprintable() and any(unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" for c in shown):
-        shown = "".join(c.encode("unicode_escape").decode("ascii")
-                        if unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" else c for c in shown)
+    if not shown.isprintable():
+        out = []
+        for ch in shown:
+            if (keep_newlines and ch in "\n\t") or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp"):
+                out.append(ch)
+            else:
+                code = ord(ch)
+                out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                           else f"\\U{code:08x}")
+        shown = "".join(out)
     if limit is not None and len(shown) > limit:
         shown = shown[: max(0, limit - 3)] + "..."
     return shown

@@ -156,14 +156,15 @@ def document_position(text: str, path: tuple[Any, ...]) -> tuple[int, int] | Non
     return mark.line + 1, mark.column + 1
 
 
-def read_text_bounded(path: Path, where: str, *, expected: str = "a spec or catalog file is expected to be a few KB"
-                      ) -> str:
+def read_text_bounded(path: Path, where: str, *, expected: str = "a spec or catalog file is expected to be a few KB",
+                      allow_control: bool = False) -> str:
     """Read a UTF-8 text input of at most MAX_DOCUMENT_BYTES: endless inputs (/dev/zero, a pipe)
     stop at MAX_DOCUMENT_BYTES + 1 bytes. Every failure is an InputError at ``where`` (a bad
     byte with its line); ``expected`` says what size of input the caller expects.
 
     The file is opened non-blocking so that a FIFO without a writer reads as empty instead of
-    waiting for one; reads then block as usual.
+    waiting for one; reads then block as usual. A control character (``_CONTROL_CHARACTER``) is
+    refused with its line unless ``allow_control`` (logs whose stray lines are skipped).
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
@@ -199,10 +200,16 @@ def read_text_bounded(path: Path, where: str, *, expected: str = "a spec or cata
                          location=where)
     data = b"".join(chunks)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", location=f"{where}:{line}") from None
+    control = None if allow_control else _CONTROL_CHARACTER.search(text)
+    if control is not None:  # a host or port name holding ESC would reach the terminal as a sequence
+        line = text.count("\n", 0, control.start()) + 1
+        raise InputError(f"control character U+{ord(control.group()):04X} is not allowed in a text input",
+                         location=f"{where}:{line}")
+    return text
 
 
 def _too_large(size: str, expected: str, kind: str = "file") -> str:
@@ -260,9 +267,41 @@ def _parse_json(text: str, where: str) -> Any:
         pass
     else:
         if _depth_within_limit(value):
+            _refuse_control_strings(value, text, where)
             return value
     message, line, column = _locate_json_problem(text)
     raise InputError(message, location=f"{where}:{line}:{column}")
+
+
+#: Control characters a document's strings may not hold (written as escapes: the YAML reader
+#: refuses raw ones): all C0 and C1 controls and DEL but tab, newline and carriage return. A name
+#: holding ESC would otherwise reach the terminal as an escape sequence in every table it is in.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _control_message(text: str) -> str | None:
+    found = _CONTROL_CHARACTER.search(text)
+    return None if found is None else (f"control character U+{ord(found.group()):04X} in a string is not "
+                                       "allowed (names and texts are printed to terminals)")
+
+
+def _refuse_control_strings(value: Any, text: str, where: str) -> None:
+    """InputError at the first JSON string (key or value) holding a control character, located at
+    the first such escape in ``text`` (iterative walk)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        strings = [item] if isinstance(item, str) else list(item) if isinstance(item, dict) else []
+        for string in strings:
+            message = _control_message(string)
+            if message is not None:
+                escape = re.search(r"\\u00[0-1][0-9a-fA-F]|\\u007[fF]|\\u00[89][0-9a-fA-F]|\\[bf]", text)
+                line, column = _line_column(text, escape.start()) if escape else (1, 1)
+                raise InputError(message, location=f"{where}:{line}:{column}")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _depth_within_limit(value: Any) -> bool:
@@ -462,6 +501,9 @@ def _compose_bounded(loader: Any, where: str) -> Node | None:
                                      location=_mark(where, event.start_mark))
                 tag = event.tag
                 if isinstance(event, ScalarEvent):
+                    problem = _control_message(event.value)
+                    if problem is not None:
+                        raise InputError(problem, location=_mark(where, event.start_mark))
                     if tag is None or tag == "!":
                         tag = loader.resolve(ScalarNode, event.value, event.implicit)
                     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)

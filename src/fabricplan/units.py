@@ -252,6 +252,15 @@ def _decimal(value: float) -> Decimal:
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
+def format_span(low: float, high: float, unit: str = "") -> str:
+    """A flag's accepted range as error messages write it: ``0.001..10,000,000 Mb/s``, ``1..128``
+    (whole numbers grouped by thousands, fractions as they are, never an exponent)."""
+    def number(x: float) -> str:
+        return _grouped(Decimal(repr(float(x))).normalize()) if math.isfinite(x) else str(x)
+
+    return f"{number(low)}..{number(high)}" + (f" {unit}" if unit else "")
+
+
 def _plain(value: Decimal) -> str:
     """Positional notation without trailing zeros: ``Decimal('1E+3')`` -> ``1000``."""
     text = format(value, "f")

@@ -9,7 +9,6 @@ import contextlib
 import errno
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -233,36 +232,6 @@ def test_cli_refuses_a_symlink_or_fifo_output_before_the_work(cli, tmp_path):
     assert link.is_symlink() and not (tmp_path / "elsewhere.yaml").exists()
 
 
-@pytest.fixture
-def small_tmpfs(tmp_path):
-    """A 64 KiB tmpfs (a real full disk); skipped where mounting is not permitted."""
-    point = tmp_path / "small"
-    point.mkdir()
-    try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)],
-                                 capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"cannot mount a tmpfs: {exc}")
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", str(point)], capture_output=True, timeout=30)
-
-
-def test_a_real_full_disk_leaves_the_previous_file_and_no_temporary(small_tmpfs, cli):
-    report = small_tmpfs / "report.html"
-    write_text_atomic(report, "previous")
-    with pytest.raises(InputError) as caught:
-        write_bytes_atomic(report, b"x" * 200_000, what="HTML report")
-    assert "No space left on device" in str(caught.value) and str(report) in str(caught.value)
-    assert report.read_text() == "previous" and [p.name for p in small_tmpfs.iterdir()] == ["report.html"]
-    result = cli("compare", EXAMPLES / "single-node-8-inference.yaml", "-q", "--quick", "--html", report)
-    assert result.code == 2 and result.err.count("\n") == 1 and "No space left on device" in result.err
-    assert report.read_text() == "previous" and [p.name for p in small_tmpfs.iterdir()] == ["report.html"]
-
-
 @pytest.mark.parametrize("command", ["calibrate", "check-measured"])
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
 def test_calibrate_out_and_check_measured_html_refuse_links_and_fifos(cli, tmp_path, command, kind):
@@ -288,3 +257,41 @@ def test_calibrate_out_and_check_measured_html_refuse_links_and_fifos(cli, tmp_p
         assert stat.S_ISFIFO(target.lstat().st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({target.name} | ({"elsewhere"} if kind == "symlink"
                                                                                else set()))
+
+
+class CtrlCWhileWriting(DiskFull):
+    """Like `DiskFull`, but the user presses Ctrl-C (KeyboardInterrupt) `limit` bytes into the file."""
+
+    def __call__(self, fd, *args, **kwargs):
+        handle = super().__call__(fd, *args, **kwargs)
+        full_write = handle.write
+
+        def write(data):
+            try:
+                return full_write(data)
+            except OSError:
+                raise KeyboardInterrupt from None
+
+        handle.write = write  # type: ignore[method-assign]
+        return handle
+
+
+@pytest.mark.parametrize("command", [
+    ("compare", str(EXAMPLES / "single-node-8-inference.yaml"), "-q", "--quick", "--html", "{out}"),
+    ("simulate", "incast", "--k", "4", "--senders", "4", "--plot", "{out}"),
+])
+def test_ctrl_c_while_writing_exits_130_in_one_line_and_keeps_the_previous_file(tmp_path, monkeypatch, capsys,
+                                                                                 command):
+    from fabricplan.cli.app import main
+
+    out = tmp_path / "report.html"
+    out.write_text("previous")
+    monkeypatch.setattr(os, "fdopen", CtrlCWhileWriting(limit=4096))
+    monkeypatch.setattr("sys.argv", ["fabricplan", *(a.replace("{out}", str(out)) for a in command)])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    captured = capsys.readouterr()
+    assert stopped.value.code == 130
+    assert captured.err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in captured.err
+    assert out.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # the temporary is gone

@@ -113,7 +113,7 @@ CABLING_CASES = {
     "length_km": (("length_m: 5", "length_m: 200km"), "cable length '200km' must be in 0..120,000 m"),
     "duplicate_field": (("length_m: 5", "length_m: 5\n    length_m: 7"), "duplicate key 'length_m'"),
     "duplicate_top": (("links:", "links: []\nlinks:"), "duplicate key 'links'"),
-    "control_character": (("links:", "links:\x00"), "invalid YAML"),
+    "control_character": (("links:", "links:\x00"), "control character U+0000 is not allowed"),
 }
 
 

@@ -28,6 +28,13 @@ CASES = {
                     r"filters\[0\]: 'cluster.gpuz' is neither an axis"),
     "filter-types": ({"axes": SMALL_AXES, "filters": ["cluster.gpus > abc"]},
                      r"filters 'cluster.gpus > abc': cannot compare 512 > 'abc'"),
+    # a filter's right-hand side goes through the bounded reader too (issue 31): an alias bomb
+    # and deep nesting are refused in one line, not a MemoryError or RecursionError
+    "filter-alias-bomb": ({"axes": SMALL_AXES, "filters": ["cluster.gpus == [&a [1,1,1,1,1,1,1,1,1,1], " + ", ".join(
+        f"&{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(8)) + "]"]},
+        r"filters\[0\](:1:\d+)?: more than 1,000,000 values once YAML aliases are expanded"),
+    "filter-deep": ({"axes": SMALL_AXES, "filters": ["cluster.gpus == " + "[" * 5000 + "]" * 5000]},
+                    r"filters\[0\](:1:\d+)?: nested more than 100 levels deep"),
     "unknown-key": ({"axes": SMALL_AXES, "axis": {}}, r"axis: unknown field.*`fabricplan sweep schema`"),
     "efficiency": ({"axes": SMALL_AXES, "efficiency_model": "nope"}, r"nope"),
     "draws-negative": ({"axes": SMALL_AXES, "draws": -3}, r"draws: Input should be greater than or equal to 0 \(got -3\)"),

@@ -54,7 +54,7 @@ def test_the_library_refusal_names_the_line(tmp_path):
 
 @pytest.mark.parametrize(("text", "shown"), [
     ("plain host-01", "plain host-01"),
-    ("a\nerror: forged", "a\\nerror: forged"),
+    ("a\nerror: forged", "a\\x0aerror: forged"),
     ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
     ("nul\x00bell\x07del\x7f", "nul\\x00bell\\x07del\\x7f"),
     ("rtl\u202eevil\u2028sep", "rtl\\u202eevil\\u2028sep"),

@@ -29,10 +29,21 @@ Source = Annotated[str, Field(min_length=3, description="Where the numbers come 
 
 # --- perf_defaults.yaml -------------------------------------------------------------------------
 
+def _number_text_as_number(value: object) -> object:
+    """A value written as text that reads as a number (YAML 1.1 reads ``1e300`` and ``.5e1`` as
+    text) is that number, so the bounds below apply to it; an id stays text."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
 class PerfParameter(Strict):
     """One constant of the performance models: a number, a table by compute capability, or an id."""
 
-    value: float | dict[int, float] | str
+    value: Annotated[float | dict[int, float] | str, BeforeValidator(_number_text_as_number)]
     unit: str
     source: Source
     date: DateText

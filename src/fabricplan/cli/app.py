@@ -131,6 +131,38 @@ def _help_as_written(app: typer.Typer) -> typer.Typer:
     return app
 
 
+class _Interrupted(Exception):
+    """Ctrl-C inside a command: typer would turn its KeyboardInterrupt into a silent exit 130."""
+
+
+def _interruptible(app: typer.Typer) -> typer.Typer:
+    """Every command callback of ``app`` (and its groups) raises :class:`_Interrupted` for Ctrl-C, so
+    that `run` says "interrupted" in one line and exits 130 (the wrapper keeps the signature)."""
+    import functools
+
+    def wrap(info) -> None:  # type: ignore[no-untyped-def]
+        callback = info.callback
+        if callback is None or getattr(callback, "_fabricplan_interruptible", False):
+            return
+
+        @functools.wraps(callback)
+        def interruptible(*args, **kwargs):  # type: ignore[no-untyped-def]
+            try:
+                return callback(*args, **kwargs)
+            except KeyboardInterrupt:
+                raise _Interrupted from None
+
+        interruptible._fabricplan_interruptible = True  # type: ignore[attr-defined]
+        info.callback = interruptible
+
+    for info in app.registered_commands:
+        wrap(info)
+    for sub in app.registered_groups:
+        if sub.typer_instance is not None:
+            _interruptible(sub.typer_instance)
+    return app
+
+
 #: The module that registers each top-level command (tests check it matches `app`).
 COMMAND_MODULES = {"init": "plan_cmds", "schema": "plan_cmds", "catalog": "plan_cmds", "topology": "plan_cmds",
                    "cost": "plan_cmds", "collective": "perf_cmds", "step": "perf_cmds", "compare": "decide_cmds",
@@ -152,7 +184,7 @@ def full_app() -> typer.Typer:
 
         for module in dict.fromkeys(COMMAND_MODULES.values()):
             importlib.import_module(f"fabricplan.cli.{module}").register(_app)
-        _help_as_written(_app)
+        _help_as_written(_interruptible(_app))
         _registered = True
     return _app
 
@@ -181,7 +213,7 @@ def _app_for(argv: list[str]) -> typer.Typer:
                         pretty_exceptions_enable=False)
     small.callback()(_group)
     importlib.import_module(f"fabricplan.cli.{module}").register(small)
-    return _help_as_written(small)
+    return _help_as_written(_interruptible(small))
 
 
 def _group() -> None:
@@ -198,8 +230,8 @@ def run(argv: list[str] | None = None) -> int:
     Usage errors (unknown option, a value of the wrong type, a missing argument) and errors in the
     user's input (`FabricplanError`) become one `error: ...` line on stderr and exit 2, with no
     traceback; control characters in the message (a server's error body, a host name from a
-    capture) are shown escaped (`errors.printable`). A bare command group prints its help on
-    stdout and exits 2.
+    capture) are shown escaped (`errors.printable`); Ctrl-C inside a command is one "interrupted"
+    line and exit 130. A bare command group prints its help on stdout and exits 2.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -209,11 +241,14 @@ def run(argv: list[str] | None = None) -> int:
         if message:  # empty for "no arguments": the help is already on stdout
             context = getattr(exc, "ctx", None)
             hint = f" (see '{context.command_path} --help')" if context is not None else ""
-            print(f"error: {printable(message)}{hint}", file=sys.stderr)
+            print(printable(f"error: {message}{hint}"), file=sys.stderr)
         return exc.exit_code
-    except FabricplanError as exc:
-        print(f"error: {printable(exc)}", file=sys.stderr)  # one line, whatever text the error quotes
+    except FabricplanError as exc:  # one line whatever names it quotes (a file or host name with ESC)
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return 2
+    except _Interrupted:
+        print("interrupted", file=sys.stderr)
+        return 130
     return result if isinstance(result, int) else 0
 
 

@@ -12,8 +12,20 @@ if TYPE_CHECKING:
 # Tables and reports go to stdout; progress and errors go to stderr so that `--json`
 # leaves stdout holding one JSON document and nothing else. No console markup: spec, job and
 # fabric names are user text, and "[/]" in one must print as-is, not raise rich's MarkupError.
-stdout = Console(markup=False)
-stderr = Console(stderr=True, markup=False)
+class _Console(Console):
+    """A console whose plain-text arguments are printed with control characters escaped
+    (:func:`fabricplan.errors.printable`; newlines and tabs kept): names read from the user's files
+    (hosts, jobs, specs) never reach the terminal as escape sequences. Styled ``Text`` is the
+    program's own and prints as it is."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        from fabricplan.errors import printable
+
+        super().print(*(printable(o, keep_newlines=True) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+stdout = _Console(markup=False)
+stderr = _Console(stderr=True, markup=False)
 
 
 def emit_json(value: Any, *, catalog: Catalog | str | None) -> None:

@@ -18,7 +18,8 @@ def read_text(path: str | Path) -> str:
     """The file's text; bytes that are not UTF-8 (terminal noise in a captured log) become U+FFFD."""
     path = Path(path)
     try:
-        return read_text_bounded(path, str(path), expected="a measurement log is expected to be a few MB")
+        return read_text_bounded(path, str(path), expected="a measurement log is expected to be a few MB",
+                                 allow_control=True)
     except InputError as exc:
         if "not UTF-8" not in exc.message:
             raise

@@ -943,6 +943,10 @@ def _check_memory(job, dims, gpu, *, tp, pp, dp, cp, ep, micro_batches, virtual,
     if not floor.fits:
         extra = (f"; with full activation recomputation it still needs {floor.total_bytes / GIB:,.1f} GiB"
                  if job.recompute != "full" else "")
+        origin = catalog.origins.get("gpus", {}).get(gpu.id, "bundled")
+        if origin != "bundled":  # the capacity came from the user's overlay: say so beside the job
+            by = origin if origin.startswith("set by") else f"set by {origin}"
+            extra += f" (the GPU's {gpu.hbm_gbytes:g} GB of memory is {by}: gpus[id={gpu.id}].hbm_gbytes)"
         raise InputError(memory.shortfall_message() + extra, location=f"jobs[{job.name}]")
     return memory, [f"memory: the estimate of {memory.total_bytes / GIB:,.1f} GiB per GPU (recompute "
                     f"{job.recompute}) exceeds the GPU's {memory.capacity_bytes / GIB:,.1f} GiB; full "

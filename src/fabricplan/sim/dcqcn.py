@@ -16,14 +16,39 @@ Every default comes from ``perf_defaults`` (``dcqcn_*``), each with its source.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from fabricplan.errors import InputError
+from fabricplan.units import format_span
 
 #: Program limits (not physical defaults): the search range of the gain-crossover frequency, rad/s.
 _OMEGA_MIN = 1e-1
 _OMEGA_MAX = 1e9
 _OMEGA_POINTS = 20_000
+#: Program limits (not physical defaults): the range of each parameter the analysis accepts, in
+#: the units of its flag, and whether it is a whole count. Wide of any NIC or switch setting
+#: (ConnectX timers and intervals reach ~0.1 s, byte counters a few MB, shared buffers ~100 MB,
+#: link rates 1.6 Tb/s) yet narrow enough that no term of the model over- or underflows a float.
+PARAMETER_LIMITS: dict[str, tuple[float, float, str, bool]] = {
+    "rai_mbps": (0.001, 10_000_000.0, "Mb/s", False),
+    "rhai_mbps": (0.001, 10_000_000.0, "Mb/s", False),
+    "kmin_kb": (0.0, 10_000_000.0, "KB", False),
+    "kmax_kb": (0.001, 10_000_000.0, "KB", False),
+    "pmax": (1e-6, 1.0, "", False),
+    "g": (1e-6, 0.999, "", False),
+    "cnp_interval_us": (0.01, 100_000.0, "us", False),
+    "alpha_interval_us": (0.01, 100_000.0, "us", False),
+    "rate_timer_us": (0.01, 100_000.0, "us", False),
+    "byte_counter_bytes": (1.0, 10_000_000_000.0, "bytes", False),
+    "fast_recovery_steps": (1.0, 1_000.0, "steps", True),
+    "min_rate_mbps": (0.0, 10_000_000.0, "Mb/s", False),
+    "packet_bytes": (64.0, 1_000_000.0, "bytes", True),
+}
+#: Program limits: flows on one bottleneck (an incast of a million senders is beyond any
+#: cluster's NICs on one port) and the control-loop delay (1 s; data-centre loops are ~10 us).
+MAX_FLOWS = 1_000_000
+MAX_DELAY_US = 1_000_000.0
 
 
 @dataclass(frozen=True)
@@ -48,23 +73,19 @@ class DcqcnParams:
         """A copy with the given fields changed (``None`` keeps the current value)."""
         return replace(self, **{k: float(v) for k, v in values.items() if v is not None})
 
-    def check(self) -> DcqcnParams:
-        """InputError naming the first out-of-range field (as its CLI flag); the parameters otherwise."""
+    def check(self, where: Callable[[str], str] | None = None) -> DcqcnParams:
+        """InputError naming the first out-of-range field and its accepted range
+        (:data:`PARAMETER_LIMITS`); the parameters otherwise. ``where`` names a field (default: its
+        CLI flag; the catalog's values are named by their overlay file and entry)."""
+        where = where or _flag
         for name, value in asdict(self).items():
-            if not math.isfinite(value) or value < 0:
-                raise InputError(f"must be a finite number >= 0, got {value:g}", location=_flag(name))
-        positive = ("rai_mbps", "pmax", "g", "cnp_interval_us", "alpha_interval_us", "rate_timer_us",
-                    "byte_counter_bytes", "packet_bytes")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise InputError(f"must be > 0, got {getattr(self, name):g}", location=_flag(name))
-        if self.pmax > 1:
-            raise InputError(f"must be a probability in (0, 1], got {self.pmax:g}", location="--pmax")
-        if self.g >= 1:
-            raise InputError(f"must be a gain in (0, 1), got {self.g:g}", location="--g")
+            low, high, unit, whole = PARAMETER_LIMITS[name]
+            if not (math.isfinite(value) and low <= value <= high) or (whole and value != int(value)):
+                kind = "a whole number" if whole else "a number"
+                raise InputError(f"must be {kind} in {format_span(low, high, unit)}, got {value:g}", location=where(name))
         if self.kmax_kb <= self.kmin_kb:
             raise InputError(f"must be greater than Kmin ({self.kmin_kb:g} KB), got {self.kmax_kb:g}",
-                             location="--kmax-kb")
+                             location=where("kmax_kb"))
         return self
 
 
@@ -88,7 +109,12 @@ def dcqcn_params(catalog, **overrides: float | None) -> DcqcnParams:
     from fabricplan.sim.params import sim_parameter as perf_parameter
 
     base = DcqcnParams(**{field: perf_parameter(entry, catalog) for field, entry in _PARAM_NAMES.items()})
-    return base.with_values(**overrides).check()
+
+    def in_catalog(field: str) -> str:
+        path = f"perf_defaults.parameters.{_PARAM_NAMES[field]}.value"
+        return f"{catalog.origin(path)}: {path}"
+
+    return base.check(in_catalog).with_values(**overrides).check()
 
 
 def parameter_sources(catalog) -> dict[str, str]:
@@ -395,13 +421,22 @@ def analyse(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams |
     """Fixed point, phase margin, stability verdict and convergence bound of one DCQCN case."""
     from fabricplan.sim.params import sim_parameter as perf_parameter
 
-    if not math.isfinite(delay_us) or delay_us < 0:
-        raise InputError(f"must be a control-loop delay >= 0 us, got {delay_us:g}", location="--delay-us")
-    params = (params or dcqcn_params(catalog)).check()
-    fp = fixed_point(link_gbps, flows, params)
-    pm, wc = phase_margin(link_gbps, flows, delay_us, params)
-    threshold = perf_parameter("dcqcn_min_phase_margin_deg", catalog)
-    conv = convergence_bound(link_gbps, flows, params, perf_parameter("dcqcn_convergence_tolerance_fraction", catalog))
+    if not (math.isfinite(delay_us) and 0 <= delay_us <= MAX_DELAY_US):
+        raise InputError(f"must be a control-loop delay in {format_span(0, MAX_DELAY_US, 'us')}, got {delay_us:g}",
+                         location="--delay-us")
+    defaults = dcqcn_params(catalog)
+    params = (params or defaults).check()
+    try:
+        fp = fixed_point(link_gbps, flows, params)
+        pm, wc = phase_margin(link_gbps, flows, delay_us, params)
+        threshold = perf_parameter("dcqcn_min_phase_margin_deg", catalog)
+        conv = convergence_bound(link_gbps, flows, params,
+                                 perf_parameter("dcqcn_convergence_tolerance_fraction", catalog))
+    except (ZeroDivisionError, OverflowError) as exc:  # each value in range, together beyond a float
+        changed = [_flag(name) for name, value in asdict(params).items() if value != getattr(defaults, name)]
+        raise InputError(f"this case is beyond the model's floating-point range ({exc}): bring "
+                         f"{', '.join(changed) or 'the link rate and flows'} closer to the defaults",
+                         location=", ".join(["--flows", "--link", *changed])) from None
     return DcqcnAnalysis(link_gbps=link_gbps, flows=flows, delay_us=delay_us, params=params, fixed_point=fp,
                          phase_margin_deg=pm, crossover_rad_s=wc, stable=pm > threshold, convergence=conv)
 
@@ -409,5 +444,6 @@ def analyse(link_gbps: float, flows: int, delay_us: float, params: DcqcnParams |
 def _check_case(link_gbps: float, flows: int) -> None:
     if not math.isfinite(link_gbps) or link_gbps <= 0:
         raise InputError(f"must be a link rate > 0 Gb/s, got {link_gbps:g}", location="--link")
-    if int(flows) != flows or flows < 1:
-        raise InputError(f"must be a whole number of flows >= 1, got {flows}", location="--flows")
+    if int(flows) != flows or not 1 <= flows <= MAX_FLOWS:
+        raise InputError(f"must be a whole number of flows in {format_span(1, MAX_FLOWS, '')}, got {flows}",
+                         location="--flows")

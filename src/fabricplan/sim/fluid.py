@@ -149,23 +149,40 @@ def fluid_config(catalog, **overrides) -> FluidConfig:
     return check_config(config)
 
 
+#: Program limits (not physical defaults) of a run's settings: the integration step (1 ns .. 1 ms),
+#: the payload per packet (the smallest Ethernet frame .. 64 KiB, beyond any jumbo or InfiniBand
+#: MTU), PFC thresholds (up to 10 GB, beyond the deepest switch buffer) and the control-loop delay
+#: added to each round trip (up to 1 s).
+STEP_US_RANGE = (0.001, 1_000.0)
+PAYLOAD_BYTES_RANGE = (64, 65_536)
+PFC_THRESHOLD_KB_RANGE = (0.001, 10_000_000.0)
+LOOP_DELAY_US_RANGE = (0.0, 1_000_000.0)
+
+
+def _within(value: float, bounds: tuple[float, float], flag: str, unit: str) -> None:
+    """InputError naming ``flag`` and its range unless ``value`` is finite and within ``bounds``."""
+    from fabricplan.units import format_span
+
+    low, high = bounds
+    if not (math.isfinite(value) and low <= value <= high):
+        raise InputError(f"must be in {format_span(low, high, unit)}, got {value:g}", location=flag)
+
+
 def check_config(config: FluidConfig) -> FluidConfig:
-    """InputError naming the CLI flag of the first bad setting."""
+    """InputError naming the CLI flag of the first bad setting and its accepted range."""
     sender_rule(config.cc)  # a registered --cc mode
-    for name, flag, low in (("step_us", "--step-us", 0.0), ("payload_bytes", "--mtu", 0.0),
-                            ("max_time_us", "--max-time-ms", 0.0)):
-        number = getattr(config, name)
-        if not math.isfinite(number) or number <= low:
-            raise InputError(f"must be a number > {low:g}, got {number:g}", location=flag)
+    _within(config.step_us, STEP_US_RANGE, "--step-us", "us")
+    _within(config.payload_bytes, PAYLOAD_BYTES_RANGE, "--mtu", "bytes")
+    if not math.isfinite(config.max_time_us) or config.max_time_us <= 0:
+        raise InputError(f"must be a number > 0, got {config.max_time_us / 1e3:g}", location="--max-time-ms")
     for name, flag in (("pfc_xoff_bytes", "--pfc-xoff-kb"), ("pfc_xon_bytes", "--pfc-xon-kb")):
         number = getattr(config, name)
-        if number is not None and (not math.isfinite(number) or number <= 0):
-            raise InputError(f"must be a number of KB > 0, got {number / 1e3:g}", location=flag)
+        if number is not None:
+            _within(number / 1e3, PFC_THRESHOLD_KB_RANGE, flag, "KB")
     if config.pfc_xoff_bytes is not None and config.pfc_xon_bytes is not None \
             and config.pfc_xon_bytes > config.pfc_xoff_bytes:
         raise InputError("must not exceed --pfc-xoff-kb", location="--pfc-xon-kb")
-    if not math.isfinite(config.extra_loop_delay_us) or config.extra_loop_delay_us < 0:
-        raise InputError("must be >= 0 us", location="--loop-delay-us")
+    _within(config.extra_loop_delay_us, LOOP_DELAY_US_RANGE, "--loop-delay-us", "us")
     return config
 
 

@@ -26,6 +26,13 @@ FluidConfig = Any
 #: Program limits (not physical defaults).
 MAX_STEPS = 20_000_000
 MAX_ENTRIES = 5_000_000
+#: Program limit: the bytes one run's state may take (checked before any per-step array is
+#: allocated; the ring of in-flight bytes, one row per step of the longest propagation, dominates).
+MAX_STATE_BYTES = 2 * 1024 ** 3
+#: Bytes of state per flow, per flow-hop, per queue and per ring row besides the ring itself: an
+#: upper estimate from the arrays ``_per_step`` and ``_structure`` allocate (float64 each) and the
+#: views kept per ring row.
+_BYTES_PER_FLOW, _BYTES_PER_ENTRY, _BYTES_PER_QUEUE, _BYTES_PER_ROW = 8 * 40, 8 * 20, 8 * 30, 400
 
 
 @dataclass(slots=True, eq=False)
@@ -158,6 +165,8 @@ def new_state(network: Network, flows: Flows, cfg: FluidConfig, priority, starte
     if E > MAX_ENTRIES:
         raise InputError(f"{E} flow-hops exceed the simulator's limit of {MAX_ENTRIES}", location="flows")
     prio = np.zeros(F, dtype=np.int64) if priority is None else np.asarray(priority, dtype=np.int64)
+    delays = np.maximum(1, np.rint(network.latency_us[flows.path_links] / cfg.step_us))
+    _check_memory(F, E, min(E, network.n_links * (int(prio.max()) + 1)), int(delays.max()) + 1, cfg.step_us)
     parts = _structure(network, flows, cfg, prio, lengths)
     parts.update(_thresholds(network, cfg, parts))
     parts.update(_per_step(flows, cfg, parts))
@@ -165,6 +174,37 @@ def new_state(network: Network, flows: Flows, cfg: FluidConfig, priority, starte
     return FluidState(cfg=cfg, F=F, E=E, dt_us=dt_us, dt=dt_us * 1e-6, pkt=cfg.packet_bytes,
                       max_steps=int(min(MAX_STEPS, math.ceil(cfg.max_time_us / dt_us))), t_step=0, t_us=0.0, slot=0,
                       prio=prio, lengths=lengths, started=started, **parts)
+
+
+def state_bytes(F: int, E: int, Q: int, D: int) -> int:
+    """Bytes a run's state takes, an upper estimate: the ring ``D x E`` float64, the pause history
+    ``D x Q`` bool and the pause index ``D x Q`` int64, plus the per-flow, per-entry, per-queue and
+    per-row arrays."""
+    return (D * (E * 8 + Q * 9 + _BYTES_PER_ROW) + F * _BYTES_PER_FLOW + E * _BYTES_PER_ENTRY
+            + Q * _BYTES_PER_QUEUE)
+
+
+def _check_memory(F: int, E: int, Q: int, D: int, step_us: float) -> None:
+    """InputError, before the per-step arrays are allocated, for a state over :data:`MAX_STATE_BYTES`,
+    naming what drives it: the delay rows (propagation / step) or the flow-hops."""
+    need = state_bytes(F, E, Q, D)
+    if need <= MAX_STATE_BYTES:
+        return
+    rows = D * (E * 8 + Q * 9 + _BYTES_PER_ROW)
+    if rows >= need / 2:
+        why = (f"{D - 1:,} steps of {step_us:g} us in the longest link's propagation x {E:,} flow-hops; "
+               "raise --step-us or lower --link-latency-us")
+        where = "--step-us, --link-latency-us"
+    else:
+        why = f"{F:,} flows over {E:,} flow-hops; lower --hosts, --senders or --k"
+        where = "--hosts, --senders, --k"
+    raise InputError(f"the simulation state would take {_gib(need)}, more than the {_gib(MAX_STATE_BYTES)} "
+                     f"budget ({why})", location=where)
+
+
+def _gib(n: float) -> str:
+    """``2 GiB``, ``146.0 TiB``: bytes in binary units, for a message."""
+    return f"{n / 1024 ** 4:,.1f} TiB" if n >= 1024 ** 4 else f"{n / 1024 ** 3:,.1f} GiB"
 
 
 def _structure(network: Network, flows: Flows, cfg: FluidConfig, prio, lengths) -> dict:

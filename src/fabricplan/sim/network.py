@@ -32,6 +32,9 @@ TIER_HOST, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
 
 #: Program limit (not a default): a generic fat tree above this many hosts is refused.
 MAX_FAT_TREE_HOSTS = 1 << 20
+#: Program limit: switch-to-switch links of a generic fat tree (the whole switch fabric is built
+#: whatever --hosts attaches): 4 x 2^20, up to a 2-tier k=2,896 or a 3-tier k=202 tree.
+MAX_FAT_TREE_SWITCH_LINKS = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,6 +167,10 @@ def fat_tree(k: int, tiers: int = 2, link_gbps: float | None = None, link_latenc
     if hosts is None and capacity > MAX_FAT_TREE_HOSTS:  # the radix asked for too big a tree
         raise InputError(f"a {tiers}-tier k={k} fat tree has {capacity:,} hosts, more than the simulator's "
                          f"{MAX_FAT_TREE_HOSTS:,}; lower --k or give --hosts", location="--k")
+    switch_links = n_leaves * half * (1 if tiers == 2 else 2)
+    if switch_links > MAX_FAT_TREE_SWITCH_LINKS:
+        raise InputError(f"a {tiers}-tier k={k} fat tree has {switch_links:,} switch-to-switch links, more than the "
+                         f"simulator's {MAX_FAT_TREE_SWITCH_LINKS:,}; lower --k", location="--k")
     if not 1 <= n_hosts <= min(capacity, MAX_FAT_TREE_HOSTS):
         raise InputError(f"a {tiers}-tier k={k} fat tree holds 1..{capacity} hosts, got {n_hosts}",
                          location="--hosts")

@@ -28,6 +28,10 @@ ROUTINGS = ("ecmp", "adaptive", "spray")
 #: split over 16 evenly spaced equal-cost paths loads each tier's links as evenly as one over all).
 MAX_FLOWS = 100_000
 MAX_SPRAY_PATHS = 16
+#: Program limits: the seed (numpy's seeds are unsigned; 32 bits as most tools take) and the queue
+#: pairs per connection (NCCL_IB_QPS_PER_CONNECTION accepts up to 128).
+MAX_SEED = 2 ** 32 - 1
+MAX_QPS = 128
 
 
 def route(network: Network, src, dst, routing: str, seed: int, qps: int = 1) -> tuple[Flows, np.ndarray]:
@@ -45,8 +49,8 @@ def route(network: Network, src, dst, routing: str, seed: int, qps: int = 1) -> 
 
     if routing not in ROUTINGS:
         raise InputError(f"must be one of {', '.join(ROUTINGS)}, got '{routing}'", location="--routing")
-    if int(qps) != qps or qps < 1:
-        raise InputError(f"must be a whole number of queue pairs >= 1, got {qps}", location="--qps")
+    if int(qps) != qps or not 1 <= qps <= MAX_QPS:
+        raise InputError(f"must be a whole number of queue pairs in 1..{MAX_QPS}, got {qps}", location="--qps")
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     n = len(src)
@@ -123,7 +127,9 @@ def build_job(name: str, network: Network, k: int, senders: int | None, size: fl
         others = np.flatnonzero(leaf != leaf[0])
         if not len(others):
             others, neighbours = neighbours[1:], neighbours[:1]
-        if n < 1 or n > len(others):
+        if n < 1:
+            raise InputError(f"must be a whole number of senders >= 1, got {n}", location="--senders")
+        if n > len(others):
             raise InputError(f"an incast of {n} needs {n} hosts besides the receiver's leaf; the network has "
                              f"{len(others)} (raise --k or --hosts, or lower --senders)", location="--senders")
         src = others[:n].tolist()
@@ -403,6 +409,10 @@ def design_case(spec_path, fabric: str | None, catalog) -> dict:
     if name not in choices:
         raise InputError(f"the spec's fabrics are {', '.join(choices)}, got '{name}'", location="--fabric")
     design = resolve(spec, catalog, choices[name])
+    if design.size.tiers == 0:  # one node: NVLink carries everything, no scale-out link to simulate
+        raise InputError(f"the design of {name} has no scale-out network ({design.size.nodes} node; NVLink "
+                         "carries all GPU traffic), so there is nothing to simulate; give a spec of 2 or more "
+                         "nodes, or --k for a generic fat tree", location=str(spec_path))
     profile = catalog.fabric(design.fabric)
     cc, pfc = profile_cc(profile)
     routing = profile.routing if profile.routing in ROUTINGS else "ecmp"
@@ -425,7 +435,7 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
                   loop_delay_us: float | None = None, qps: int | None = None, record: bool = False,
                   network: Network | None = None, catalog) -> ScenarioResult:
     """Build the fat tree and the jobs, route, run the fluid model and return the result."""
-    from fabricplan.sim.fluid import fluid_config, simulate_fluid
+    from fabricplan.sim.fluid import MAX_STEPS, fluid_config, simulate_fluid
 
     names = [s.strip().lower() for s in str(scenario).split(",") if s.strip()]
     if not names:
@@ -439,6 +449,8 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
         raise InputError(f"must be > 0 ms, got {max_time_ms:g}", location="--max-time-ms")
     if link_latency_us is not None and not (math.isfinite(link_latency_us) and 0 <= link_latency_us <= 1e6):
         raise InputError(f"must be in 0..1,000,000 us, got {link_latency_us:g}", location="--link-latency-us")
+    if not 0 <= seed <= MAX_SEED:
+        raise InputError(f"must be a whole number in 0..{MAX_SEED:,}, got {seed}", location="--seed")
     size = (parse_bytes(flow_size, "--flow-size", noun="flow size") if isinstance(flow_size, str)
             else check_bytes(flow_size, "--flow-size", noun="flow size"))
     if network is None:
@@ -448,6 +460,11 @@ def run_scenarios(scenario: str, *, k: int = 16, tiers: int = 2, link_gbps: floa
                           pfc_xoff_bytes=None if pfc_xoff_kb is None else pfc_xoff_kb * 1e3,
                           pfc_xon_bytes=None if pfc_xon_kb is None else pfc_xon_kb * 1e3,
                           max_time_us=max_time_ms * 1e3, extra_loop_delay_us=loop_delay_us)
+    steps = config.max_time_us / config.step_us
+    if steps > MAX_STEPS:
+        raise InputError(f"{max_time_ms:g} ms in steps of {config.step_us:g} us is {steps:,.0f} steps, more than the "
+                         f"simulator's {MAX_STEPS:,}; lower --max-time-ms or raise --step-us",
+                         location="--max-time-ms, --step-us")
     jobs = [build_job(name, network, k, senders, float(size), seed + i) for i, name in enumerate(names)]
     src = np.concatenate([j.src for j in jobs])
     dst = np.concatenate([j.dst for j in jobs])

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from fabricplan.errors import FabricplanError, InputError
-from fabricplan.io import format_validation_error, read_document
+from fabricplan.io import format_validation_error, parse_text, read_document
 from fabricplan.sweep.adapter import FABRIC_OUTPUTS, REQUIRED_OUTPUTS
 from fabricplan.sweep.model import FILTER_OPERATORS, MAX_POINTS, AxisRange, SweepFile
 
@@ -138,8 +138,6 @@ def _arrow_type(values: list[Any]) -> str:
 
 
 def _parse_condition(text: str, axes: Mapping[str, list[Any]], where: str, probe: Any) -> Condition:
-    import yaml
-
     match = _FILTER.match(text)
     if not match:
         raise InputError(f"a filter is '<path> <op> <value or path>' with op one of {', '.join(FILTER_OPERATORS)}; "
@@ -157,10 +155,12 @@ def _parse_condition(text: str, axes: Mapping[str, list[Any]], where: str, probe
         return Condition(text, left, op, right_text, True)
     except FabricplanError:
         pass
-    try:
-        right = yaml.safe_load(right_text)
-    except yaml.YAMLError:
-        right = right_text
+    try:  # the bounded reader: no alias bomb, nesting or huge integer gets past a filter either
+        right = parse_text(right_text, where)
+    except InputError as exc:
+        if not exc.message.startswith("invalid YAML"):
+            raise
+        right = right_text  # not YAML: the text as it is
     return Condition(text, left, op, right, False)
 
 

@@ -88,6 +88,9 @@ def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any) 
         if key not in known_settings:
             raise InputError(f"unknown setting {key!r}; known: {', '.join(sorted(known_settings))}", location=where)
         option_checks.check(key, value, known_settings[key], where)
+        for rule in rules:
+            if key in defaults_by_id[rule.ID]:
+                _check_value(rule, key, value, where, catalog)
     raw_rules = data.get("rules") or {}
     if not isinstance(raw_rules, dict):
         raise InputError("'rules' must be a mapping of rule id to settings", location=f"{source}:$.rules")
@@ -115,9 +118,19 @@ def load_config(path: Path | str | None, rules: list[ModuleType], catalog: Any) 
                     raise InputError(f"severity must be one of {', '.join(SEVERITIES)}", location=f"{where}.severity")
             elif key in rule_defaults:
                 option_checks.check(key, option, rule_defaults[key], f"{where}.{key}")
+                _check_value(by_id[rule_id], key, option, f"{where}.{key}", catalog)
             else:
                 known = ", ".join(["enabled", "severity", *sorted(rule_defaults)])
                 raise InputError(f"unknown option {key!r} for {rule_id}; known: {known}", location=f"{where}.{key}")
             entry[key] = option
         parsed[rule_id] = entry
     return LintConfig(settings=dict(settings), rules=parsed, source=source, catalog=catalog)
+
+
+def _check_value(rule: ModuleType, key: str, value: Any, where: str, catalog: Any) -> None:
+    """A rule's own check of an option's value beyond its type and range (``check_option(key, value,
+    where, catalog)``, when the rule defines one), so a bad value names the lint config file and its
+    field, not the switch file the rule was reading when it used it."""
+    check = getattr(rule, "check_option", None)
+    if check is not None:
+        check(key, value, where, catalog)

@@ -53,6 +53,12 @@ def defaults(catalog: Any) -> dict[str, Any]:
     return {**from_catalog(OPTIONS, catalog), "asic": ""}
 
 
+def check_option(key: str, value: Any, where: str, catalog: Any) -> None:
+    """An ``asic`` option names a supported ASIC (InputError at ``where``, the lint config's field)."""
+    if key == "asic" and value:
+        headroom.asic_for(value, location=where, catalog=catalog)
+
+
 def vendor_row(port: SwitchPortQos, cable: float, catalog: Any) -> tuple[str, list[int]] | None:
     """(table name, [speed, cable, size, xon, xoff]) of the port's SKU for its speed and cable, if bundled."""
     if not port.hwsku or port.speed_mbps is None:

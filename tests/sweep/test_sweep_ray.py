@@ -4,6 +4,7 @@ local process pool."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 
@@ -24,6 +25,7 @@ def test_ray_rows_equal_the_local_executors(cli, tmp_path):
     path = write_sweep(tmp_path, POINTS_200, name="ray200")
     # Ray's session folder holds unix sockets: a short path (the limit is ~107 bytes).
     ray_dir = tempfile.mkdtemp(prefix="fpray-", dir="/tmp")
+    mode_before = os.environ.get("RAY_AUTH_MODE")
     try:
         on_ray = cli("sweep", "run", path, "--executor", "ray", "--workers", "2", "--ray-temp-dir", ray_dir,
                      "--out", tmp_path / "ray", "--json", "-q")
@@ -35,6 +37,7 @@ def test_ray_rows_equal_the_local_executors(cli, tmp_path):
     assert summary["ray_nodes"] == ["127.0.0.1"]  # one node, on loopback
     assert summary["batches_written"] == 200 // summary["batch_size"] + (200 % summary["batch_size"] > 0) > 1
     assert not ray.is_initialized()  # the local Ray this run started is stopped again
+    assert os.environ.get("RAY_AUTH_MODE") == mode_before  # its token mode (Ray's local default) is put back
     local = cli("sweep", "run", path, "--out", tmp_path / "local", "--json", "-q")
     assert local.code == 0 and local.json()["executor"] == "process"
     on_ray_rows, local_rows = rows(tmp_path / "ray"), rows(tmp_path / "local")

@@ -12,7 +12,8 @@ it finishes (in any order); the caller writes each batch as one part file.
   between waits: the first starts no new batch and finishes those running, a second ends the workers.
 * ``ray``: ``ray.put`` puts the context in the object store once; each task gets its reference and
   the worker fetches and unpickles it once per worker process (kept by reference id). At most
-  ``2 x workers`` batches are in flight, so a large sweep does not queue every task at once.
+  ``2 x workers`` batches are in flight, so a large sweep does not queue every task at once. A
+  cluster with token authentication gets the token where Ray keeps it (:mod:`fabricplan.sweep.ray_auth`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 #: Program limit: how long the reachability probe of a --ray-address waits for its TCP connection
 #: (Ray's own connect retries for minutes when nothing listens there).
 RAY_PROBE_TIMEOUT_S = 5.0
+
+
+def _is_host_port(address: str) -> bool:
+    """``host:port`` (a GCS address), not ``ray://`` (Ray Client) or ``auto``."""
+    host, sep, port = address.rpartition(":")
+    return bool(sep and host and port.isdigit()) and "://" not in address
 
 
 def probe_ray_address(address: str) -> None:
@@ -245,25 +252,44 @@ def import_ray() -> Any:
     return ray
 
 
-def start_ray(address: str | None, workers: int, temp_dir: str | None = None) -> bool:
-    """Connect to the Ray cluster at ``address``, or start a local single-node one on loopback with
-    ``workers`` CPUs, a small object store and no dashboard. True when this call started it (and
-    should stop it)."""
+def start_ray(address: str | None, workers: int, temp_dir: str | None = None) -> Callable[[], None] | None:
+    """Connect to the Ray cluster at ``address`` (with its token when it asks for one:
+    :mod:`fabricplan.sweep.ray_auth`), or start a local single-node one on loopback with ``workers``
+    CPUs, a small object store and no dashboard. When this call connected or started it: the
+    function that shuts it down and puts back ``RAY_AUTH_MODE`` (which token authentication, and a
+    local ``ray.init()`` by Ray's default, turn on for the process); None when Ray was already
+    running here."""
+    from fabricplan.sweep import ray_auth
+
     ray = import_ray()
     if ray.is_initialized():
-        return False
+        return None
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    mode_before = os.environ.get(ray_auth.AUTH_MODE)
+
+    def stop() -> None:
+        ray.shutdown()
+        ray_auth.put_back(mode_before)
     if address:
+        from ray.exceptions import RayError
+
         import fabricplan
 
         probe_ray_address(address)
+        flag = f"--ray-address {address}"
         # The cluster's workers get this fabricplan (its dependencies must be installed there).
         try:
+            if _is_host_port(address):
+                ray_auth.prepare(address, flag)
             ray.init(address=address, runtime_env={"py_modules": [fabricplan]}, **options)
-        except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+        except (ConnectionError, TimeoutError, ValueError, RuntimeError, RayError) as exc:
+            ray_auth.put_back(mode_before)
             reason = " ".join(str(exc).split())[:300]
-            raise InputError(f"cannot connect to the Ray cluster: {reason}", location=f"--ray-address {address}") from None
-        return True
+            raise InputError(f"cannot connect to the Ray cluster: {reason}", location=flag) from None
+        except InputError:
+            ray_auth.put_back(mode_before)
+            raise
+        return stop
     # On Linux Ray binds even a local cluster to the machine's network address (it resolves 127.0.0.1
     # to it: ray/_private/services.py resolve_ip_for_localhost) unless clusters are switched off, as
     # Ray does by default on macOS and Windows (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER, read into
@@ -284,7 +310,7 @@ def start_ray(address: str | None, workers: int, temp_dir: str | None = None) ->
             os.environ.pop(LOOPBACK_ENV, None)
         else:
             os.environ[LOOPBACK_ENV] = previous_env
-    return True
+    return stop
 
 
 def node_addresses() -> list[str]:
@@ -298,7 +324,7 @@ def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArg
             address: str | None = None, temp_dir: str | None = None,
             info: dict[str, Any] | None = None) -> Generator[Rows, None, None]:
     ray = import_ray()
-    started = start_ray(address, workers, temp_dir)
+    stop = start_ray(address, workers, temp_dir)
     try:
         if info is not None:
             info["ray_nodes"] = node_addresses()
@@ -319,8 +345,8 @@ def run_ray(context: PointContext, batches: Sequence[list[Task]], args: BatchArg
             for ref in done:
                 yield ray.get(ref)
     finally:
-        if started:
-            ray.shutdown()
+        if stop is not None:
+            stop()
 
 
 def execute(executor: str, context: PointContext, batches: Sequence[list[Task]], args: BatchArgs, *,

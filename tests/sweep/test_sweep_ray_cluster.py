@@ -6,12 +6,14 @@ nodes' `~/.ray/auth_token` (a temporary home), the head turns token mode on beca
 (`RAY_AUTH_MODE` unset), and the worker node sets `RAY_AUTH_MODE=token` as Ray requires to join.
 A driver with the token in its usual place and `RAY_AUTH_MODE` unset connects (Ray's own
 `ray.init(address=...)` would be refused) and gets the process pool's rows; a driver without the
-token, or with a wrong one, gets one error line saying what to set. Each sweep runs as its own
-process (its environment is the user's shell); the cluster is stopped by ending only its processes.
+token, or with a wrong one, gets one error line saying what to set. A second cluster without token
+authentication is used as it is. Each sweep runs as its own process (its environment is the
+user's shell); a cluster is stopped by ending only its own processes.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +57,18 @@ def cluster(tmp_path_factory):
         started.stop()
 
 
+@pytest.fixture(scope="module")
+def open_cluster(tmp_path_factory):
+    """A cluster without token authentication (``RAY_AUTH_MODE=disabled`` on both nodes), as older Ray
+    ran every cluster."""
+    env = {**clean_env(tmp_path_factory.mktemp("ray-open-home")), "RAY_AUTH_MODE": "disabled"}
+    started = start_cluster(head_env=env, worker_env=env)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
 def sweep(path: Path, out: Path, address: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fabricplan.cli.app", "sweep", "run", str(path), "--out", str(out),
                            "--executor", "ray", "--ray-address", address, "--json", "-q"],
@@ -71,14 +85,25 @@ def test_a_driver_with_the_token_where_ray_keeps_it_gets_the_process_pool_rows(c
     path = write_sweep(tmp_path, SMALL_AXES, name="cluster", draws=0)
     on_ray = sweep(path, tmp_path / "ray", ray_cluster.address, clean_env(home))
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
-    import json
-
     summary = json.loads(on_ray.stdout)
     assert (summary["executor"], summary["points_computed"], summary["points_failed"]) == ("ray", 6, 0)
     local = cli("sweep", "run", path, "--out", tmp_path / "local", "--json", "-q")
     assert local.code == 0 and local.json()["executor"] == "process"
     on_ray_rows, local_rows = rows(tmp_path / "ray"), rows(tmp_path / "local")
     assert len(on_ray_rows) == 6 and on_ray_rows == local_rows
+
+
+def test_a_cluster_without_token_authentication_is_used_as_it_is(open_cluster, cli, tmp_path):
+    # the driver has a token in its home (as after a local `--executor ray` run): not sent, not needed
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text(TOKEN)
+    path = write_sweep(tmp_path, SMALL_AXES, name="open", draws=0)
+    on_ray = sweep(path, tmp_path / "ray", open_cluster.address, clean_env(home))
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    local = cli("sweep", "run", path, "--out", tmp_path / "local", "--json", "-q")
+    assert local.code == 0
+    assert rows(tmp_path / "ray") == rows(tmp_path / "local") and len(rows(tmp_path / "local")) == 6
 
 
 @pytest.mark.parametrize(("extra", "expected"), [

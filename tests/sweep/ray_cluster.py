@@ -24,7 +24,9 @@ from pathlib import Path
 START_TIMEOUT_S = 300
 STOP_TIMEOUT_S = 60
 POLL_S = 1.0
-RAY = str(Path(sys.executable).with_name("ray"))
+#: Ray's command line: beside this interpreter (a virtual environment), else on the PATH.
+RAY = (str(Path(sys.executable).with_name("ray")) if Path(sys.executable).with_name("ray").exists()
+       else shutil.which("ray") or "ray")
 
 
 def free_port() -> int:
@@ -115,16 +117,33 @@ def processes_naming(folder: Path) -> set[int]:
     return found
 
 
+def _alive(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (a zombie counts as gone)."""
+    running = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            running.add(pid)
+    return running
+
+
 def stop_processes_naming(folder: Path) -> None:
-    """SIGTERM, then after a grace period SIGKILL, to :func:`processes_naming` ``folder``."""
+    """SIGTERM, then after a grace period SIGKILL, to :func:`processes_naming` ``folder``: the
+    processes found first are followed by pid (a raylet's renamed children outlive their parent's
+    name), with any that started meanwhile."""
+    targets: set[int] = set()
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in processes_naming(folder):
+        targets = _alive(targets | processes_naming(folder))
+        for pid in targets:
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + STOP_TIMEOUT_S / 2
-        while processes_naming(folder) and time.monotonic() < deadline:
+        while _alive(targets) and time.monotonic() < deadline:
             time.sleep(POLL_S / 4)
-        if not processes_naming(folder):
+        if not _alive(targets | processes_naming(folder)):
             return

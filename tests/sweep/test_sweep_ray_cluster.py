@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ from fabricplan.sweep.store import read_results
 from project_paths import ROOT
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.skipif(not Path(RAY).exists(), reason=f"Ray's command line is not at {RAY}")
+pytestmark = pytest.mark.skipif(shutil.which(RAY) is None, reason="Ray's command line (ray) is not installed")
 
 TOKEN = "5f3c9a1e7b2d4c6e8f0a1b3c5d7e9f21"  # a token of Ray's form (32 hex digits), this test's own
 RUN_TIMEOUT_S = 900  # program limit of one sweep process (a hung run fails the test instead of the suite)

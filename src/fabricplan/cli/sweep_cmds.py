@@ -33,7 +33,9 @@ def run(
     ] = None,
     ray_address: Annotated[Optional[str], typer.Option(
         "--ray-address", help="Ray cluster to run on (e.g. 10.0.0.1:6379 or ray://host:10001); default: "
-                              "a local single-node Ray, stopped at the end.")] = None,
+                              "a local single-node Ray, stopped at the end. A cluster with token authentication "
+                              "gets the token where Ray keeps it (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, "
+                              "~/.ray/auth_token).")] = None,
     ray_temp_dir: Annotated[Optional[Path], typer.Option(
         "--ray-temp-dir", help="Folder for the sessions and logs of a local Ray (default: Ray's own).")] = None,
     limit: Annotated[Optional[int], typer.Option(

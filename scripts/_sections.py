@@ -6,13 +6,32 @@ is left as it is. A file without the markers gets the section appended."""
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from fabricplan.io import write_text_atomic
 
-DOCUMENT = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENT = ROOT / "docs" / "validation.md"
+
+
+def cli_env() -> dict[str, str]:
+    """The environment the docs' commands run in: 80 columns, no colour, this checkout's package first."""
+    return {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb",
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+
+
+def run_fabricplan(args, exit_codes: tuple[int, ...] = (0, 1), stdin: str | None = None) -> str:
+    """Run ``fabricplan ARGS`` from the repository root in :func:`cli_env`; its stdout (the exit code
+    must be one of ``exit_codes``; ``stdin``: the text on its standard input)."""
+    result = subprocess.run([sys.executable, "-m", "fabricplan.cli.app", *args], capture_output=True, text=True,
+                            env=cli_env(), cwd=ROOT, check=False, input=stdin)
+    if result.returncode not in exit_codes:
+        raise RuntimeError(f"fabricplan {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
+    return result.stdout
 
 
 def write_section(path: str | Path, begin: str, end: str, section: str) -> None:

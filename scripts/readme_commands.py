@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _sections import run_fabricplan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -100,20 +101,11 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb",
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-
-
 @functools.cache
 def _output(args: tuple[str, ...], exit_codes: tuple[int, ...] = (0,), stdin: str | None = None) -> str:
     """What ``fabricplan ARGS`` prints on stdout (the exit code must be one of ``exit_codes``; ``stdin``:
     the text on its standard input, for a spec given as ``-``)."""
-    result = subprocess.run([sys.executable, "-m", "fabricplan.cli.app", *args], capture_output=True, text=True,
-                            env=_env(), cwd=ROOT, check=False, input=stdin)
-    if result.returncode not in exit_codes:
-        raise RuntimeError(f"fabricplan {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
-    return result.stdout
+    return run_fabricplan(args, exit_codes, stdin)
 
 
 def run(args: tuple[str, ...], exit_codes: tuple[int, ...] = (0,)) -> str:

@@ -20,6 +20,9 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _sections import run_fabricplan, write_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN = "<!-- BEGIN sweep findings (scripts/readme_sweep.py) -->"
@@ -89,28 +92,19 @@ def section(sweep_dir: Path) -> str:
     """The README section from the results in ``sweep_dir`` (``sweep report --json`` and the Parquet rows)."""
     import pyarrow.parquet as pq
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from screenshot_report import fabricplan
-
-    report = json.loads(fabricplan(["sweep", "report", str(sweep_dir), *AXES, "--json"]))
+    report = json.loads(run_fabricplan(["sweep", "report", str(sweep_dir), *AXES, "--json"]))
     rows = [r for r in pq.read_table(sweep_dir).to_pylist() if r["error"] is None]
     return f"{BEGIN}\n{findings(report, rows)}\n{END}\n"
 
 
 def run(sweep_dir: Path) -> Path:
     """Run (or resume) the worked sweep into ``sweep_dir``."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from screenshot_report import fabricplan
-
-    fabricplan(["sweep", "run", SWEEP_FILE, "--out", str(sweep_dir)])
+    run_fabricplan(["sweep", "run", SWEEP_FILE, "--out", str(sweep_dir)])
     return sweep_dir
 
 
 def write(sweep_dir: Path) -> None:
     """Rewrite the README's section from the results in ``sweep_dir``."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from _sections import write_section
-
     write_section(README, BEGIN, END, section(sweep_dir))
 
 

@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _sections import run_fabricplan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "img"
@@ -82,18 +83,9 @@ def report(name: str) -> Report:
     return next(r for r in REPORTS if r.name == name)
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb",
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-
-
 def fabricplan(args: list[str]) -> str:
     """Run ``fabricplan ARGS`` from the repository root; its stdout (exit 0 or 1: a verdict)."""
-    result = subprocess.run([sys.executable, "-m", "fabricplan.cli.app", *args], capture_output=True, text=True,
-                            env=_env(), cwd=ROOT, check=False)
-    if result.returncode not in (0, 1):
-        raise RuntimeError(f"fabricplan {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
-    return result.stdout
+    return run_fabricplan(args)
 
 
 def _fill(args: tuple[str, ...], **values: str) -> list[str]:

@@ -50,6 +50,7 @@ import math
 from dataclasses import dataclass
 
 from fabricplan.errors import InputError
+from fabricplan.perf.serving_metrics import ServingMetrics
 
 #: Bytes per element of each dtype the serving job names (definitions).
 DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
@@ -60,33 +61,6 @@ BATCH_ITERATIONS = 60
 #: bisection steps of the admitted rate under overload (numerical settings, not physics).
 STABLE_MARGIN = 1e-3
 ADMISSION_BISECTIONS = 40
-
-
-@dataclass(frozen=True)
-class ServingMetrics:
-    """What a serving job does on one fabric (times [s], rates per second)."""
-
-    offered_tokens_per_s: float        # output tokens per second the requests ask for
-    served_tokens_per_s: float         # what the decode replicas deliver (less when overloaded)
-    tokens_per_s_per_gpu: float        # served / the job's GPUs
-    decode_batch: float                # sequences a decode replica batches (Little's law)
-    decode_iteration_s: float          # one decode iteration: T(B), before prefill interference
-    tpot_s: float                      # time per output token as the user sees it
-    prefill_s: float                   # one request's prefill on its replica
-    ttft_s: float                      # mean time to first token: wait + prefill + KV transfer
-    kv_bytes_per_request: float        # the request's KV cache (every rank's share)
-    kv_transfer_s: float               # its transfer to the decode replica (0 colocated)
-    kv_fabric_gbytes_per_s: float      # KV bytes the fabric carries per second (request rate x cache)
-    weight_sync_s: float               # one weight broadcast to the replicas (0 without updates)
-    weight_pause_share: float          # share of replica time paused for weight updates
-    prefill_utilisation: float         # busy share of the prefill replicas (rho)
-    ttft_attainment: float             # P(TTFT <= SLO)
-    tpot_met: bool                     # TPOT within its SLO
-    slo_attainment: float              # share of requests within both SLOs (and served)
-    useful_share: float                # share of the job's GPU-time running kernels for requests within SLO
-    ttft_slo_s: float
-    tpot_slo_s: float
-    overloaded: bool                   # the decode replicas cannot keep up at their batch cap
 
 
 def kv_bytes_per_token(dims, tp: int, element_bytes: float) -> float:

@@ -71,7 +71,7 @@ from fabricplan.spec.job import job_layout, pipeline_stage_layers
 from fabricplan.spec.models import GpuInline
 
 if TYPE_CHECKING:
-    from fabricplan.perf.serving import ServingMetrics
+    from fabricplan.perf.serving_metrics import ServingMetrics
 
 US = 1e-6
 
